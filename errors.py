@@ -1,0 +1,21 @@
+"""Exceptions whose message is the one line shown to a command-line user."""
+
+
+class PmaskError(Exception):
+    """Base class: ``str(err)`` is a complete one-line message (it names the file, line or sentence)."""
+
+
+class CorpusError(PmaskError):
+    """Malformed or unreadable input corpus."""
+
+
+class ModelError(PmaskError):
+    """A model or tokenizer could not be loaded or used."""
+
+
+class StoreError(PmaskError):
+    """An impact store is missing, corrupt or does not match the request."""
+
+
+class DecodeError(PmaskError):
+    """Scores that no decoder can use (NaN, infinite, wrong shape)."""
