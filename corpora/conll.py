@@ -1,0 +1,232 @@
+"""CoNLL-U reading (through the ``conllu`` library) and write-back of predicted heads.
+
+Words are the *syntactic words* (integer IDs); multiword-token ranges (``5-6``) and empty nodes
+(``8.1``) are kept in the source but are not words.  Each sentence keeps its raw lines in
+``meta["lines"]`` so :func:`write_conllu` can reproduce everything it does not change byte for byte.
+
+Write-back conventions (``write_conllu``):
+
+* HEAD of every syntactic word ← the predicted head; DEPREL ← ``deprel`` (``"_"``, or ``"dep"`` with
+  ``"root"`` for words attached to 0); DEPS ← ``_`` (the enhanced graph would contradict the new
+  basic tree).
+* Comments, multiword-token lines, empty-node lines and every other column are written as read.
+  Empty nodes' DEPS still refer to the *gold* graph; they are kept unchanged on purpose (no
+  prediction exists for them) and may therefore be stale.
+* A sentence whose predicted heads are ``None`` (skipped) is written with HEAD, DEPREL and DEPS
+  all ``_`` so the output has the same sentences as the input.
+* Lines are written with ``\\n`` endings (``\\r\\n`` input is normalised), one blank line after each
+  sentence; the file is written atomically.
+"""
+from __future__ import annotations
+
+import logging
+import operator
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import conllu
+from conllu.exceptions import ParseException
+
+from pmask.corpora._util import atomic_write_text, check_heads, read_utf8
+from pmask.corpora.sentence import Sentence
+from pmask.errors import CorpusError
+
+logger = logging.getLogger(__name__)
+
+_ID_WORD = re.compile(r"[1-9][0-9]*")
+_ID_RANGE = re.compile(r"[1-9][0-9]*-[1-9][0-9]*")
+_ID_EMPTY = re.compile(r"[0-9]+\.[1-9][0-9]*")
+_HEAD, _DEPREL, _DEPS = 6, 7, 8  # 0-based column indices
+
+
+def _blocks(text: str) -> Iterable[tuple[int, list[str]]]:
+    """(first line number, lines) for each blank-line-separated block."""
+    block: list[str] = []
+    start = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if line.strip():
+            if not block:
+                start = number
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
+
+
+def _sent_id(lines: list[str], index: int) -> str:
+    for line in lines:
+        if line.startswith("#"):
+            key, sep, value = line[1:].partition("=")
+            if sep and key.strip() == "sent_id":
+                return value.strip()
+    return str(index)
+
+
+def _parse_block(path: Path, start: int, lines: list[str], index: int) -> Sentence:
+    sid = _sent_id(lines, index)
+    words: list[str] = []
+    heads_raw: list[str] = []
+    word_lines: list[int] = []
+    for offset, line in enumerate(lines):
+        number = start + offset
+        if line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise CorpusError(
+                f"{path}:{number}: expected 10 tab-separated columns, found {len(cols)} (sentence {sid})")
+        tid = cols[0]
+        if _ID_WORD.fullmatch(tid):
+            if int(tid) != len(words) + 1:
+                raise CorpusError(
+                    f"{path}:{number}: word ID {tid} out of sequence, expected {len(words) + 1} (sentence {sid})")
+            head = cols[_HEAD]
+            if head != "_" and not re.fullmatch(r"[0-9]+", head):
+                raise CorpusError(f"{path}:{number}: HEAD {head!r} is not an integer (sentence {sid})")
+            words.append(cols[1])
+            heads_raw.append(head)
+            word_lines.append(number)
+        elif not (_ID_RANGE.fullmatch(tid) or _ID_EMPTY.fullmatch(tid)):
+            raise CorpusError(f"{path}:{number}: bad ID {tid!r} (sentence {sid})")
+    if not words:
+        raise CorpusError(f"{path}:{start}: sentence has no words (sentence {sid})")
+
+    try:
+        parsed = conllu.parse("\n".join(lines) + "\n\n")
+    except ParseException as err:
+        msg = " ".join(str(err).split())
+        raise CorpusError(f"{path}:{start}: {msg} (sentence {sid})") from None
+    if len(parsed) != 1:
+        raise CorpusError(f"{path}:{start}: could not parse sentence (sentence {sid})")
+    tokens = parsed[0]
+    syntactic = [t for t in tokens if isinstance(t["id"], int)]
+
+    if all(h == "_" for h in heads_raw):
+        heads = None
+    else:
+        missing = [k for k, h in enumerate(heads_raw) if h == "_"]
+        if missing:
+            raise CorpusError(
+                f"{path}:{word_lines[missing[0]]}: HEAD '_' but other words have heads (sentence {sid})")
+        heads = [int(h) for h in heads_raw]
+        check_heads(heads, path, word_lines, sid)
+
+    def column(name: str) -> list[str] | None:
+        values = [t[name] if t[name] not in (None, "") else "_" for t in syntactic]
+        return None if all(v == "_" for v in values) else values
+
+    return Sentence(
+        id=sid,
+        words=words,
+        heads=heads,
+        deprels=column("deprel") if heads is not None else None,
+        upos=column("upos"),
+        xpos=column("xpos"),
+        text=tokens.metadata.get("text"),
+        source=tokens,
+        path=str(path),
+        line=start,
+        meta={"lines": list(lines), "word_lines": word_lines},
+    )
+
+
+def read_conllu(path: str | os.PathLike, *, max_words: int | None = None,
+                limit: int | None = None) -> list[Sentence]:
+    """Read a CoNLL-U file (UTF-8).
+
+    Sentence.id = ``# sent_id`` or the 1-based sentence index; heads = gold HEADs, or None when the
+    file has none (all ``_``, e.g. raw input to parse).  Sentences longer than ``max_words`` words
+    are skipped; ``limit`` caps the number returned.  Malformed input raises CorpusError naming
+    ``file:line`` and the sentence.
+    """
+    path = Path(path)
+    text = read_utf8(path)
+    out: list[Sentence] = []
+    n = 0
+    for n, (start, lines) in enumerate(_blocks(text), start=1):
+        sent = _parse_block(path, start, lines, n)
+        if max_words is not None and len(sent) > max_words:
+            continue
+        out.append(sent)
+        if limit is not None and len(out) >= limit:
+            break
+    if n == 0:
+        raise CorpusError(f"{path}:1: no sentences in file")
+    logger.info("read %d sentences from %s", len(out), path)
+    return out
+
+
+def _source_lines(sent: Sentence) -> list[str]:
+    """The sentence's original CoNLL-U lines, or minimal ones built from its fields."""
+    if sent.meta.get("lines"):
+        return list(sent.meta["lines"])
+    if sent.source is not None and hasattr(sent.source, "serialize"):
+        return [ln for ln in sent.source.serialize().split("\n") if ln.strip()]
+    lines = [f"# sent_id = {sent.id}", f"# text = {sent.text or ' '.join(sent.words)}"]
+    for k, word in enumerate(sent.words, start=1):
+        upos = sent.upos[k - 1] if sent.upos else "_"
+        xpos = sent.xpos[k - 1] if sent.xpos else "_"
+        lines.append("\t".join([str(k), word, "_", upos, xpos, "_", "_", "_", "_", "_"]))
+    return lines
+
+
+def _checked_heads(sent: Sentence, heads: Sequence[int]) -> list[int]:
+    """Predicted heads as ints in 0..n (numpy integers accepted), else CorpusError."""
+    n = len(sent.words)
+    if len(heads) != n:
+        raise CorpusError(f"{sent.where()}: {len(heads)} predicted heads for {n} words")
+    out = []
+    for k, h in enumerate(heads, start=1):
+        try:
+            value = operator.index(h) if not isinstance(h, bool) else None
+        except TypeError:
+            value = None
+        if value is None or not 0 <= value <= n:
+            raise CorpusError(f"{sent.where()}: predicted head {h!r} of word {k} is not an integer in 0..{n}")
+        out.append(value)
+    return out
+
+
+def format_conllu(sent: Sentence, heads: Sequence[int] | None, *, deprel: str = "_") -> str:
+    """One sentence as CoNLL-U text (ending in a blank line) with HEAD/DEPREL/DEPS replaced."""
+    if deprel not in ("_", "dep"):
+        raise ValueError(f"deprel must be '_' or 'dep', not {deprel!r}")
+    n = len(sent.words)
+    if heads is not None:
+        heads = _checked_heads(sent, heads)
+    out = []
+    k = 0
+    for line in _source_lines(sent):
+        cols = line.split("\t")
+        if not line.startswith("#") and len(cols) == 10 and _ID_WORD.fullmatch(cols[0]):
+            if heads is None:
+                cols[_HEAD] = cols[_DEPREL] = "_"
+            else:
+                h = heads[k]
+                cols[_HEAD] = str(h)
+                cols[_DEPREL] = "_" if deprel == "_" else ("root" if h == 0 else "dep")
+            cols[_DEPS] = "_"
+            k += 1
+            line = "\t".join(cols)
+        out.append(line)
+    if k != n:
+        raise CorpusError(f"{sent.where()}: source has {k} syntactic words, sentence has {n}")
+    return "\n".join(out) + "\n\n"
+
+
+def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[int] | None],
+                 path: str | os.PathLike, *, deprel: str = "_") -> None:
+    """Write ``sentences`` with predicted ``heads_list`` (one per sentence, None = skipped) to ``path``.
+
+    See the module docstring for exactly what changes; the write is atomic (temp file + os.replace).
+    """
+    if len(sentences) != len(heads_list):
+        raise ValueError(f"{len(sentences)} sentences but {len(heads_list)} head lists")
+    text = "".join(format_conllu(s, h, deprel=deprel) for s, h in zip(sentences, heads_list))
+    atomic_write_text(path, text)
+    logger.info("wrote %d sentences to %s", len(sentences), path)

@@ -1,0 +1,333 @@
+"""Impact-map heatmaps: PNG/SVG/PDF through matplotlib, or one self-contained HTML file.
+
+Convention: ``F`` is the n×n word-level impact matrix, ``F[i][j]`` = impact of word j on
+word i. Rows (y axis) are the measured word i, columns (x axis) the masked word j.
+``gold_heads`` follows CoNLL-U: ``gold_heads[k-1]`` is the 1-based head of word k, 0 = ROOT;
+the gold arc of word k is drawn on cell (row k-1, column h-1) and the root word's row is
+marked as a whole.
+"""
+from __future__ import annotations
+
+import html
+import logging
+import math
+import os
+import re
+import textwrap
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from pmask.errors import PmaskError
+from pmask.eval.report import atomic_write, new_figure, save_figure
+
+logger = logging.getLogger(__name__)
+
+HEATMAP_FORMATS = ("png", "svg", "pdf", "html")
+HEATMAP_DPI = 150
+GOLD_COLOUR = "#e8112d"
+NAN_COLOUR = "#d0d0d0"
+
+# Sizing rule (inches). Cells are fixed-size so labels never crowd; margins grow with the
+# longest (truncated) word; the total is rounded up to a whole number of pixels at HEATMAP_DPI.
+CELL_IN = 0.30
+MIN_GRID_IN = 2.4
+LABEL_PT = 9
+CHAR_IN = 0.62 * LABEL_PT / 72          # average glyph width of DejaVu Sans
+LINE_IN = 1.25 * LABEL_PT / 72
+MAX_LABEL_CHARS = 24
+X_ROTATION = 60
+
+
+class HeatmapError(PmaskError, ValueError):
+    """Input a heatmap cannot be drawn from (unknown format, F not n×n, bad gold heads)."""
+
+
+# --------------------------------------------------------------------------- input checks
+
+def _short(word: str) -> str:
+    return word if len(word) <= MAX_LABEL_CHARS else word[: MAX_LABEL_CHARS - 1] + "…"
+
+
+def _check(F: Any, words: Sequence[str], gold_heads: Sequence[int] | None, where: str
+           ) -> tuple[np.ndarray, list[str], list[int] | None]:
+    words = [str(w) for w in words]
+    n = len(words)
+    if n == 0:
+        raise HeatmapError(f"{where}: empty sentence, nothing to draw")
+    try:
+        arr = np.asarray(F, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise HeatmapError(f"{where}: impact matrix is not numeric ({err})") from None
+    if arr.shape != (n, n):
+        raise HeatmapError(f"{where}: impact matrix has shape {arr.shape}, expected ({n}, {n}) for {n} words")
+    if np.isinf(arr).any():
+        i, j = map(int, np.argwhere(np.isinf(arr))[0])
+        raise HeatmapError(f"{where}: impact matrix has an infinite value at F[{i}][{j}]")
+    heads = None
+    if gold_heads is not None:
+        heads = [int(h) for h in gold_heads]
+        if len(heads) != n:
+            raise HeatmapError(f"{where}: {len(heads)} gold heads for {n} words")
+        bad = [(k, h) for k, h in enumerate(heads, start=1) if not 0 <= h <= n or h == k]
+        if bad:
+            k, h = bad[0]
+            raise HeatmapError(f"{where}: gold head {h} of word {k} is out of range 0..{n} or points at itself")
+    return arr, words, heads
+
+
+def _value_range(arr: np.ndarray, vmin: float | None, vmax: float | None, where: str) -> tuple[float, float]:
+    finite = arr[np.isfinite(arr)]
+    lo = float(vmin) if vmin is not None else (float(finite.min()) if finite.size else 0.0)
+    hi = float(vmax) if vmax is not None else (float(finite.max()) if finite.size else 1.0)
+    if vmin is not None and vmax is not None and lo > hi:
+        raise HeatmapError(f"{where}: vmin {lo} is greater than vmax {hi}")
+    if hi <= lo:  # constant matrix: widen so the colour bar is not singular
+        lo, hi = (lo - 0.5, lo + 0.5) if vmin is None else (lo, lo + 1.0)
+    return lo, hi
+
+
+def _colormap(name: str, where: str) -> Any:
+    import matplotlib
+
+    try:
+        cmap = matplotlib.colormaps[name].copy()
+    except KeyError:
+        raise HeatmapError(f"{where}: unknown matplotlib colormap {name!r}") from None
+    cmap.set_bad(NAN_COLOUR)
+    return cmap
+
+
+def _fmt_value(v: float) -> str:
+    return "nan" if math.isnan(v) else f"{v:.4g}"
+
+
+# --------------------------------------------------------------------------- matplotlib
+
+def _layout(words: Sequence[str], title: str | None, gold: bool) -> dict[str, float]:
+    """Margins and grid size in inches (see the sizing rule above)."""
+    n = len(words)
+    label_in = max(len(_short(w)) for w in words) * CHAR_IN
+    rot = math.radians(X_ROTATION)
+    grid = max(n * CELL_IN, MIN_GRID_IN)
+    left = 0.30 + 0.15 + label_in + 0.15                                    # y axis label, pad, tick labels
+    bottom = 0.30 + 0.15 + label_in * math.sin(rot) + LINE_IN + 0.10       # x axis label, rotated ticks
+    top = 0.20 + (0.28 if title else 0.0) + (0.24 if gold else 0.0)
+    right = 0.18 + 0.18 + 0.85                                             # gap, colour bar, its ticks+label
+    return {"grid": grid, "left": left, "bottom": bottom, "top": top, "right": right}
+
+
+def heatmap_figsize(words: Sequence[str], *, title: str | None = None, gold: bool = False) -> tuple[float, float]:
+    """Figure size (inches) :func:`render_heatmap` uses; PNG pixels = size × HEATMAP_DPI exactly."""
+    lay = _layout([str(w) for w in words], title, gold)
+    w = lay["left"] + lay["grid"] + lay["right"]
+    h = lay["bottom"] + lay["grid"] + lay["top"]
+    return math.ceil(w * HEATMAP_DPI) / HEATMAP_DPI, math.ceil(h * HEATMAP_DPI) / HEATMAP_DPI
+
+
+def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
+          cmap: Any, lo: float, hi: float) -> Any:
+    from matplotlib.patches import Rectangle
+
+    n = len(words)
+    lay = _layout(words, title, heads is not None)
+    W, H = heatmap_figsize(words, title=title, gold=heads is not None)
+    fig = new_figure((W, H), HEATMAP_DPI)
+    g = lay["grid"]
+    ax = fig.add_axes((lay["left"] / W, lay["bottom"] / H, g / W, g / H))
+    cax = fig.add_axes(((lay["left"] + g + 0.18) / W, lay["bottom"] / H, 0.18 / W, g / H))
+
+    image = ax.imshow(np.ma.masked_invalid(arr), cmap=cmap, vmin=lo, vmax=hi,
+                      aspect="auto", interpolation="nearest")
+    labels = [_short(w) for w in words]
+    ticks = list(range(n))
+    ax.set_xticks(ticks, labels, rotation=X_ROTATION, ha="right", rotation_mode="anchor",
+                  fontsize=LABEL_PT, parse_math=False)
+    ax.set_yticks(ticks, labels, fontsize=LABEL_PT, parse_math=False)
+    ax.tick_params(length=2)
+    ax.set_xlabel("word j (masked)", fontsize=10)
+    ax.set_ylabel("word i (measured)", fontsize=10)
+    cbar = fig.colorbar(image, cax=cax)
+    cbar.set_label("impact f(i, j)", fontsize=9)
+    cbar.ax.tick_params(labelsize=8)
+
+    if heads is not None:
+        for k, h in enumerate(heads, start=1):
+            if h:
+                ax.add_patch(Rectangle((h - 1.5, k - 1.5), 1, 1, fill=False, edgecolor=GOLD_COLOUR, linewidth=1.8))
+            else:
+                ax.add_patch(Rectangle((-0.5, k - 1.5), n, 1, fill=False, edgecolor=GOLD_COLOUR,
+                                       linewidth=1.4, linestyle=(0, (3, 2))))
+                ax.get_yticklabels()[k - 1].set_color(GOLD_COLOUR)
+                ax.get_yticklabels()[k - 1].set_fontweight("bold")
+        ax.set_xlim(-0.5, n - 0.5)
+        ax.set_ylim(n - 0.5, -0.5)
+
+    # Title and caption go in the reserved top margin, wrapped/shortened to the figure width.
+    y = 1 - 0.12 / H
+    if title:
+        width_chars = max(20, int((W - 0.3) / (0.6 * 11 / 72)))
+        fig.text(0.5, y, textwrap.shorten(title, width_chars, placeholder="…"), ha="center", va="top",
+                 fontsize=11, parse_math=False)
+        y -= 0.28 / H
+    if heads is not None:
+        fig.text(0.5, y, "red boxes: gold arc (column = gold head of the row's word);  dashed row: gold root",
+                 ha="center", va="top", fontsize=7.5, color=GOLD_COLOUR)
+    return fig
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:16px;color:#222}
+h1{font-size:16px;margin:0 0 4px}
+p.note{font-size:12px;color:#555;margin:2px 0 10px}
+table.hm{border-collapse:collapse;font-size:12px}
+table.hm td{width:22px;height:22px;min-width:22px;padding:0;border:1px solid #fff;cursor:crosshair}
+table.hm td.gold{outline:2px solid %(gold)s;outline-offset:-2px}
+table.hm td.nan{background:%(nan)s}
+table.hm td:hover{outline:2px solid #000;outline-offset:-2px}
+table.hm th{font-weight:normal;white-space:nowrap;padding:1px 4px}
+table.hm th.row{text-align:right}
+table.hm th.col{vertical-align:bottom;height:1px}
+table.hm th.col span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block}
+table.hm tr.root th.row{color:%(gold)s;font-weight:bold}
+table.hm tr.root td{border-top:2px dashed %(gold)s;border-bottom:2px dashed %(gold)s}
+table.hm th.axis{font-style:italic;color:#555}
+th.hl{background:#ffe680}
+.scale{display:flex;align-items:center;gap:6px;font-size:12px;margin-top:12px}
+.bar{width:240px;height:14px;border:1px solid #999;background:linear-gradient(to right,%(stops)s)}
+#readout{font:12px monospace;min-height:16px;margin:8px 0}
+"""
+
+# Highlights the hovered cell's row and column labels and prints "j → i: value".
+_JS = """
+(function(){
+var t=document.getElementById('hm'),r=document.getElementById('readout'),on=[];
+function clear(){on.forEach(function(e){e.classList.remove('hl')});on=[];}
+t.addEventListener('mouseover',function(ev){var c=ev.target.closest('td');if(!c)return;clear();
+var i=c.parentNode.dataset.i,j=c.dataset.j;
+on=[document.getElementById('r'+i),document.getElementById('c'+j)];
+on.forEach(function(e){e.classList.add('hl')});r.textContent=c.title;});
+t.addEventListener('mouseleave',function(){clear();r.textContent='';});
+})();
+"""
+
+
+def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
+          cmap: Any, lo: float, hi: float) -> str:
+    from matplotlib.colors import Normalize, to_hex
+
+    norm = Normalize(lo, hi, clip=True)
+    esc = html.escape
+    n = len(words)
+    stops = ",".join(to_hex(cmap(x / 10)) for x in range(11))
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{esc(title or 'impact map')}</title>",
+           "<style>" + _CSS % {"gold": GOLD_COLOUR, "nan": NAN_COLOUR, "stops": stops} + "</style>",
+           "</head><body>"]
+    if title:
+        out.append(f"<h1>{esc(title)}</h1>")
+    out.append('<p class="note">Cell (i, j) = impact of masking word j (column) on word i (row). '
+               "Hover a cell for its value.")
+    if heads is not None:
+        out.append(f' <span style="color:{GOLD_COLOUR}">Outlined cells: gold arc (column = gold head of the '
+                   "row's word); dashed row: gold root.</span>")
+    out.append("</p>")
+    out.append('<div id="readout"></div><table class="hm" id="hm"><thead><tr>'
+               '<th class="axis">i (measured) \\ j (masked)</th>')
+    for j, w in enumerate(words):
+        out.append(f'<th class="col" id="c{j}"><span>{esc(w)}</span></th>')
+    out.append("</tr></thead><tbody>")
+    gold = {(k - 1, h - 1) for k, h in enumerate(heads or [], start=1) if h}
+    roots = {k - 1 for k, h in enumerate(heads or [], start=1) if h == 0}
+    for i, wi in enumerate(words):
+        cls = ' class="root"' if i in roots else ""
+        out.append(f'<tr data-i="{i}"{cls}><th class="row" id="r{i}">{esc(wi)}</th>')
+        for j, wj in enumerate(words):
+            v = float(arr[i, j])
+            tip = esc(f"{j + 1} {wj} → {i + 1} {wi}: {_fmt_value(v)}", quote=True)
+            classes = (["gold"] if (i, j) in gold else []) + (["nan"] if math.isnan(v) else [])
+            attr = f' class="{" ".join(classes)}"' if classes else ""
+            style = "" if math.isnan(v) else f' style="background:{to_hex(cmap(norm(v)))}"'
+            out.append(f'<td data-j="{j}"{attr}{style} title="{tip}"></td>')
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    out.append(f'<div class="scale"><span>{_fmt_value(lo)}</span><div class="bar"></div>'
+               f"<span>{_fmt_value(hi)}</span><span>impact f(i, j)</span></div>")
+    out.append(f"<p class=\"note\">{n} words.</p><script>{_JS}</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- public API
+
+def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
+                   gold_heads: Sequence[int] | None = None, title: str | None = None,
+                   cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None) -> Path:
+    """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j).
+
+    The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
+    .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
+    ``gold_heads`` (CoNLL-U, 0 = ROOT) outlines each gold arc and the root word's row.
+    Returns the path written (atomically).
+    """
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in HEATMAP_FORMATS:
+        raise HeatmapError(f"{path}: unsupported heatmap format {Path(path).suffix or '(no suffix)'!r}; "
+                           f"use one of {', '.join('.' + f for f in HEATMAP_FORMATS)}")
+    where = str(path)
+    arr, words, heads = _check(F, words, gold_heads, where)
+    lo, hi = _value_range(arr, vmin, vmax, where)
+    colours = _colormap(cmap, where)
+    if fmt == "html":
+        return atomic_write(path, _html(arr, words, heads, title, colours, lo, hi))
+    return save_figure(_draw(arr, words, heads, title, colours, lo, hi), path, dpi=HEATMAP_DPI)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+def safe_stem(sentence_id: Any, taken: set[str]) -> str:
+    """A filesystem-safe file stem for ``sentence_id``, unique (case-insensitively) within ``taken``.
+
+    Runs of characters outside [A-Za-z0-9._-] become '_', leading dots are dropped, the
+    length is capped at 80, Windows device names get a '_' prefix; clashes get '-2', '-3', ...
+    The chosen stem is added to ``taken`` (lower-cased).
+    """
+    stem = _UNSAFE.sub("_", str(sentence_id)).lstrip(".").strip("_")[:80] or "sentence"
+    if stem.lower().split(".")[0] in _RESERVED_NAMES:
+        stem = "_" + stem
+    candidate, n = stem, 1
+    while candidate.lower() in taken:
+        n += 1
+        candidate = f"{stem}-{n}"
+    taken.add(candidate.lower())
+    return candidate
+
+
+def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int] | None]],
+                    out_dir: str | os.PathLike, fmt: str = "png", **options: Any) -> list[Path]:
+    """Render many sentences into ``out_dir`` (created), one file per (sentence_id, F, words, gold_heads).
+
+    File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
+    (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
+    """
+    fmt = fmt.lower().lstrip(".")
+    if fmt not in HEATMAP_FORMATS:
+        raise HeatmapError(f"unsupported heatmap format {fmt!r}; use one of {', '.join(HEATMAP_FORMATS)}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    taken: set[str] = set()
+    paths = []
+    for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):
+        path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
+        try:
+            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}", **options)
+        except HeatmapError as err:
+            raise HeatmapError(f"sentence {sentence_id}: {err}") from None
+        paths.append(path)
+    logger.info("wrote %d heatmaps to %s", len(paths), out_dir)
+    return paths

@@ -1,0 +1,26 @@
+"""Shared fixtures: tiny locally built masked LMs (random weights, built once per session)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory):
+    """Directory of a tiny random BertForMaskedLM + fast WordPiece tokenizer (max 64 tokens)."""
+    from pmask.testing import make_tiny_bert
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_dir(tmp_path_factory):
+    """Directory of a tiny random RobertaForMaskedLM + byte-level BPE tokenizer (max 64 tokens)."""
+    from pmask.testing import make_tiny_roberta
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return make_tiny_roberta(tmp_path_factory.mktemp("tiny_roberta"))

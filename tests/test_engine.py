@@ -1,0 +1,268 @@
+"""The impact engine against a slow, literal re-implementation of the authors' piece-level scheme."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+from pmask.perturb import ImpactStats, align, impact_matrices, load_model
+
+SENTS = [
+    ["The", "new", "spending", "is", "fueled", "by", "Clinton", "'s", "account", "."],
+    ["She", "walked", "home", "."],
+    ["He", "said", "the", "decision", "was", "unbelievable", "."],
+    ["What", "if", "Google", "morphed", "into", "GoogleOS", "?"],
+    ["Zebras", "walked", "\x07", "home"],          # unknown words ([UNK]) and a control character
+    ["news"],
+]
+# Agreement is checked in float64, where both implementations are exact to ~1e-12, so that the
+# tolerances test the algorithm and not float32 rounding (which is checked separately, below).
+RTOL, ATOL = 1e-5, 1e-6
+LAYERS = [0, 1, -1]
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert_dir):
+    return load_model(tiny_bert_dir, device="cpu", dtype="float64")
+
+
+@pytest.fixture(scope="module")
+def roberta(tiny_roberta_dir):
+    return load_model(tiny_roberta_dir, device="cpu", dtype="float64")
+
+
+@pytest.fixture(scope="module", params=["bert", "roberta"])
+def lm(request):
+    return request.getfixturevalue(request.param)
+
+
+# ----------------------------------------------------------------------------- reference
+def _head(model, h):
+    for attr in ("cls", "lm_head"):
+        if hasattr(model, attr):
+            return getattr(model, attr)(h)
+    raise AssertionError("unknown head")
+
+
+_REF_CACHE: dict = {}
+
+
+def reference_piece_matrix(lm, words, layers, metric):
+    """Authors' scheme: for every piece position p (specials included) one batch of L sequences,
+    sequence q masking the word of p and the word of q; read at p; compare with p's word alone
+    masked. Returns [len(layers), L, L] (row p, column q) and the alignment."""
+    key = (id(lm), tuple(words), tuple(layers), metric)
+    if key in _REF_CACHE:
+        return _REF_CACHE[key]
+    tok, model = lm.tokenizer, lm.model
+    al = align(tok, words)
+    ids = torch.tensor(al.input_ids)
+    widx = al.word_index
+    L = len(ids)
+    ks = [k if k >= 0 else lm.num_layers + 1 + k for k in layers]
+    out = np.zeros((len(layers), L, L))
+    with torch.inference_mode():
+        for p in range(L):
+            batch = ids.repeat(L + 1, 1)               # row 0: only p's word masked; row 1+q: also q's word
+            for q in range(-1, L):
+                for t in range(L):
+                    if widx[t] >= 0 and (widx[t] == widx[p] or (q >= 0 and widx[t] == widx[q])):
+                        batch[q + 1, t] = tok.mask_token_id
+            res = model(input_ids=batch, attention_mask=torch.ones_like(batch),
+                        token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
+            for li, k in enumerate(ks):
+                h = res.hidden_states[k][:, p].double()
+                if metric == "dist":
+                    d = (h[1:] - h[0]).norm(dim=-1)
+                elif metric == "cos":
+                    d = 1 - torch.nn.functional.cosine_similarity(h[1:], h[0:1], dim=-1)
+                else:
+                    logits = res.logits[:, p] if k == lm.num_layers else _head(model, res.hidden_states[k][:, p])
+                    prob = logits.double().softmax(-1)[:, ids[p]]
+                    d = prob[0] - prob[1:]
+                out[li, p] = d.numpy()
+    _REF_CACHE[key] = (out, al)
+    return out, al
+
+
+def reference(lm, words, layers, metric, subword, include_cls=False):
+    piece, al = reference_piece_matrix(lm, words, layers, metric)
+    merge = {"avg": np.mean, "sum": np.sum, "max": np.max, "first": lambda a, axis: np.take(a, 0, axis=axis)}[subword]
+    n = al.n_words
+    cols = [al.pieces(j)[0] for j in range(n)]
+    rows = [merge(piece[:, al.pieces(i)], axis=1)[:, cols] for i in range(n)]
+    F = np.stack(rows, axis=1)
+    if include_cls:
+        cls = al.word_index.index(-1)
+        full = np.zeros((len(layers), n + 1, n + 1))
+        full[:, 1:, 1:] = F
+        full[:, 0, 1:] = piece[:, cls, cols]
+        full[:, 0, 0] = piece[:, cls, cls]
+        return full
+    return F
+
+
+def run(lm, sents, **kw):
+    return list(impact_matrices(lm, sents, **kw))
+
+
+# ----------------------------------------------------------------------------- agreement
+@pytest.mark.parametrize("metric", ["dist", "cos", "prob"])
+@pytest.mark.parametrize("subword", ["avg", "first", "sum", "max"])
+def test_matches_reference(lm, metric, subword):
+    got = run(lm, SENTS, layers=LAYERS, metric=metric, subword=subword, batch_tokens=300)
+    assert len(got) == len(SENTS)
+    for words, F in zip(SENTS, got):
+        n = len(words)
+        assert F.shape == (len(LAYERS), n, n) and F.dtype == np.float32
+        np.testing.assert_allclose(F, reference(lm, words, LAYERS, metric, subword), rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{metric}/{subword} {words}")
+        assert np.all(np.diagonal(F, axis1=1, axis2=2) == 0)
+
+
+def test_reference_values_are_not_trivial(lm):
+    F = run(lm, SENTS[:1], layers=[-1], metric="prob")[0]
+    assert np.abs(F).max() > 1e-3           # the tiny models give visibly different probabilities
+    F = run(lm, SENTS[:1], layers=[-1], metric="dist")[0]
+    assert F[0, ~np.eye(len(SENTS[0]), dtype=bool)].min() > 1e-3
+
+
+@pytest.mark.parametrize("budget", [1, 17, 64, 250, 10**6])
+def test_batch_budgets_give_identical_results(lm, budget):
+    """From one sequence per batch to everything at once, sentences of different lengths packed."""
+    stats = ImpactStats()
+    got = run(lm, SENTS, layers=[0, -1], metric="dist", batch_tokens=budget, stats=stats)
+    want = run(lm, SENTS, layers=[0, -1], metric="dist", batch_tokens=10**6)
+    for a, b, words in zip(got, want, SENTS):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(a, reference(lm, words, [0, -1], "dist", "avg"), rtol=RTOL, atol=ATOL)
+    if budget == 1:
+        assert stats.batches == stats.forward_sequences
+    if budget == 10**6:
+        assert stats.batches == 1
+
+
+def test_packed_equals_unpacked(lm):
+    together = run(lm, SENTS, layers=[-1], metric="cos", batch_tokens=10**6)
+    for words, F in zip(SENTS, together):
+        alone = run(lm, [words], layers=[-1], metric="cos", batch_tokens=10**6)[0]
+        np.testing.assert_allclose(F, alone, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("metric", ["dist", "prob"])
+def test_fast_path_matches_generic(lm, metric):
+    stats_fast, stats_gen = ImpactStats(), ImpactStats()
+    fast = run(lm, SENTS, layers=LAYERS, metric=metric, stats=stats_fast)
+    generic = run(lm, SENTS, layers=LAYERS, metric=metric, fast_path=False, stats=stats_gen)
+    assert stats_fast.fast_path is True and stats_gen.fast_path is False
+    for a, b in zip(fast, generic):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("metric", ["dist", "prob"])
+def test_include_cls_layout(lm, metric):
+    got = run(lm, SENTS[:3], layers=[0, -1], metric=metric, include_cls=True, batch_tokens=100)
+    plain = run(lm, SENTS[:3], layers=[0, -1], metric=metric)
+    for words, F, P in zip(SENTS, got, plain):
+        n = len(words)
+        assert F.shape == (2, n + 1, n + 1)
+        np.testing.assert_allclose(F, reference(lm, words, [0, -1], metric, "avg", include_cls=True),
+                                   rtol=RTOL, atol=ATOL)
+        np.testing.assert_array_equal(F[:, 1:, 1:], P)
+        assert np.all(F[:, :, 0] == 0)
+
+
+def test_sequence_count(lm):
+    for include_cls in (False, True):
+        stats = ImpactStats()
+        run(lm, SENTS, include_cls=include_cls, stats=stats)
+        want = sum(len(w) + len(w) * (len(w) - 1) // 2 + include_cls for w in SENTS)
+        assert stats.forward_sequences == want
+        assert stats.sentences == len(SENTS) and stats.skipped == 0
+        assert stats.tokens == sum((len(w) + len(w) * (len(w) - 1) // 2 + include_cls) * len(align(lm.tokenizer, w))
+                                   for w in SENTS)
+
+
+def test_unknown_words(bert):
+    words = SENTS[4]
+    al = align(bert.tokenizer, words)
+    assert al.input_ids.count(bert.tokenizer.unk_token_id) >= 2
+    F = run(bert, [words], layers=[-1], metric="dist")[0]
+    np.testing.assert_allclose(F, reference(bert, words, [-1], "dist", "avg"), rtol=RTOL, atol=ATOL)
+
+
+def test_too_long_sentence_is_skipped(lm, caplog):
+    long = ["the"] * 70 + ["end"]
+    stats = ImpactStats()
+    with caplog.at_level(logging.WARNING):
+        got = run(lm, [SENTS[1], long, SENTS[3]], layers=[-1], stats=stats)
+    assert got[1] is None
+    assert stats.skipped == 1 and stats.skipped_indices == [1] and stats.sentences == 3
+    assert "sentence 1" in caplog.text and "the the" in caplog.text
+    for words, F in zip([SENTS[1], SENTS[3]], [got[0], got[2]]):
+        np.testing.assert_allclose(F, reference(lm, words, [-1], "dist", "avg"), rtol=RTOL, atol=ATOL)
+
+
+def test_streams_lazily(bert):
+    seen = []
+
+    def source():
+        for k, w in enumerate(SENTS * 3):
+            seen.append(k)
+            yield w
+
+    it = impact_matrices(bert, source(), batch_tokens=40)
+    first = next(it)
+    assert first.shape[-1] == len(SENTS[0])
+    assert len(seen) < len(SENTS) * 3
+    assert sum(1 for _ in it) == len(SENTS) * 3 - 1
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"layers": [4]}, "out of range"),
+    ({"layers": [-5]}, "out of range"),
+    ({"layers": []}, "empty"),
+    ({"layers": ["last"]}, "integer"),
+    ({"metric": "euclid"}, "unknown metric"),
+    ({"subword": "mean"}, "unknown subword"),
+    ({"batch_tokens": 0}, "positive"),
+])
+def test_bad_arguments(bert, kw, match):
+    with pytest.raises(ValueError, match=match):
+        run(bert, SENTS[:1], **kw)
+
+
+def test_empty_sentence_names_index(bert):
+    with pytest.raises(ValueError, match="sentence 1 is empty"):
+        run(bert, [SENTS[1], [], SENTS[2]])
+
+
+def test_layer_numbering(bert):
+    a = run(bert, SENTS[:2], layers=[3, -4])
+    b = run(bert, SENTS[:2], layers=[-1, 0])
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", ["tiny_bert_dir", "tiny_roberta_dir"])
+@pytest.mark.parametrize("metric", ["dist", "cos", "prob"])
+def test_float32_matches_reference(request, name, metric):
+    """In float32 both sides round differently; distances between states of norm ~6 agree to ~1e-5."""
+    lm32 = load_model(request.getfixturevalue(name), device="cpu", dtype="float32")
+    for words, F in zip(SENTS, run(lm32, SENTS, layers=[1, -1], metric=metric, batch_tokens=200)):
+        np.testing.assert_allclose(F, reference(lm32, words, [1, -1], metric, "avg"), rtol=1e-4, atol=2e-5)
+
+
+def test_bfloat16_close_to_float32(tiny_bert_dir, bert):
+    lm16 = load_model(tiny_bert_dir, device="cpu", dtype="bfloat16")
+    for a, b in zip(run(lm16, SENTS[:3], layers=[-1]), run(bert, SENTS[:3], layers=[-1])):
+        assert a.dtype == np.float32
+        assert np.abs(a - b).max() <= 0.2 * np.abs(b).max()        # bf16 has an 8-bit mantissa
+        assert np.corrcoef(a.ravel(), b.ravel())[0, 1] > 0.98
+
+
+def test_progress_bar(bert, capsys):
+    got = run(bert, SENTS[:2], progress=True)
+    assert len(got) == 2

@@ -1,0 +1,199 @@
+"""The paper's (authors') decoding: step-by-step loop references, head for head.
+
+``F_cls`` is (n+1)x(n+1) with [CLS] at index 0 and column 0 = 0; heads[k-1] = head of word k.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pmask.errors import DecodeError
+from pmask.trees import decode_dependencies, faithful_cle, faithful_eisner
+from pmask.trees.validate import all_trees, tree_errors
+
+
+# ------------------------------------------------------------ slow references
+def ref_softmax(F):
+    """Their ``e / e.sum(axis=1)``: entry [i][j] is divided by the sum of ROW j."""
+    N = len(F)
+    top = max(max(row) for row in F)
+    e = [[math.exp(F[i][j] - top) for j in range(N)] for i in range(N)]
+    row_sum = [sum(e[j]) for j in range(N)]
+    return [[e[i][j] / row_sum[j] for j in range(N)] for i in range(N)]
+
+
+def ref_parse_proj(scores):
+    """Loop transcription of Kiperwasser & Goldberg's ``parse_proj``; scores[head][dep]."""
+    N = len(scores) - 1
+    inf = float("inf")
+    complete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
+    incomplete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
+    cb = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
+    ib = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
+    for t in range(N + 1):
+        incomplete[0][t][0] = -inf
+
+    def first_max(values, offset):
+        best, arg = values[0], 0
+        for i, v in enumerate(values):
+            if v > best:
+                best, arg = v, i
+        return best, offset + arg
+
+    for k in range(1, N + 1):
+        for s in range(N - k + 1):
+            t = s + k
+            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[t][s] for r in range(s, t)]
+            incomplete[s][t][0], ib[s][t][0] = first_max(vals, s)
+            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[s][t] for r in range(s, t)]
+            incomplete[s][t][1], ib[s][t][1] = first_max(vals, s)
+            vals = [complete[s][r][0] + incomplete[r][t][0] for r in range(s, t)]
+            complete[s][t][0], cb[s][t][0] = first_max(vals, s)
+            vals = [incomplete[s][r][1] + complete[r][t][1] for r in range(s + 1, t + 1)]
+            complete[s][t][1], cb[s][t][1] = first_max(vals, s + 1)
+    heads = [-1] * (N + 1)
+
+    def back(s, t, d, comp):
+        if s == t:
+            return
+        if comp:
+            r = cb[s][t][d]
+            if d == 0:
+                back(s, r, 0, 1), back(r, t, 0, 0)
+            else:
+                back(s, r, 1, 0), back(r, t, 1, 1)
+        else:
+            r = ib[s][t][d]
+            if d == 0:
+                heads[s] = t
+            else:
+                heads[t] = s
+            back(s, r, 1, 1), back(r + 1, t, 0, 1)
+
+    back(0, N, 1, 1)
+    return heads[1:]
+
+
+def ref_faithful_eisner(F_cls, root):
+    F = [list(map(float, row)) for row in F_cls]
+    N = len(F)
+    for j in range(N):
+        F[root][j] = 0.0
+    F[root][0] = 1.0
+    F[0][0] = 0.0
+    S = ref_softmax(F)
+    ST = [[S[j][i] for j in range(N)] for i in range(N)]
+    return ref_parse_proj(ST)
+
+
+def ref_faithful_cle_best(F_cls, root):
+    """Brute force: max product of masked F[dep][head] over all trees; zero arcs impossible."""
+    F = np.array(F_cls, dtype=float)
+    F[0, :] = 0
+    F[root, :] = 0
+    F[root, 0] = 1
+    np.fill_diagonal(F, 0)
+    n = len(F) - 1
+    H = all_trees(n)
+    prod = F[np.arange(1, n + 1), H].prod(axis=1)
+    return H, prod
+
+
+def random_cls(rng, n, integer=False):
+    F = rng.integers(0, 4, size=(n + 1, n + 1)).astype(float) if integer else rng.gamma(2.0, size=(n + 1, n + 1))
+    F[:, 0] = 0.0
+    np.fill_diagonal(F, 0.0)
+    return F
+
+
+# ------------------------------------------------------------------- tests
+@pytest.mark.parametrize("integer", [False, True], ids=["real", "integer-ties"])
+def test_faithful_eisner_matches_reference(integer):
+    rng = np.random.default_rng(2020)
+    for n in list(range(1, 9)) + [15, 23]:
+        for _ in range(6 if n < 15 else 2):
+            F = random_cls(rng, n, integer)
+            root = int(rng.integers(1, n + 1))
+            got = faithful_eisner(F, root)
+            assert got.tolist() == ref_faithful_eisner(F.tolist(), root)
+            assert not tree_errors(got, projective=True)
+
+
+def test_faithful_eisner_all_zero_ties():
+    for n in (1, 2, 5, 8):
+        F = np.zeros((n + 1, n + 1))
+        assert faithful_eisner(F, 1).tolist() == ref_faithful_eisner(F.tolist(), 1)
+        assert faithful_eisner(F, n).tolist() == ref_faithful_eisner(F.tolist(), n)
+
+
+def test_faithful_eisner_is_multiroot_like_theirs():
+    # their decoder does not limit ROOT to one child: a strong [CLS] row makes several roots
+    F = np.zeros((4, 4))
+    F[1:, 0] = 0.0
+    F[0, 1:] = 50.0  # impact of words on [CLS] -> after the transposed softmax, ROOT arcs win
+    heads = faithful_eisner(F, 2)
+    assert heads.tolist() == ref_faithful_eisner(F.tolist(), 2)
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["real", "integer-ties"])
+def test_faithful_cle_maximises_product(integer):
+    rng = np.random.default_rng(41)
+    for n in range(1, 7):
+        for _ in range(8 if n < 6 else 3):
+            F = random_cls(rng, n, integer)
+            root = int(rng.integers(1, n + 1))
+            got = faithful_cle(F, root)
+            assert got.tolist() == faithful_cle(F, root).tolist()
+            nx_prod = ref_faithful_cle_best(F, root)[1][(all_trees(n) == faithful_cle(F, root, backend="networkx")).all(axis=1)]
+            H, prod = ref_faithful_cle_best(F, root)
+            best = prod.max()
+            assert not tree_errors(got, single_root=True, root=root)
+            got_prod = prod[(H == got).all(axis=1)][0]
+            assert got_prod == pytest.approx(best, rel=1e-9)
+            assert nx_prod[0] == pytest.approx(best, rel=1e-9)
+            if (prod >= best * (1 - 1e-9)).sum() == 1 and best > 0:
+                assert got.tolist() == H[prod.argmax()].tolist()
+
+
+def test_faithful_cle_root_is_only_child_and_deterministic():
+    rng = np.random.default_rng(5)
+    F = random_cls(rng, 12)
+    for r in (1, 6, 12):
+        heads = faithful_cle(F, r)
+        assert heads[r - 1] == 0 and (heads == 0).sum() == 1
+        assert heads.tolist() == faithful_cle(F.copy(), r).tolist()
+
+
+def test_faithful_cle_zero_rows_fall_back():
+    F = np.zeros((5, 5))            # every arc has score 0: no positive tree exists
+    heads = faithful_cle(F, 2)
+    assert not tree_errors(heads, single_root=True, root=2)
+
+
+def test_faithful_errors():
+    F = np.random.default_rng(0).random((4, 4))
+    with pytest.raises(ValueError, match="gold root"):
+        faithful_eisner(F, None)
+    with pytest.raises(ValueError):
+        faithful_cle(F, 4)
+    with pytest.raises(DecodeError, match="non-negative"):
+        faithful_cle(F - 2.0, 1)
+    bad = F.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(DecodeError):
+        faithful_eisner(bad, 1)
+    with pytest.raises(DecodeError):
+        faithful_cle(np.zeros((3, 4)), 1)
+    with pytest.raises(DecodeError, match="gold root"):
+        decode_dependencies("eisner", 3, F_cls=F, faithful=True)
+    with pytest.raises(DecodeError, match="F_cls"):
+        decode_dependencies("cle", 3, root=1, faithful=True)
+
+
+def test_input_not_modified():
+    F = random_cls(np.random.default_rng(1), 6)
+    keep = F.copy()
+    faithful_eisner(F, 2), faithful_cle(F, 3)
+    assert (F == keep).all()

@@ -1,0 +1,73 @@
+"""Constituency trees as ``nltk.Tree``: one-line bracket strings and word spans.
+
+Conventions: internal nodes are labelled ``LABEL = "X"`` (unlabelled bracketing); leaves
+are the word strings themselves (no pre-terminal nodes).  A one-word sentence is ``(X w)``.
+
+Bracket strings (:func:`to_brackets`) are one line, e.g. ``(X (X The cat) (X sat))``, and
+``nltk.Tree.fromstring`` reads them back.  Words are escaped PTB-style so that the string
+stays parseable: ``(`` -> ``-LRB-``, ``)`` -> ``-RRB-``, any run of whitespace -> ``_``, an
+empty word -> ``-NONE-``.  :func:`from_brackets` undoes the parenthesis escapes (spaces stay
+``_``; a word that literally was ``-LRB-`` comes back as ``(``, as in the PTB).
+"""
+from __future__ import annotations
+
+import re
+
+from nltk import Tree
+
+LABEL = "X"
+_WS = re.compile(r"\s+")
+
+
+def escape_word(word) -> str:
+    """A bracket-safe token for ``word`` (see module docstring)."""
+    w = str(word)
+    if w == "":
+        return "-NONE-"
+    w = w.replace("(", "-LRB-").replace(")", "-RRB-")
+    return _WS.sub("_", w)
+
+
+def unescape_word(token: str) -> str:
+    """Inverse of :func:`escape_word` for parentheses."""
+    return token.replace("-LRB-", "(").replace("-RRB-", ")")
+
+
+def to_brackets(tree) -> str:
+    """One-line bracket string of an ``nltk.Tree`` (or a bare word), leaves escaped."""
+    if not isinstance(tree, Tree):
+        return escape_word(tree)
+    label = escape_word(tree.label()) if str(tree.label()) else LABEL
+    # recursion depth = tree height (a right-branching 300-word sentence is fine)
+    return "(" + " ".join([label] + [to_brackets(child) for child in tree]) + ")"
+
+
+def from_brackets(text: str) -> Tree:
+    """Read a bracket string written by :func:`to_brackets` back into an ``nltk.Tree``."""
+    tree = Tree.fromstring(text)
+    for pos in tree.treepositions("leaves"):
+        tree[pos] = unescape_word(tree[pos])
+    return tree
+
+
+def spans(tree, *, trivial: bool = False) -> set[tuple[int, int]]:
+    """Word spans ``(start, end)`` (0-based, end exclusive) of the internal nodes of ``tree``.
+
+    The whole-sentence span is included.  Single-word spans (pre-terminals, unary nodes over
+    one word) are left out unless ``trivial=True``.  Unary chains give one span (it is a set).
+    """
+    out: set[tuple[int, int]] = set()
+    if not isinstance(tree, Tree):
+        return {(0, 1)} if trivial else out
+
+    def walk(node, start: int) -> int:
+        end = start
+        for child in node:
+            end = walk(child, end) if isinstance(child, Tree) else end + 1
+        if end - start >= 2 or (trivial and end > start):
+            out.add((start, end))
+        return end
+
+    # recursion depth = tree height; chains of a few hundred words are fine
+    walk(tree, 0)
+    return out
