@@ -215,14 +215,15 @@ def _read(path: Path, fmt: str = "auto", *, limit: int | None = None, max_words:
 
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
-    sents = read_corpus(path, fmt, max_words=max_words, limit=limit)
-    logger.info("%s: %d sentences, %d words", path, len(sents), sum(len(s) for s in sents))
-    return sents
+    return read_corpus(path, fmt, max_words=max_words, limit=limit)
 
 
 def _load_model(args: argparse.Namespace):
+    from transformers.utils import logging as hf_logging
+
     from pmask.perturb import load_model
 
+    hf_logging.disable_progress_bar()
     if not args.model:
         raise PmaskError("this needs --model (a hub name, a local directory, or random:NAME)")
     dtype = None if args.dtype == "auto" else args.dtype
@@ -260,7 +261,9 @@ def _source(args: argparse.Namespace, *, layers: Sequence[int] | str, include_cl
         if not corpus:
             raise PmaskError(f"{args.source}: the store does not record its corpus; name it with --corpus")
         corpus = Path(corpus)
-        sentences = _read(corpus, args.format, limit=args.limit, max_words=args.max_words)
+        held = [*store.indices, *(e["index"] for e in store.skipped)]
+        limit = min(args.limit or len(held), len(held)) if held else 0
+        sentences = _read(corpus, args.format, limit=limit, max_words=args.max_words)
         return sentences, store, corpus
     sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
     store_dir = getattr(args, "store", None)

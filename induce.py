@@ -41,7 +41,10 @@ class ParseSettings:
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        if not decoder_needs_model(self.decoder):
+            data.pop("layer")  # baselines read no impacts
+        return data
 
 
 @dataclass

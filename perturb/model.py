@@ -1,15 +1,19 @@
 """Loading a masked language model + fast tokenizer (hub name or local directory).
 
-Default dtype per device (``dtype=None``): ``float32`` on CPU, ``bfloat16`` on CUDA. On the
-reference 2-core CPU (AVX-512, no AMX) a bf16 matmul runs at ~140-160 GFLOP/s versus ~220-290
-GFLOP/s in float32 (``benchmarks/impact_speed.py`` measures it), so bf16 buys nothing there and
-costs ~1e-2 relative error; on GPUs bf16 tensor cores are many times faster than float32.
+Default dtype (``dtype=None``): ``float32`` on every device. Measured with
+``benchmarks/impact_speed.py`` on the 2-core development CPU (AVX-512 with BF16 but no AMX): a
+bf16 matmul peaks at ~150-170 GFLOP/s against ~300 GFLOP/s in float32, so the bf16 engine ran
+1.4x faster than the float32 *reference* but ~1.7x slower than the float32 engine, and its impact
+matrices deviated from float32 by up to 22% of their largest entry (random bert-base weights).
+No GPU was available to measure; bf16 tensor cores are much faster there, but for a tool meant to
+reproduce published numbers exactness wins, so CUDA users opt in with ``dtype="bfloat16"``.
 """
 from __future__ import annotations
 
 import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -102,9 +106,9 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """None → float32 on CPU, bfloat16 on CUDA (see module docstring); else the named dtype."""
+    """None → float32 (see the module docstring); else the named dtype."""
     if dtype is None:
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
+        return torch.float32
     if isinstance(dtype, torch.dtype):
         if dtype not in DTYPES.values():
             raise ModelError(f"unsupported dtype {dtype} (use float32, bfloat16, float16 or float64)")
@@ -127,6 +131,9 @@ def load_tokenizer(name_or_dir: str, revision: str | None = None):
     """The fast tokenizer of ``name_or_dir``; byte-level BPE ones get ``add_prefix_space=True``."""
     from transformers import AutoTokenizer
 
+    looks_local = str(name_or_dir).startswith(("/", "./", "../", "~", "\\")) or Path(name_or_dir).exists()
+    if looks_local and not Path(name_or_dir).expanduser().is_dir():
+        raise ModelError(f"model directory {str(name_or_dir)!r} does not exist")
     try:
         tok = AutoTokenizer.from_pretrained(name_or_dir, revision=revision)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
@@ -181,7 +188,7 @@ def load_model(name_or_dir: str, device: str | torch.device | None = "auto", dty
     NAME's config and tokenizer but initialises the weights randomly after
     ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline.
     ``device``: ``auto`` | ``cpu`` | ``cuda[:k]``; ``dtype``: ``float32`` | ``bfloat16`` | ``float16``
-    | None (float32 on CPU, bfloat16 on CUDA; see the module docstring). Failures raise ``ModelError``.
+    | None (= float32; see the module docstring). Failures raise ``ModelError``.
     """
     from transformers import AutoConfig, AutoModelForMaskedLM
 
@@ -195,8 +202,9 @@ def load_model(name_or_dir: str, device: str | torch.device | None = "auto", dty
     try:
         if random_init:
             config = AutoConfig.from_pretrained(name, revision=revision)
-            torch.manual_seed(RANDOM_SEED)
-            model = AutoModelForMaskedLM.from_config(config)
+            with torch.random.fork_rng(devices=[]):  # seeded, without disturbing the caller's RNG
+                torch.manual_seed(RANDOM_SEED)
+                model = AutoModelForMaskedLM.from_config(config)
         else:
             model = AutoModelForMaskedLM.from_pretrained(name, revision=revision)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError

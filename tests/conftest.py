@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests share authors_reference.py
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from authors_reference import reference
 from pmask.perturb import ImpactStats, align, impact_matrices, load_model
 
 SENTS = [
@@ -36,72 +37,6 @@ def roberta(tiny_roberta_dir):
 @pytest.fixture(scope="module", params=["bert", "roberta"])
 def lm(request):
     return request.getfixturevalue(request.param)
-
-
-# ----------------------------------------------------------------------------- reference
-def _head(model, h):
-    for attr in ("cls", "lm_head"):
-        if hasattr(model, attr):
-            return getattr(model, attr)(h)
-    raise AssertionError("unknown head")
-
-
-_REF_CACHE: dict = {}
-
-
-def reference_piece_matrix(lm, words, layers, metric):
-    """Authors' scheme: for every piece position p (specials included) one batch of L sequences,
-    sequence q masking the word of p and the word of q; read at p; compare with p's word alone
-    masked. Returns [len(layers), L, L] (row p, column q) and the alignment."""
-    key = (id(lm), tuple(words), tuple(layers), metric)
-    if key in _REF_CACHE:
-        return _REF_CACHE[key]
-    tok, model = lm.tokenizer, lm.model
-    al = align(tok, words)
-    ids = torch.tensor(al.input_ids)
-    widx = al.word_index
-    L = len(ids)
-    ks = [k if k >= 0 else lm.num_layers + 1 + k for k in layers]
-    out = np.zeros((len(layers), L, L))
-    with torch.inference_mode():
-        for p in range(L):
-            batch = ids.repeat(L + 1, 1)               # row 0: only p's word masked; row 1+q: also q's word
-            for q in range(-1, L):
-                for t in range(L):
-                    if widx[t] >= 0 and (widx[t] == widx[p] or (q >= 0 and widx[t] == widx[q])):
-                        batch[q + 1, t] = tok.mask_token_id
-            res = model(input_ids=batch, attention_mask=torch.ones_like(batch),
-                        token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
-            for li, k in enumerate(ks):
-                h = res.hidden_states[k][:, p].double()
-                if metric == "dist":
-                    d = (h[1:] - h[0]).norm(dim=-1)
-                elif metric == "cos":
-                    d = 1 - torch.nn.functional.cosine_similarity(h[1:], h[0:1], dim=-1)
-                else:
-                    logits = res.logits[:, p] if k == lm.num_layers else _head(model, res.hidden_states[k][:, p])
-                    prob = logits.double().softmax(-1)[:, ids[p]]
-                    d = prob[0] - prob[1:]
-                out[li, p] = d.numpy()
-    _REF_CACHE[key] = (out, al)
-    return out, al
-
-
-def reference(lm, words, layers, metric, subword, include_cls=False):
-    piece, al = reference_piece_matrix(lm, words, layers, metric)
-    merge = {"avg": np.mean, "sum": np.sum, "max": np.max, "first": lambda a, axis: np.take(a, 0, axis=axis)}[subword]
-    n = al.n_words
-    cols = [al.pieces(j)[0] for j in range(n)]
-    rows = [merge(piece[:, al.pieces(i)], axis=1)[:, cols] for i in range(n)]
-    F = np.stack(rows, axis=1)
-    if include_cls:
-        cls = al.word_index.index(-1)
-        full = np.zeros((len(layers), n + 1, n + 1))
-        full[:, 1:, 1:] = F
-        full[:, 0, 1:] = piece[:, cls, cols]
-        full[:, 0, 0] = piece[:, cls, cls]
-        return full
-    return F
 
 
 def run(lm, sents, **kw):
@@ -266,3 +201,22 @@ def test_bfloat16_close_to_float32(tiny_bert_dir, bert):
 def test_progress_bar(bert, capsys):
     got = run(bert, SENTS[:2], progress=True)
     assert len(got) == 2
+
+
+def test_out_of_memory_halves_the_batch(bert, monkeypatch):
+    from pmask.perturb import forward
+
+    real = forward.Encoder.read_states
+
+    def flaky(self, input_ids, attention_mask, layers, reads):
+        if input_ids.shape[0] > 8:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(self, input_ids, attention_mask, layers, reads)
+
+    want = run(bert, SENTS, layers=[-1], metric="prob", batch_tokens=10**6)
+    monkeypatch.setattr(forward.Encoder, "read_states", flaky)
+    stats = ImpactStats()
+    got = run(bert, SENTS, layers=[-1], metric="prob", batch_tokens=10**6, stats=stats)
+    assert stats.oom_retries > 0
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)

@@ -4,101 +4,14 @@
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
+from authors_reference import ref_faithful_cle_best, ref_faithful_eisner
 from pmask.errors import DecodeError
 from pmask.trees import decode_dependencies, faithful_cle, faithful_eisner
 from pmask.trees.validate import all_trees, tree_errors
-
-
-# ------------------------------------------------------------ slow references
-def ref_softmax(F):
-    """Their ``e / e.sum(axis=1)``: entry [i][j] is divided by the sum of ROW j."""
-    N = len(F)
-    top = max(max(row) for row in F)
-    e = [[math.exp(F[i][j] - top) for j in range(N)] for i in range(N)]
-    row_sum = [sum(e[j]) for j in range(N)]
-    return [[e[i][j] / row_sum[j] for j in range(N)] for i in range(N)]
-
-
-def ref_parse_proj(scores):
-    """Loop transcription of Kiperwasser & Goldberg's ``parse_proj``; scores[head][dep]."""
-    N = len(scores) - 1
-    inf = float("inf")
-    complete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
-    incomplete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
-    cb = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
-    ib = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
-    for t in range(N + 1):
-        incomplete[0][t][0] = -inf
-
-    def first_max(values, offset):
-        best, arg = values[0], 0
-        for i, v in enumerate(values):
-            if v > best:
-                best, arg = v, i
-        return best, offset + arg
-
-    for k in range(1, N + 1):
-        for s in range(N - k + 1):
-            t = s + k
-            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[t][s] for r in range(s, t)]
-            incomplete[s][t][0], ib[s][t][0] = first_max(vals, s)
-            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[s][t] for r in range(s, t)]
-            incomplete[s][t][1], ib[s][t][1] = first_max(vals, s)
-            vals = [complete[s][r][0] + incomplete[r][t][0] for r in range(s, t)]
-            complete[s][t][0], cb[s][t][0] = first_max(vals, s)
-            vals = [incomplete[s][r][1] + complete[r][t][1] for r in range(s + 1, t + 1)]
-            complete[s][t][1], cb[s][t][1] = first_max(vals, s + 1)
-    heads = [-1] * (N + 1)
-
-    def back(s, t, d, comp):
-        if s == t:
-            return
-        if comp:
-            r = cb[s][t][d]
-            if d == 0:
-                back(s, r, 0, 1), back(r, t, 0, 0)
-            else:
-                back(s, r, 1, 0), back(r, t, 1, 1)
-        else:
-            r = ib[s][t][d]
-            if d == 0:
-                heads[s] = t
-            else:
-                heads[t] = s
-            back(s, r, 1, 1), back(r + 1, t, 0, 1)
-
-    back(0, N, 1, 1)
-    return heads[1:]
-
-
-def ref_faithful_eisner(F_cls, root):
-    F = [list(map(float, row)) for row in F_cls]
-    N = len(F)
-    for j in range(N):
-        F[root][j] = 0.0
-    F[root][0] = 1.0
-    F[0][0] = 0.0
-    S = ref_softmax(F)
-    ST = [[S[j][i] for j in range(N)] for i in range(N)]
-    return ref_parse_proj(ST)
-
-
-def ref_faithful_cle_best(F_cls, root):
-    """Brute force: max product of masked F[dep][head] over all trees; zero arcs impossible."""
-    F = np.array(F_cls, dtype=float)
-    F[0, :] = 0
-    F[root, :] = 0
-    F[root, 0] = 1
-    np.fill_diagonal(F, 0)
-    n = len(F) - 1
-    H = all_trees(n)
-    prod = F[np.arange(1, n + 1), H].prod(axis=1)
-    return H, prod
 
 
 def random_cls(rng, n, integer=False):

@@ -1,0 +1,204 @@
+"""Slow, literal re-implementations of the authors' pipeline (Wu et al. 2020), shared by the tests.
+
+Impact: for every word-piece position p (specials included) one batch of L sequences, sequence q
+masking the word of p and the word of q, read at p. Decoding: their transposed "softmax", the
+classic ``parse_proj`` Eisner (ROOT may take several children) and the max-product arborescence.
+Importable from test files because ``conftest.py`` puts this folder on ``sys.path``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from pmask.perturb import align
+from pmask.trees.validate import all_trees
+
+
+# ----------------------------------------------------------------------------- impact
+def _head(model, h):
+    for attr in ("cls", "lm_head"):
+        if hasattr(model, attr):
+            return getattr(model, attr)(h)
+    raise AssertionError("unknown head")
+
+
+_REF_CACHE: dict = {}
+
+
+def reference_piece_matrix(lm, words, layers, metric):
+    """Authors' scheme: for every piece position p (specials included) one batch of L sequences,
+    sequence q masking the word of p and the word of q; read at p; compare with p's word alone
+    masked. Returns [len(layers), L, L] (row p, column q) and the alignment."""
+    key = (id(lm), tuple(words), tuple(layers), metric)
+    if key in _REF_CACHE:
+        return _REF_CACHE[key]
+    tok, model = lm.tokenizer, lm.model
+    al = align(tok, words)
+    ids = torch.tensor(al.input_ids)
+    widx = al.word_index
+    L = len(ids)
+    ks = [k if k >= 0 else lm.num_layers + 1 + k for k in layers]
+    out = np.zeros((len(layers), L, L))
+    with torch.inference_mode():
+        for p in range(L):
+            batch = ids.repeat(L + 1, 1)               # row 0: only p's word masked; row 1+q: also q's word
+            for q in range(-1, L):
+                for t in range(L):
+                    if widx[t] >= 0 and (widx[t] == widx[p] or (q >= 0 and widx[t] == widx[q])):
+                        batch[q + 1, t] = tok.mask_token_id
+            res = model(input_ids=batch, attention_mask=torch.ones_like(batch),
+                        token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
+            for li, k in enumerate(ks):
+                h = res.hidden_states[k][:, p].double()
+                if metric == "dist":
+                    d = (h[1:] - h[0]).norm(dim=-1)
+                elif metric == "cos":
+                    d = 1 - torch.nn.functional.cosine_similarity(h[1:], h[0:1], dim=-1)
+                else:
+                    logits = res.logits[:, p] if k == lm.num_layers else _head(model, res.hidden_states[k][:, p])
+                    prob = logits.double().softmax(-1)[:, ids[p]]
+                    d = prob[0] - prob[1:]
+                out[li, p] = d.numpy()
+    _REF_CACHE[key] = (out, al)
+    return out, al
+
+
+def reference(lm, words, layers, metric, subword, include_cls=False):
+    piece, al = reference_piece_matrix(lm, words, layers, metric)
+    merge = {"avg": np.mean, "sum": np.sum, "max": np.max, "first": lambda a, axis: np.take(a, 0, axis=axis)}[subword]
+    n = al.n_words
+    cols = [al.pieces(j)[0] for j in range(n)]
+    rows = [merge(piece[:, al.pieces(i)], axis=1)[:, cols] for i in range(n)]
+    F = np.stack(rows, axis=1)
+    if include_cls:
+        cls = al.word_index.index(-1)
+        full = np.zeros((len(layers), n + 1, n + 1))
+        full[:, 1:, 1:] = F
+        full[:, 0, 1:] = piece[:, cls, cols]
+        full[:, 0, 0] = piece[:, cls, cls]
+        return full
+    return F
+
+
+
+# ----------------------------------------------------------------------------- decoding
+def ref_softmax(F):
+    """Their ``e / e.sum(axis=1)``: entry [i][j] is divided by the sum of ROW j."""
+    N = len(F)
+    top = max(max(row) for row in F)
+    e = [[math.exp(F[i][j] - top) for j in range(N)] for i in range(N)]
+    row_sum = [sum(e[j]) for j in range(N)]
+    return [[e[i][j] / row_sum[j] for j in range(N)] for i in range(N)]
+
+
+def ref_parse_proj(scores):
+    """Loop transcription of Kiperwasser & Goldberg's ``parse_proj``; scores[head][dep]."""
+    N = len(scores) - 1
+    inf = float("inf")
+    complete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
+    incomplete = [[[0.0, 0.0] for _ in range(N + 1)] for _ in range(N + 1)]
+    cb = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
+    ib = [[[-1, -1] for _ in range(N + 1)] for _ in range(N + 1)]
+    for t in range(N + 1):
+        incomplete[0][t][0] = -inf
+
+    def first_max(values, offset):
+        best, arg = values[0], 0
+        for i, v in enumerate(values):
+            if v > best:
+                best, arg = v, i
+        return best, offset + arg
+
+    for k in range(1, N + 1):
+        for s in range(N - k + 1):
+            t = s + k
+            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[t][s] for r in range(s, t)]
+            incomplete[s][t][0], ib[s][t][0] = first_max(vals, s)
+            vals = [complete[s][r][1] + complete[r + 1][t][0] + scores[s][t] for r in range(s, t)]
+            incomplete[s][t][1], ib[s][t][1] = first_max(vals, s)
+            vals = [complete[s][r][0] + incomplete[r][t][0] for r in range(s, t)]
+            complete[s][t][0], cb[s][t][0] = first_max(vals, s)
+            vals = [incomplete[s][r][1] + complete[r][t][1] for r in range(s + 1, t + 1)]
+            complete[s][t][1], cb[s][t][1] = first_max(vals, s + 1)
+    heads = [-1] * (N + 1)
+
+    def back(s, t, d, comp):
+        if s == t:
+            return
+        if comp:
+            r = cb[s][t][d]
+            if d == 0:
+                back(s, r, 0, 1), back(r, t, 0, 0)
+            else:
+                back(s, r, 1, 0), back(r, t, 1, 1)
+        else:
+            r = ib[s][t][d]
+            if d == 0:
+                heads[s] = t
+            else:
+                heads[t] = s
+            back(s, r, 1, 1), back(r + 1, t, 0, 1)
+
+    back(0, N, 1, 1)
+    return heads[1:]
+
+
+def ref_faithful_eisner(F_cls, root):
+    F = [list(map(float, row)) for row in F_cls]
+    N = len(F)
+    for j in range(N):
+        F[root][j] = 0.0
+    F[root][0] = 1.0
+    F[0][0] = 0.0
+    S = ref_softmax(F)
+    ST = [[S[j][i] for j in range(N)] for i in range(N)]
+    return ref_parse_proj(ST)
+
+
+def ref_faithful_cle_best(F_cls, root):
+    """Brute force: max product of masked F[dep][head] over all trees; zero arcs impossible."""
+    F = np.array(F_cls, dtype=float)
+    F[0, :] = 0
+    F[root, :] = 0
+    F[root, 0] = 1
+    np.fill_diagonal(F, 0)
+    n = len(F) - 1
+    H = all_trees(n)
+    prod = F[np.arange(1, n + 1), H].prod(axis=1)
+    return H, prod
+
+
+
+
+# ----------------------------------------------------------------------------- whole pipeline
+def authors_word_matrix(lm, words, layer=-1):
+    """Their (n+1)x(n+1) matrix with [CLS] at 0: the piece matrix merged by their buffer walk
+    (columns: first piece of each group; rows: mean over the group), [SEP] dropped."""
+    piece, al = reference_piece_matrix(lm, words, [layer], "dist")
+    mapping = list(al.word_index)
+
+    def walk(matrix, pick):
+        out = []
+        for line in matrix:
+            new_row, buf = [], []
+            for j in range(len(line) - 1):
+                buf.append(line[j])
+                if mapping[j] != mapping[j + 1]:
+                    new_row.append(pick(buf))
+                    buf = []
+            out.append(new_row)
+        return out
+
+    cols_merged = np.array(walk(piece[0].tolist(), lambda b: b[0])).T.tolist()
+    return np.array(walk(cols_merged, lambda b: sum(b) / len(b))).T
+
+
+def authors_heads(lm, words, root, decoder):
+    """Heads (CoNLL-U convention) the authors' code would output for one sentence."""
+    F = authors_word_matrix(lm, words)
+    if decoder == "eisner":
+        return ref_faithful_eisner(F.tolist(), root)
+    H, prod = ref_faithful_cle_best(F, root)
+    return H[int(np.argmax(prod))].tolist()
