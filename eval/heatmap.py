@@ -93,11 +93,10 @@ def _colormap(name: str, where: str) -> Any:
     import matplotlib
 
     try:
-        cmap = matplotlib.colormaps[name].copy()
+        cmap = matplotlib.colormaps[name]
     except KeyError:
         raise HeatmapError(f"{where}: unknown matplotlib colormap {name!r}") from None
-    cmap.set_bad(NAN_COLOUR)
-    return cmap
+    return cmap.with_extremes(bad=NAN_COLOUR)
 
 
 def _fmt_value(v: float) -> str:
