@@ -17,7 +17,8 @@ Exact shortcuts: the input with {i, j} masked is read at i (for F[i, j]) and at 
 so a sentence costs n + n(n−1)/2 forward sequences (+1 unmasked one with ``include_cls``); no
 layer above the highest requested one is run and that top layer is computed only at the read
 positions (see ``pmask.perturb.forward``). Sequences of many sentences are packed into batches
-of at most ``batch_tokens`` padded tokens.
+of at most ``batch_tokens`` padded tokens; the BERT-style fast path then runs them without the
+padding (position-wise work on real tokens only, attention per run of equal-length rows).
 """
 from __future__ import annotations
 
@@ -40,10 +41,9 @@ logger = logging.getLogger(__name__)
 
 METRICS = ("dist", "cos", "prob")
 SUBWORD_POLICIES = ("avg", "first", "sum", "max")
-# Padded tokens per forward batch. CPU: 2048 keeps bert-base's largest activation (2048 × 3072
-# float32 = 25 MB) under glibc's 32 MB mmap threshold, so buffers are reused rather than
-# page-faulted in every batch, and throughput is on the flat part of its curve
-# (benchmarks/impact_speed.py --batch-tokens); GPUs want far bigger batches.
+# Padded tokens per forward batch. CPU: 2048 keeps bert-base's activations (2048 × 3072 float32
+# = 25 MB) small and is on the flat part of the throughput curve (1024 and 4096 measured 4–10 %
+# slower end to end, benchmarks/impact_speed.py --batch-tokens); GPUs want far bigger batches.
 DEFAULT_BATCH_TOKENS = {"cpu": 2048, "cuda": 32768}
 
 
@@ -56,11 +56,11 @@ class ImpactStats:
     skipped_indices: list[int] = field(default_factory=list)
     forward_sequences: int = 0    # masked inputs run through the model
     tokens: int = 0               # real tokens in those inputs
-    padded_tokens: int = 0        # batch rows × padded length (what the lower layers compute)
+    padded_tokens: int = 0        # tokens the lower layers computed (rows × padded width unless packed)
     reads: int = 0                # hidden states read (piece positions)
-    query_slots: int = 0          # top-layer query positions computed (rows × most reads in a row)
-    attention_pairs: int = 0      # Σ rows × width² over batches (query·key pairs of a full layer)
-    query_key_pairs: int = 0      # Σ query_slots × width (query·key pairs of the partial top layer)
+    query_slots: int = 0          # top-layer query positions computed (fast path; rows × most reads in a row)
+    attention_pairs: int = 0      # query·key pairs of a full layer (Σ rows × length², padding included if computed)
+    query_key_pairs: int = 0      # query·key pairs of the partial top layer
     batches: int = 0
     oom_retries: int = 0
     seconds: float = 0.0
@@ -417,8 +417,9 @@ def _forward_batch(lm, encoder: Encoder, parts, layer_ids, metric, pad_id, mask_
     stats.batches += 1
     stats.forward_sequences += rows
     stats.tokens += real_tokens
-    stats.padded_tokens += rows * width
+    work = encoder.work   # what the forward computed (the fast path skips padding where it can)
+    stats.padded_tokens += work.tokens
     stats.reads += len(row)
-    stats.query_slots += rows * n_q if encoder.fast else 0
-    stats.attention_pairs += rows * width * width
-    stats.query_key_pairs += rows * n_q * width if encoder.fast else 0
+    stats.query_slots += work.query_slots
+    stats.attention_pairs += work.attention_pairs
+    stats.query_key_pairs += work.query_key_pairs

@@ -96,6 +96,22 @@ def test_fast_path_matches_generic(lm, metric):
         np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
 
 
+def test_unpadded_fast_path_matches_padded(bert, monkeypatch):
+    """The fast path runs mixed-length batches without padding; forcing the padded layout gives
+    the same matrices, and the work counters count real tokens only."""
+    from pmask.perturb import forward
+
+    stats = ImpactStats()
+    unpadded = run(bert, SENTS, layers=LAYERS, metric="dist", batch_tokens=10**6, stats=stats)
+    assert stats.batches == 1 and stats.padded_tokens == stats.tokens
+    monkeypatch.setattr(forward.Encoder, "_packing", lambda self, mask, reads: None)
+    padded_stats = ImpactStats()
+    padded = run(bert, SENTS, layers=LAYERS, metric="dist", batch_tokens=10**6, stats=padded_stats)
+    assert padded_stats.padded_tokens > padded_stats.tokens
+    for a, b in zip(unpadded, padded):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.parametrize("metric", ["dist", "prob"])
 def test_include_cls_layout(lm, metric):
     got = run(lm, SENTS[:3], layers=[0, -1], metric=metric, include_cls=True, batch_tokens=100)
