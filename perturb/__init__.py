@@ -1,16 +1,26 @@
-"""The perturbed-masking impact engine (this subpackage imports torch).
+"""The perturbed-masking impact engine and its on-disk store.
 
     from pmask.perturb import load_model, impact_matrices
     lm = load_model("bert-base-uncased")
     for F in impact_matrices(lm, [["The", "cat", "sat", "."]], layers=[-1]):
         ...   # float32 [len(layers), n, n]; F[l, i, j] = impact of word j on word i
-"""
-from pmask.perturb.alignment import WordAlignment, align
-from pmask.perturb.engine import METRICS, SUBWORD_POLICIES, ImpactStats, impact_matrices
-from pmask.perturb.model import RANDOM_SEED, LoadedModel, load_model
 
-__all__ = [
-    "load_model", "LoadedModel", "RANDOM_SEED",
-    "impact_matrices", "ImpactStats", "METRICS", "SUBWORD_POLICIES",
-    "align", "WordAlignment",
-]
+Names are imported on first use, so reading a store (``pmask.perturb.store``) does not load torch.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "load_model": "model", "LoadedModel": "model", "RANDOM_SEED": "model",
+    "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "engine", "SUBWORD_POLICIES": "engine",
+    "align": "alignment", "WordAlignment": "alignment",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"pmask.perturb.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'pmask.perturb' has no attribute {name!r}")
