@@ -8,6 +8,18 @@ from pathlib import Path
 from pmask.errors import CorpusError
 
 
+def corpus_files(path: Path, suffix: str) -> list[Path]:
+    """``path`` itself, or the sorted ``*suffix`` files of a directory (none there is an error)."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == suffix and p.is_file())
+        if not files:
+            raise CorpusError(f"{path}: directory holds no {suffix} files")
+        return files
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or directory")
+    return [path]
+
+
 def read_utf8(path: Path) -> str:
     """The whole file as text; a missing file or non-UTF-8 bytes give a CorpusError naming the line."""
     try:

@@ -6,20 +6,11 @@ import logging
 import os
 from pathlib import Path
 
-from pmask.corpora._util import check_heads, read_utf8
+from pmask.corpora._util import check_heads, corpus_files, read_utf8
 from pmask.corpora.sentence import Sentence
 from pmask.errors import CorpusError
 
 logger = logging.getLogger(__name__)
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".dp" and p.is_file())
-        if not files:
-            raise CorpusError(f"{path}: directory holds no .dp files")
-        return files
-    return [path]
 
 
 def _read_file(path: Path) -> list[Sentence]:
@@ -64,7 +55,7 @@ def read_dep3(path: str | os.PathLike, *, max_words: int | None = None,
         raise CorpusError(f"{path}: no such file or directory")
     out: list[Sentence] = []
     total = 0
-    for file in _files(path):
+    for file in corpus_files(path, ".dp"):
         sents = _read_file(file)
         total += len(sents)
         for s in sents:

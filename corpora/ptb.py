@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nltk
 
-from pmask.corpora._util import atomic_write_text, read_utf8
+from pmask.corpora._util import atomic_write_text, corpus_files, read_utf8
 from pmask.corpora.sentence import Sentence
 from pmask.errors import CorpusError
 
@@ -99,17 +99,6 @@ def filter_tree(tree: nltk.Tree, keep_tag, strip_labels: bool = True) -> nltk.Tr
     return nltk.Tree(label, kids)
 
 
-def _ptb_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".mrg" and p.is_file())
-        if not files:
-            raise CorpusError(f"{path}: directory holds no .mrg files")
-        return files
-    if not path.exists():
-        raise CorpusError(f"{path}: no such file or directory")
-    return [path]
-
-
 def read_ptb(
     path: str | os.PathLike,
     *,
@@ -128,7 +117,7 @@ def read_ptb(
     keep = (lambda tag: tag in WORD_TAGS) if filter_punct else (lambda tag: tag != TRACE_TAG)
     out: list[Sentence] = []
     n_read = 0
-    for file in _ptb_files(Path(path)):
+    for file in corpus_files(Path(path), ".mrg"):
         text = read_utf8(file)
         try:
             groups = split_trees(text)
