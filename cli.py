@@ -27,8 +27,20 @@ FORMATS = ("auto", "conllu", "ptb", "dep3", "text")
 
 # ---------------------------------------------------------------------------- argument parsing
 
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
+class _Formatter(argparse.HelpFormatter):
+    """Wraps descriptions, keeps example epilogs as written, shows only informative defaults."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example"):
+            return "\n".join(indent + line for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("%(default)" not in text and action.option_strings and action.nargs != 0
+                and action.default not in (None, argparse.SUPPRESS)):
+            text += " (default: %(default)s)"
+        return text
 
 
 def _decoder_names() -> list[str]:
