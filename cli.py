@@ -414,8 +414,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.details and task == "dependency":
         _print_details(score)
     if args.json:
-        data = json.loads(table.to_json())
-        data["per_sentence"] = [p.to_dict() for p in score.per_sentence]
+        # the prediction's scores under plain top-level keys (uas, uuas / f1_sentence, f1_corpus, …),
+        # then every row (prediction and baselines), the run's metadata and per-sentence results
+        data = {**score.to_dict(), "name": name, **json.loads(table.to_json()),
+                "baselines": {k: v.to_dict() for k, v in base.items()},
+                "per_sentence": [p.to_dict() for p in score.per_sentence]}
         _write_json(args.json, data)
     if args.csv:
         table.write_csv(args.csv)

@@ -108,7 +108,9 @@ def test_baseline_parse_and_eval(small, tmp_path, capsys):
     assert code == 0, err
     assert "right-chain" in stdout and "left-chain" in stdout and "|" in stdout
     data = json.loads(report.read_text())
-    assert data["rows"][0]["uas"] == pytest.approx(100 * 5 / 8)
+    assert data["uas"] == data["rows"][0]["uas"] == pytest.approx(100 * 5 / 8)
+    assert data["baselines"]["left-chain"]["uas"] == pytest.approx(100 * 4 / 8)
+    assert {"uuas", "correct", "total"} <= set(data) and len(data["per_sentence"]) == 2
 
 
 def test_model_parse_store_faithful_and_heatmap(small, tmp_path, tiny_bert_dir, capsys):
@@ -201,7 +203,8 @@ def test_ptb_mart_and_right_branching(tmp_path, tiny_bert_dir, capsys):
     code, _, err = run(["eval", rb, "--gold", PTB, "--max-words", "10", "--json", tmp_path / "rb.json"], capsys)
     assert code == 0, err
     data = json.loads((tmp_path / "rb.json").read_text())
-    assert data["rows"][0]["f1_sentence"] == pytest.approx(58.60, abs=0.005)
+    assert data["f1_sentence"] == pytest.approx(58.60, abs=0.005)
+    assert {"f1_corpus", "precision", "recall"} <= set(data)
 
 
 def test_installed_script_smoke(small, tmp_path):
