@@ -551,10 +551,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         baselines = {name: s.to_dict()[key] for name, s in bl.items()}
     keys = ["uas", "uuas"] if task == "dependency" else ["f1_sentence", "f1_corpus"]
     sweep = LayerSweep(rows=rows, metric_keys=keys,
-                       meta={"model": model_name, "decoder": decoder, "root": args.root, "corpus": str(args.source)})
+                       meta={"model": model_name, "decoder": decoder, "corpus": str(args.source),
+                             **({"root": args.root} if task == "dependency" else {})})
     print(sweep.to_markdown())
     if args.plot:
-        plot_layer_sweep(sweep, args.plot, baselines=baselines or None)
+        title = f"{Path(str(model_name)).name or model_name} · {decoder}" + (
+            f" · root {args.root}" if task == "dependency" else "")
+        plot_layer_sweep(sweep, args.plot, baselines=baselines or None, title=title)
         print(f"wrote {args.plot}")
     if args.json:
         _write_json(args.json, json.loads(sweep.to_json()))
