@@ -504,7 +504,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from pmask.eval.report import LayerSweep, plot_layer_sweep
     from pmask.perturb import impact_matrices
 
-    if _is_store(args.source):
+    if _is_store(args.source) or args.store is not None:
         sentences, store, corpus = _source(args, layers=args.layers, include_cls=args.faithful)
         layers = list(store.manifest["layers"]["resolved"]) if args.layers == "all" else list(args.layers)
         model_name = (store.manifest.get("model") or {}).get("name")

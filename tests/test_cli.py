@@ -161,7 +161,14 @@ def test_sweep_plot(small, tmp_path, tiny_bert_dir, capsys):
                           "--json", tmp_path / "sweep.json"], capsys)
     assert code == 0, err
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert len(json.loads((tmp_path / "sweep.json").read_text())["rows"]) >= 2
+    direct = json.loads((tmp_path / "sweep.json").read_text())["rows"]
+    assert len(direct) >= 2
+    code, _, err = run(["sweep", small, "--model", tiny_bert_dir, "--store", tmp_path / "cache", "-q",
+                        "--json", tmp_path / "cached.json"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "cache" / "manifest.json").is_file()
+    cached = json.loads((tmp_path / "cached.json").read_text())["rows"]
+    assert [r["uas"] for r in cached] == [r["uas"] for r in direct]
 
 
 @needs_pud
