@@ -259,10 +259,6 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _meta_path(output: Path) -> Path:
-    return output.with_name(output.name + ".meta.json")
-
-
 def _source(args: argparse.Namespace, *, layers: Sequence[int] | str, include_cls: bool):
     """(sentences, store or None, corpus path) for a parse/heatmap/sweep SOURCE argument."""
     from pmask.perturb.store import ImpactStore
@@ -361,67 +357,24 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "sentences": summary.sentences, "parsed": summary.parsed, "skipped": summary.skipped,
         "seconds": round(time.perf_counter() - t0, 3),
     }
-    _write_json(_meta_path(args.output), meta)
+    _write_json(induce.meta_path(args.output), meta)
     skipped = f", {len(summary.skipped)} skipped (too long): {', '.join(summary.skipped[:5])}" if summary.skipped else ""
     print(f"{args.output}: {summary.parsed} {task} trees{skipped}")
     return 0
 
 
-def _read_prediction(path: Path) -> tuple[str, list]:
-    """('dependency', sentences) for CoNLL-U, else ('constituency', trees) for a bracket file."""
-    from pmask.corpora import read_brackets, read_corpus
-
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    if path.suffix in (".conllu", ".conll"):
-        return "dependency", read_corpus(path, "conllu")
-    return "constituency", read_brackets(path)
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
-    from pmask.eval import compare
+    from pmask.eval.compare import evaluate_files
 
-    task, pred = _read_prediction(args.pred)
-    meta_file = _meta_path(args.pred)
-    pred_meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
-    settings = pred_meta.get("settings", {})
-    name = settings.get("decoder", "prediction")
-    if pred_meta.get("model"):
-        name = f"{name} ({pred_meta['model'].get('name', 'model')}, layer {settings.get('layer', -1)})"
-    if task == "dependency":
-        gold = _read(args.gold, "conllu" if args.gold.suffix in (".conllu", ".conll") else "auto",
-                     max_words=args.max_words)
-        pairs = compare.align(pred, gold, str(args.pred), str(args.gold))
-        score = compare.score_dependencies(pairs, args.punct)
-        root = args.root or settings.get("root", "gold")
-        base = compare.dependency_baseline_scores([g for _, g in pairs], punct=args.punct, root=root,
-                                                  seed=args.seed) if args.baselines else {}
-        meta = {"gold": str(args.gold), "pred": str(args.pred), "punct": args.punct, "baseline_root": root}
-    else:
-        gold = _read(args.gold, "ptb", max_words=args.max_words)
-        if len(pred) != len(gold) and len(pred) > len(gold):
-            raise PmaskError(f"{args.pred} has {len(pred)} trees but {args.gold} only {len(gold)} sentences")
-        pairs = []
-        for k, (tree, g) in enumerate(zip(pred, gold)):
-            if tree is not None and list(tree.leaves()) != list(g.words):
-                raise PmaskError(f"{args.pred}:{k + 1}: tree words differ from gold {g.where()}")
-            pairs.append((tree, g))
-        score = compare.score_brackets(pairs)
-        base = compare.constituency_baseline_scores([g for _, g in pairs], seed=args.seed) if args.baselines else {}
-        meta = {"gold": str(args.gold), "pred": str(args.pred), "max_words": args.max_words}
-    table = compare.comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
-    print(table.to_markdown())
-    if args.details and task == "dependency":
-        _print_details(score)
+    result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
+                            seed=args.seed, max_words=args.max_words)
+    print(result.table.to_markdown())
+    if args.details and result.task == "dependency":
+        _print_details(result.score)
     if args.json:
-        # the prediction's scores under plain top-level keys (uas, uuas / f1_sentence, f1_corpus, …),
-        # then every row (prediction and baselines), the run's metadata and per-sentence results
-        data = {**score.to_dict(), "name": name, **json.loads(table.to_json()),
-                "baselines": {k: v.to_dict() for k, v in base.items()},
-                "per_sentence": [p.to_dict() for p in score.per_sentence]}
-        _write_json(args.json, data)
+        _write_json(args.json, result.to_dict())
     if args.csv:
-        table.write_csv(args.csv)
+        result.table.write_csv(args.csv)
     return 0
 
 
@@ -530,19 +483,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     decoder = args.decoder or ("eisner" if dependency else "mart")
     task = induce.decoder_task(decoder)
     rows = []
+    golds = sentences
     for layer in layers:
         settings = induce.ParseSettings(decoder=decoder, layer=layer, root=args.root, faithful=args.faithful,
                                         seed=args.seed)
-        parsed = [p for p in induce.parse_sentences(sentences, per_layer[layer], settings) if p.skipped is None]
-        if task == "dependency":
-            pairs = [(_with_heads(p.sentence, p.heads), p.sentence) for p in parsed]
-            score = compare.score_dependencies(pairs, args.punct)
-        else:
-            score = compare.score_brackets([(p.tree, p.sentence) for p in parsed])
+        score, golds = induce.score_against_gold(sentences, per_layer[layer], settings, punct=args.punct)
         rows.append((layer, score.to_dict()))
     baselines = {}
     if args.baselines:
-        golds = sentences
         if task == "dependency":
             bl = compare.dependency_baseline_scores(golds, punct=args.punct, root=args.root, seed=args.seed)
         else:
@@ -564,12 +512,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.csv:
         sweep.write_csv(args.csv)
     return 0
-
-
-def _with_heads(sentence: Any, heads: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(sentence, heads=[int(h) for h in heads])
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -19,6 +20,12 @@ from pmask.errors import PmaskError
 logger = logging.getLogger(__name__)
 
 ROOT_MODES = ("free", "gold")
+
+
+def meta_path(output: Path) -> Path:
+    """Where ``pmask parse`` records how ``output`` was made: ``<output>.meta.json`` beside it."""
+    output = Path(output)
+    return output.with_name(output.name + ".meta.json")
 
 
 @dataclass
@@ -169,3 +176,22 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | No
             tree = decode_constituency(settings.decoder, list(sent.words), F=F, seed=seed, where=sent.where())
             summary.parsed += 1
             yield Parsed(sent, tree=tree)
+
+
+def score_against_gold(sentences: Sequence[Sentence], impacts: Iterable[Impact | None] | None,
+                       settings: ParseSettings, *, punct: str = "include") -> tuple[Any, list[Sentence]]:
+    """Induce trees for ``sentences`` and score them against the sentences' own gold trees.
+
+    Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were
+    scored (sentences skipped as too long for the model are left out of both).
+    """
+    from dataclasses import replace
+
+    from pmask.eval.compare import score_brackets, score_dependencies
+
+    parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
+    golds = [p.sentence for p in parsed]
+    if decoder_task(settings.decoder) == "dependency":
+        pairs = [(replace(p.sentence, heads=[int(h) for h in p.heads]), p.sentence) for p in parsed]
+        return score_dependencies(pairs, punct), golds
+    return score_brackets([(p.tree, p.sentence) for p in parsed]), golds

@@ -6,7 +6,10 @@ very sentences that were predicted.
 """
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.corpora import Sentence
@@ -101,3 +104,75 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
     rows = [ComparisonRow(name=pred_name, kind="model", metrics=predicted.to_dict(), settings=settings or {})]
     rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={}) for name, s in baselines.items()]
     return Comparison(rows=rows, task=task, meta=meta or {})
+
+
+@dataclass
+class Evaluation:
+    """A scored prediction file: its score object, the baselines' and the comparison table."""
+
+    task: str                                   # "dependency" or "constituency"
+    name: str                                   # the prediction's row name
+    score: Any                                  # DependencyScore or BracketScore
+    baselines: dict[str, Any] = field(default_factory=dict)
+    table: Comparison | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The prediction's scores under plain top-level keys (``uas``, ``uuas`` / ``f1_sentence``,
+        ``f1_corpus``, ``precision``, ``recall`` plus counts), then every row, the metadata,
+        each baseline's scores and the per-sentence results."""
+        return {**self.score.to_dict(), "name": self.name, **json.loads(self.table.to_json()),
+                "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
+                "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
+
+
+def read_prediction(path: Path) -> tuple[str, list]:
+    """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees."""
+    from pmask.corpora import read_brackets, read_corpus
+
+    if not path.exists():
+        raise PmaskError(f"{path}: no such file or directory")
+    if path.suffix in (".conllu", ".conll"):
+        return "dependency", read_corpus(path, "conllu")
+    return "constituency", read_brackets(path)
+
+
+def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
+                   root: str | None = None, seed: int = 0, max_words: int | None = None) -> Evaluation:
+    """Score ``pred_path`` against ``gold_path`` (and, with ``baselines``, every baseline on the same
+    sentences). The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
+    baselines' root setting unless ``root`` is given."""
+    from pmask.corpora import read_corpus
+    from pmask.induce import meta_path
+
+    pred_path, gold_path = Path(pred_path), Path(gold_path)
+    task, pred = read_prediction(pred_path)
+    meta_file = meta_path(pred_path)
+    pred_meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+    settings = pred_meta.get("settings", {})
+    name = settings.get("decoder", "prediction")
+    if pred_meta.get("model"):
+        name = f"{name} ({pred_meta['model'].get('name', 'model')}, layer {settings.get('layer', -1)})"
+    if not gold_path.exists():
+        raise PmaskError(f"{gold_path}: no such file or directory")
+    if task == "dependency":
+        gold = read_corpus(gold_path, "conllu" if gold_path.suffix in (".conllu", ".conll") else "auto",
+                           max_words=max_words)
+        pairs = align(pred, gold, str(pred_path), str(gold_path))
+        score = score_dependencies(pairs, punct)
+        root = root or settings.get("root", "gold")
+        base = dependency_baseline_scores([g for _, g in pairs], punct=punct, root=root, seed=seed) if baselines else {}
+        meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
+    else:
+        gold = read_corpus(gold_path, "ptb", max_words=max_words)
+        if len(pred) > len(gold):
+            raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
+        pairs = []
+        for k, (tree, g) in enumerate(zip(pred, gold)):
+            if tree is not None and list(tree.leaves()) != list(g.words):
+                raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
+            pairs.append((tree, g))
+        score = score_brackets(pairs)
+        base = constituency_baseline_scores([g for _, g in pairs], seed=seed) if baselines else {}
+        meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
+    table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
+    return Evaluation(task=task, name=name, score=score, baselines=base, table=table)
