@@ -158,21 +158,33 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         gold = read_corpus(gold_path, "conllu" if gold_path.suffix in (".conllu", ".conll") else "auto",
                            max_words=max_words)
         pairs = align(pred, gold, str(pred_path), str(gold_path))
+        unscored = [g.id for p, g in pairs if p.heads is None]
+        pairs = [(p, g) for p, g in pairs if p.heads is not None]
         score = score_dependencies(pairs, punct)
         root = root or settings.get("root", "gold")
         base = dependency_baseline_scores([g for _, g in pairs], punct=punct, root=root, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
+        if unscored:
+            meta["unscored"] = len(unscored)
     else:
         gold = read_corpus(gold_path, "ptb", max_words=max_words)
         if len(pred) > len(gold):
             raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
-        pairs = []
+        pairs, unscored = [], []
         for k, (tree, g) in enumerate(zip(pred, gold)):
-            if tree is not None and list(tree.leaves()) != list(g.words):
+            if tree is None:
+                unscored.append(g.id)
+                continue
+            if list(tree.leaves()) != list(g.words):
                 raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
             pairs.append((tree, g))
         score = score_brackets(pairs)
         base = constituency_baseline_scores([g for _, g in pairs], seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
+        if unscored:
+            meta["unscored"] = len(unscored)
+    if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
+        logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,
+                       len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
     return Evaluation(task=task, name=name, score=score, baselines=base, table=table)

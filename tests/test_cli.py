@@ -225,3 +225,21 @@ def test_installed_script_smoke(small, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pmask", "--version"], capture_output=True, text=True, env=env,
                           timeout=60)
     assert proc.returncode == 0 and "pmask" in proc.stdout
+
+
+def test_too_long_sentence_is_skipped_then_left_out_of_eval(small, tmp_path, tiny_bert_dir, capsys):
+    long_words = ["the"] * 70
+    rows = [f"{k}\tthe\t_\t_\t_\t_\t{0 if k == 1 else 1}\t_\t_\t_" for k in range(1, len(long_words) + 1)]
+    corpus = tmp_path / "with-long.conllu"
+    corpus.write_text(small.read_text(encoding="utf-8") + "# sent_id = long\n" + "\n".join(rows) + "\n\n",
+                      encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    code, stdout, err = run(["parse", corpus, "--model", tiny_bert_dir, "-q", "-o", out], capsys)
+    assert code == 0, err
+    assert "1 skipped" in stdout and "long" in stdout
+    assert out.read_text(encoding="utf-8").count("\tthe\t_\t_\t_\t_\t_\t") == 70  # skipped: HEAD "_"
+    code, stdout, err = run(["eval", out, "--gold", corpus, "--baselines", "--json", tmp_path / "s.json"], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["total"] == 8 and data["meta"]["unscored"] == 1
+    assert data["baselines"]["right-chain"]["total"] == 8
