@@ -65,6 +65,21 @@ RANDOM_PREFIX = "random:"            # as in pmask.perturb.model (not imported: 
 # --------------------------------------------------------------------------- settings
 
 
+# Written into every manifest so a store documents what its numbers mean.
+METRIC_DEFINITIONS = {
+    "dist": "Euclidean distance between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
+    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
+    "prob": "p(original piece at p | x without word i) - p(original piece at p | x without words i, j) under the "
+            "MLM head applied to the layer's state, at each piece p of word i",
+}
+SUBWORD_DEFINITIONS = {
+    "avg": "mean over the pieces of word i of each piece's own value (not the value of averaged states)",
+    "first": "the value at the first piece of word i",
+    "sum": "sum over the pieces of word i",
+    "max": "maximum over the pieces of word i",
+}
+
+
 @dataclass(frozen=True)
 class StoreSettings:
     """What determines the numbers in a store; a resumed store must match on all of them.
@@ -103,6 +118,8 @@ class StoreSettings:
                       "tokenizer": self.tokenizer, "describe": self.model_info},
             "metric": self.metric,
             "subword": self.subword,
+            "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
+                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
                        "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
