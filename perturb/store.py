@@ -142,32 +142,38 @@ class StoreSettings:
 
 @dataclass(frozen=True)
 class CorpusInfo:
-    """Identity of the sentence list: ``sentences_sha256`` hashes every (id, words) pair in order.
+    """Identity of the sentence list: ``sentences_sha256`` hashes every (id, words) pair in order,
+    ``digests`` holds a short hash of each pair.
 
-    Only ``sentences_sha256`` and ``n_sentences`` are compared on resume (impacts depend on the
-    words alone, so re-exporting a corpus with other annotations keeps a store valid); the
-    file ``path`` and its ``sha256`` are recorded for provenance.
+    On resume the sentences are compared (impacts depend on the words alone, so re-exporting a
+    corpus with other annotations keeps a store valid). A longer list whose first sentences are the
+    stored ones extends the store (e.g. a larger ``--limit``); a shorter prefix needs nothing new.
+    The file ``path`` and its ``sha256`` are recorded for provenance.
     """
 
     n_sentences: int
     sentences_sha256: str
     path: str | None = None
     sha256: str | None = None
+    digests: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None) -> "CorpusInfo":
         """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given."""
         h = hashlib.sha256()
+        digests = []
         for s in sentences:
-            h.update(json.dumps([str(s.id), list(s.words)], ensure_ascii=True).encode("ascii"))
+            item = json.dumps([str(s.id), list(s.words)], ensure_ascii=True).encode("ascii")
+            h.update(item)
             h.update(b"\n")
+            digests.append(hashlib.sha256(item).hexdigest()[:16])
         file_sha = None
         if path is not None:
             path = Path(path)
             if path.is_file():
                 file_sha = sha256_file(path)
             path = str(path.resolve())
-        return cls(len(sentences), h.hexdigest(), path, file_sha)
+        return cls(len(sentences), h.hexdigest(), path, file_sha, tuple(digests))
 
     def describe(self) -> str:
         where = f" from {self.path}" if self.path else ""
@@ -337,13 +343,22 @@ def _check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
     problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings)
     stored_corpus = manifest["corpus"]
     if (stored_corpus.get("sentences_sha256") != corpus.sentences_sha256
-            or stored_corpus.get("n_sentences") != corpus.n_sentences):
+            or stored_corpus.get("n_sentences") != corpus.n_sentences) and not _same_prefix(stored_corpus, corpus):
         theirs = CorpusInfo(stored_corpus.get("n_sentences", 0), stored_corpus.get("sentences_sha256", ""),
                             stored_corpus.get("path"))
         problems.append(f"corpus: store has {theirs.describe()}, requested {corpus.describe()}")
     if problems:
         raise StoreError(f"{path}: store was made with other settings: " + "; ".join(problems))
     return manifest
+
+
+def _same_prefix(stored_corpus: dict[str, Any], corpus: CorpusInfo) -> bool:
+    """True when one sentence list is a prefix of the other (a larger or smaller ``--limit``)."""
+    stored = tuple(stored_corpus.get("digests") or ())
+    if len(stored) != stored_corpus.get("n_sentences") or not corpus.digests:
+        return False
+    k = min(len(stored), len(corpus.digests))
+    return stored[:k] == corpus.digests[:k]
 
 
 def _remaining(manifest: dict[str, Any] | None, n_sentences: int) -> list[int]:
@@ -450,6 +465,9 @@ class StoreWriter:
                 }
             else:
                 cls._clean(path, manifest)
+                if corpus.n_sentences > manifest["corpus"]["n_sentences"]:   # extended (e.g. larger --limit)
+                    manifest["corpus"] = asdict(corpus)
+                    manifest["complete"] = False
                 stored = StoreSettings.from_manifest(manifest)
                 # fill in what the store did not know yet; the stored layers stay (a subset may be requested)
                 known = {k: v for k, v in asdict(settings).items()

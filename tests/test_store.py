@@ -174,8 +174,12 @@ def test_mismatched_settings_refused(tmp_path, change, field):
 def test_other_corpus_refused_but_subset_of_layers_accepted(tmp_path):
     sents = _sentences()
     _write(tmp_path / "st", sents[:3])
+    # a longer list that starts with the stored sentences extends the store; a prefix needs nothing
+    assert plan_store(tmp_path / "st", sents[:4], SETTINGS, resume=True) == [3]
+    assert plan_store(tmp_path / "st", sents[:2], SETTINGS, resume=True) == []
+    other_order = [sents[1], sents[0], sents[2], sents[3]]
     with pytest.raises(StoreError, match=r"corpus: store has 3 sentences .* requested 4 sentences"):
-        plan_store(tmp_path / "st", sents[:4], SETTINGS, resume=True)
+        plan_store(tmp_path / "st", other_order, SETTINGS, resume=True)
     changed = _sentences()[:3]
     changed[1].words[0] = "changed"
     with pytest.raises(StoreError, match="corpus: store has 3 sentences"):
@@ -429,7 +433,7 @@ def test_pipeline_refuses_other_settings(tiny, corpus, reference):
     with pytest.raises(StoreError, match=r"layers: store has \[1, 3\], requested \[0\]"):
         compute_store(tiny, corpus, reference, layers=(0,), resume=True, progress=False)
     with pytest.raises(StoreError, match="corpus: store has 6 sentences"):
-        compute_store(tiny, corpus[:4], reference, layers=(1, -1), resume=True, progress=False)
+        compute_store(tiny, corpus[1:5], reference, layers=(1, -1), resume=True, progress=False)
     with pytest.raises(StoreError, match="layer 7 out of range"):
         compute_store(tiny, corpus, reference, layers=(7,), resume=True, progress=False)
 
