@@ -31,11 +31,11 @@ GOLD_COLOUR = "#e8112d"
 NAN_COLOUR = "#d0d0d0"
 
 # Sizing rule (inches). Cells are fixed-size so labels never crowd; margins grow with the
-# longest (truncated) word; the total is rounded up to a whole number of pixels at HEATMAP_DPI.
+# rendered width of the longest (truncated) word; the total is rounded up to a whole number
+# of pixels at HEATMAP_DPI.
 CELL_IN = 0.30
 MIN_GRID_IN = 2.4
 LABEL_PT = 9
-CHAR_IN = 0.62 * LABEL_PT / 72          # average glyph width of DejaVu Sans
 LINE_IN = 1.25 * LABEL_PT / 72
 MAX_LABEL_CHARS = 24
 X_ROTATION = 60
@@ -105,14 +105,28 @@ def _fmt_value(v: float) -> str:
 
 # --------------------------------------------------------------------------- matplotlib
 
+def _label_width_in(word: str) -> float:
+    """Rendered width (inches) of a tick label in bold (the root label is bold), from matplotlib's font metrics."""
+    import warnings
+
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    with warnings.catch_warnings():  # missing glyphs are reported once, when drawing
+        warnings.simplefilter("ignore", UserWarning)
+        font = FontProperties(size=LABEL_PT, weight="bold")
+        width_pt, _, _ = TextToPath().get_text_width_height_descent(_short(word), font, ismath=False)
+    return 1.05 * width_pt / 72
+
+
 def _layout(words: Sequence[str], title: str | None, gold: bool) -> dict[str, float]:
     """Margins and grid size in inches (see the sizing rule above)."""
     n = len(words)
-    label_in = max(len(_short(w)) for w in words) * CHAR_IN
+    label_in = max(_label_width_in(w) for w in words)
     rot = math.radians(X_ROTATION)
     grid = max(n * CELL_IN, MIN_GRID_IN)
-    left = 0.30 + 0.15 + label_in + 0.15                                    # y axis label, pad, tick labels
-    bottom = 0.30 + 0.15 + label_in * math.sin(rot) + LINE_IN + 0.10       # x axis label, rotated ticks
+    left = 0.25 + 0.10 + label_in + 0.12                                    # y axis label, pad, tick labels
+    bottom = 0.25 + 0.10 + label_in * math.sin(rot) + LINE_IN * math.cos(rot) + 0.10  # x label, rotated ticks
     top = 0.20 + (0.28 if title else 0.0) + (0.24 if gold else 0.0)
     right = 0.18 + 0.18 + 0.85                                             # gap, colour bar, its ticks+label
     return {"grid": grid, "left": left, "bottom": bottom, "top": top, "right": right}
@@ -292,11 +306,11 @@ _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), 
 def safe_stem(sentence_id: Any, taken: set[str]) -> str:
     """A filesystem-safe file stem for ``sentence_id``, unique (case-insensitively) within ``taken``.
 
-    Runs of characters outside [A-Za-z0-9._-] become '_', leading dots are dropped, the
+    Runs of characters outside [A-Za-z0-9._-] become '_', leading/trailing dots and '_' are dropped, the
     length is capped at 80, Windows device names get a '_' prefix; clashes get '-2', '-3', ...
     The chosen stem is added to ``taken`` (lower-cased).
     """
-    stem = _UNSAFE.sub("_", str(sentence_id)).lstrip(".").strip("_")[:80] or "sentence"
+    stem = _UNSAFE.sub("_", str(sentence_id)).strip("._")[:80].rstrip(".") or "sentence"
     if stem.lower().split(".")[0] in _RESERVED_NAMES:
         stem = "_" + stem
     candidate, n = stem, 1

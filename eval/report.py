@@ -466,7 +466,7 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
     figure_format(path)  # fail before drawing
     if not sweep.rows:
         raise ReportError(f"{path}: layer sweep is empty, nothing to plot")
-    fig = new_figure((6.4, 4.2))
+    fig = new_figure((7.2, 4.2))
     ax = fig.add_subplot()
     for key in sweep.metric_keys:
         points = [(layer, v) for layer, v in zip(sweep.layers, sweep.values(key)) if _is_number(v)]
@@ -488,6 +488,7 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
         title = "Layer sweep · " + " · ".join(f"{k}: {_fmt(_plain(v), False)}" for k, v in sweep.meta.items())
     if title:
         ax.set_title(title, fontsize=10, parse_math=False)
-    ax.legend(fontsize=8, loc="best", framealpha=0.9)
+    # Outside the axes so it never hides a curve or a baseline.
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     fig.tight_layout()
     return save_figure(fig, path)
