@@ -5,7 +5,6 @@ Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usag
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
@@ -16,6 +15,7 @@ from typing import Any, Sequence
 
 from pmask import __version__
 from pmask.errors import PmaskError
+from pmask.files import atomic_write, sha256_file
 
 logger = logging.getLogger("pmask")
 
@@ -242,21 +242,8 @@ def _load_model(args: argparse.Namespace):
     return load_model(args.model, device=args.device, dtype=dtype, random_init=args.random_init)
 
 
-def _sha256(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def _source(args: argparse.Namespace, *, layers: Sequence[int] | str, include_cls: bool):
@@ -352,7 +339,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "pmask": __version__, "command": ["pmask", *sys.argv[1:]] if sys.argv else None, "task": task,
         "settings": settings.to_dict(), "model": model_desc,
         "impact": {"metric": args.metric, "subword": args.subword} if needs_model else None,
-        "corpus": {"path": str(corpus), "sha256": _sha256(Path(corpus)), "format": args.format,
+        "corpus": {"path": str(corpus), "sha256": sha256_file(corpus) if Path(corpus).is_file() else None, "format": args.format,
                    "limit": args.limit, "max_words": args.max_words},
         "sentences": summary.sentences, "parsed": summary.parsed, "skipped": summary.skipped,
         "seconds": round(time.perf_counter() - t0, 3),
@@ -455,7 +442,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from pmask import induce
     from pmask.eval import compare
     from pmask.eval.report import LayerSweep, plot_layer_sweep
-    from pmask.perturb import impact_matrices
 
     if _is_store(args.source) or args.store is not None:
         sentences, store, corpus = _source(args, layers=args.layers, include_cls=args.faithful)
@@ -469,16 +455,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         layers = list(range(model.num_layers + 1)) if args.layers == "all" else list(args.layers)
         model_name = model.name
         per_layer = {layer: [] for layer in layers}
-        kwargs = {"batch_tokens": args.batch_tokens} if args.batch_tokens else {}
-        for M in impact_matrices(model, (s.words for s in sentences), layers=layers, metric=args.metric,
-                                 subword=args.subword, include_cls=args.faithful, progress=_progress(args), **kwargs):
+        for item in induce.impacts_by_layer(model, sentences, layers=layers, metric=args.metric,
+                                            subword=args.subword, include_cls=args.faithful,
+                                            batch_tokens=args.batch_tokens, progress=_progress(args)):
             for k, layer in enumerate(layers):
-                if M is None:
-                    per_layer[layer].append(None)
-                elif args.faithful:
-                    per_layer[layer].append(induce.Impact(F=M[k, 1:, 1:], F_cls=M[k]))
-                else:
-                    per_layer[layer].append(induce.Impact(F=M[k]))
+                per_layer[layer].append(None if item is None else item[k])
     dependency = sentences[0].heads is not None if sentences else True
     decoder = args.decoder or ("eisner" if dependency else "mart")
     task = induce.decoder_task(decoder)

@@ -107,23 +107,27 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> No
                 raise PmaskError(f"--root gold needs gold heads, but {s.where()} has none")
 
 
-def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1, metric: str = "dist",
-                       subword: str = "avg", include_cls: bool = False, batch_tokens: int | None = None,
-                       progress: bool = True, stats: Any = None) -> Iterator[Impact | None]:
-    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence)."""
-    from pmask.perturb import impact_matrices
+def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
+                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                     batch_tokens: int | None = None, progress: bool = True,
+                     stats: Any = None) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+    from pmask.perturb.pipeline import iter_impacts
 
-    kwargs: dict[str, Any] = dict(layers=[layer], metric=metric, subword=subword, include_cls=include_cls,
-                                  progress=progress, stats=stats)
-    if batch_tokens:
-        kwargs["batch_tokens"] = batch_tokens
-    for M in impact_matrices(model, (s.words for s in sentences), **kwargs):
+    for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
+                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats):
         if M is None:
             yield None
-        elif include_cls:
-            yield Impact(F=M[0, 1:, 1:], F_cls=M[0])
         else:
-            yield Impact(F=M[0])
+            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
+
+
+def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
+                       **kwargs: Any) -> Iterator[Impact | None]:
+    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence);
+    ``kwargs`` as for :func:`impacts_by_layer`."""
+    for item in impacts_by_layer(model, sentences, layers=[layer], **kwargs):
+        yield None if item is None else item[0]
 
 
 def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,

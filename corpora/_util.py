@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from pmask.errors import CorpusError
+from pmask.files import atomic_write
 
 
 def corpus_files(path: Path, suffix: str) -> list[Path]:
@@ -69,22 +69,8 @@ def check_heads(heads: list[int], path: object, word_lines: list[int], sent_id: 
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8, '\\n' line ends) to a temporary file beside ``path``, then os.replace it."""
-    path = Path(path)
+    """Write ``text`` (UTF-8, as given) atomically; an OS failure becomes a one-line CorpusError."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write(path, text)
     except OSError as err:
         raise CorpusError(f"{path}: cannot write: {err.strerror or err}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(err, OSError):
-            raise CorpusError(f"{path}: cannot write: {err.strerror or err}") from None
-        raise

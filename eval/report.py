@@ -14,12 +14,12 @@ import json
 import logging
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from pmask.errors import PmaskError
+from pmask.files import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -58,31 +58,6 @@ class ReportError(PmaskError, ValueError):
 
 
 # --------------------------------------------------------------------------- file output
-
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``.
-
-    Creates missing parent folders. Text is written as UTF-8 exactly as given (no newline
-    translation). Keeps the mode of an existing file, else uses 0o644.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    logger.debug("wrote %s (%d bytes)", path, len(payload))
-    return path
-
 
 def figure_format(path: str | os.PathLike, allowed: Sequence[str] = FIGURE_FORMATS) -> str:
     """The output format named by ``path``'s suffix; ReportError (a ValueError) if unsupported."""

@@ -43,6 +43,7 @@ import safetensors.numpy
 from safetensors import safe_open
 
 from pmask.errors import StoreError
+from pmask.files import atomic_write, sha256_file
 
 try:
     import fcntl
@@ -180,14 +181,6 @@ class CorpusInfo:
         return f"{self.n_sentences} sentences{where} (sha256 {self.sentences_sha256[:12]})"
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def resolve_layers(layers: Iterable[int] | str, num_layers: int) -> tuple[int, ...]:
     """Absolute hidden-state indices: 0 = embeddings, 1..num_layers = layer outputs, -1 = last.
 
@@ -254,16 +247,6 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings) -> list
 
 
 # --------------------------------------------------------------------------- file helpers
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
-    tmp = path.with_name(f"{TMP_PREFIX}{path.name}{TMP_SUFFIX}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _lock_dir(path: Path) -> int | None:
@@ -560,7 +543,7 @@ class StoreWriter:
                 meta = {"format": f"{FORMAT}-shard", "format_version": str(FORMAT_VERSION),
                         "sentences": json.dumps(p.records, ensure_ascii=True)}
                 data = safetensors.numpy.save(p.tensors, metadata=meta)
-                _write_atomic(self.path / name, data)
+                atomic_write(self.path / name, data)
                 self._next_shard += 1
                 self.manifest["shards"].append({"file": name, "sha256": hashlib.sha256(data).hexdigest(),
                                                 "bytes": len(data), "n_sentences": len(p.records)})
@@ -579,7 +562,7 @@ class StoreWriter:
         m = self.manifest
         m["updated"] = _now()
         m["complete"] = len(m["sentences"]) == m["corpus"]["n_sentences"]
-        _write_atomic(self.path / MANIFEST,
+        atomic_write(self.path / MANIFEST,
                       (json.dumps(m, indent=1, ensure_ascii=True) + "\n").encode("ascii"))
 
     def close(self) -> None:
