@@ -19,3 +19,7 @@ class StoreError(PmaskError):
 
 class DecodeError(PmaskError):
     """Scores that no decoder can use (NaN, infinite, wrong shape)."""
+
+
+class LayerError(PmaskError, ValueError):
+    """A requested layer does not exist in the model (or the request is malformed)."""
