@@ -99,7 +99,9 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
 
     Args:
         layers: ints (0 = embeddings, 1..num_layers = layer outputs, negative = from the end,
-            -1 = last), one int, or ``"all"`` (``0..num_layers``).
+            -1 = last), one int, or ``"all"`` (``1..num_layers``: layer 0 is left out because
+            masking word j cannot change the embedding at word i, so every metric's layer-0
+            impacts are identically zero; ask for 0 explicitly to get them).
         num_layers: the model's number of transformer layers L.
 
     Returns:
@@ -110,12 +112,12 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
 
     Example:
         >>> resolve_layers("all", 2)
-        (0, 1, 2)
+        (1, 2)
     """
     if isinstance(layers, str):
         if layers != "all":
             raise LayerError(f"layers must be integers or 'all', not {layers!r}")
-        return tuple(range(num_layers + 1))
+        return tuple(range(1, num_layers + 1))
     if isinstance(layers, int) and not isinstance(layers, bool):
         layers = [layers]
     out = []
