@@ -1,8 +1,25 @@
 """Exceptions whose message is the one line shown to a command-line user."""
+from __future__ import annotations
 
 
 class PmaskError(Exception):
     """Base class: ``str(err)`` is a complete one-line message (it names the file, line or sentence)."""
+
+
+def at(where: str | None) -> str:
+    """The ``"WHERE: "`` prefix of an error message, or ``""`` when ``where`` is empty.
+
+    Example:
+        >>> at("pud.conllu:12 (sentence s1)") + "no words"
+        'pud.conllu:12 (sentence s1): no words'
+        >>> at(None) + "no words"
+        'no words'
+    """
+    return f"{where}: " if where else ""
+
+
+class OutputError(PmaskError):
+    """An output cannot be written: not writable, a folder in the way, or it would overwrite an input."""
 
 
 class CorpusError(PmaskError):

@@ -3,9 +3,10 @@
     python benchmarks/impact_speed.py --n-sentences 20 --dtype float32
     python benchmarks/impact_speed.py --n-sentences 20 --dtype bfloat16 --compare-float32
 
-Reference scheme (Wu et al. 2020 code): for every piece position p of a sentence of L tokens
-(specials included) one batch of L sequences, sequence q masking the word of p and the word of q,
-through the full encoder (all layers), float32. Engine: ``pmask.perturb.impact_matrices``.
+Reference scheme (Wu et al. 2020 code, as ``tests/authors_reference.py`` writes it): for every
+piece position p of a sentence of L tokens (specials included) one batch of L sequences, sequence q
+masking the word of p and the word of q, through the full encoder (all layers), float32.
+Engine: ``pmask.perturb.impact_matrices``.
 
 FLOPs (multiply-add = 2 FLOPs), D = hidden size, Dff = feed-forward size, T = padded width:
   full layer, per token:       2·(4·D² + 2·D·Dff) + 4·T·D     (Q,K,V,O projections, FFN, QKᵀ and AV)
@@ -29,6 +30,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+# The authors' scheme is written once, in the tests' reference (tests/authors_reference.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
 def read_words(path: Path, n: int) -> list[list[str]]:
@@ -78,6 +81,8 @@ def run_reference(lm, sentences, layer: int) -> tuple[float, int, int, float]:
     """Authors' scheme; returns seconds, sequences, tokens, FLOPs."""
     from pmask.perturb import align
 
+    from authors_reference import authors_batch, authors_forward
+
     cfg = lm.model.config
     base = lm.model.base_model
     mask_id = lm.tokenizer.mask_token_id
@@ -91,11 +96,7 @@ def run_reference(lm, sentences, layer: int) -> tuple[float, int, int, float]:
             widx = torch.tensor(al.word_index)
             L = len(ids)
             for p in range(L):
-                same_p = (widx == widx[p]) & (widx >= 0)
-                masked = same_p[None, :] | ((widx[None, :] == widx[:, None]) & (widx[None, :] >= 0))
-                batch = torch.where(masked, mask_id, ids[None, :])
-                out = base(input_ids=batch, attention_mask=torch.ones_like(batch),
-                           token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
+                out = authors_forward(base, authors_batch(ids, widx, p, mask_id))
                 h = out.hidden_states[layer][:, p]
                 (h - h[p:p + 1]).norm(dim=-1)   # q = p is the base: only p's word masked
                 seqs += L

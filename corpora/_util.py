@@ -1,15 +1,38 @@
-"""Helpers shared by the readers: UTF-8 decoding with line numbers, head validation, atomic writes."""
+"""Helpers shared by the readers: standard input, UTF-8 decoding with line numbers, the
+``max_words``/``limit`` selection, format sniffing and head validation."""
 from __future__ import annotations
 
-import os
+import logging
+import re
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
-from pmask.errors import CorpusError
-from pmask.files import atomic_write
+from pmask.corpora.sentence import Sentence
+from pmask.errors import CorpusError, PmaskError
+from pmask.heads import find_cycle
+
+logger = logging.getLogger(__name__)
+
+#: The corpus name that means standard input.
+STDIN = "-"
+STDIN_NAME = "<stdin>"   # how standard input is named in messages and Sentence.path
+
+
+def is_stdin(path: object) -> bool:
+    """True when ``path`` is ``-`` (read the corpus from standard input)."""
+    return str(path) == STDIN
+
+
+def display_name(path: object) -> str:
+    """``path`` as messages name it (``<stdin>`` for ``-``)."""
+    return STDIN_NAME if is_stdin(path) else str(path)
 
 
 def corpus_files(path: Path, suffix: str) -> list[Path]:
-    """``path`` itself, or the sorted ``*suffix`` files of a directory (none there is an error)."""
+    """``path`` itself (or ``-``), or the sorted ``*suffix`` files of a directory (none there is an error)."""
+    if is_stdin(path):
+        return [path]
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix == suffix and p.is_file())
         if not files:
@@ -20,20 +43,93 @@ def corpus_files(path: Path, suffix: str) -> list[Path]:
     return [path]
 
 
-def read_utf8(path: Path) -> str:
-    """The whole file as text; a missing file or non-UTF-8 bytes give a CorpusError naming the line."""
+def _read_bytes(path: Path) -> bytes:
+    if is_stdin(path):
+        stream = getattr(sys.stdin, "buffer", None)
+        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as err:
         raise CorpusError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def read_utf8(path: Path) -> str:
+    """The whole file (or standard input for ``-``) as text; a missing file or non-UTF-8 bytes
+    give a CorpusError naming the line."""
+    data = _read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise CorpusError(
-            f"{path}:{line}: not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
+            f"{display_name(path)}:{line}: not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
         ) from None
     return text[1:] if text.startswith("\ufeff") else text  # a byte-order mark is not content
+
+
+def check_selection(max_words: int | None, limit: int | None) -> None:
+    """Raise PmaskError unless ``max_words`` and ``limit`` are None or at least 1."""
+    for name, value, what in (("max_words", max_words, "words per sentence"),
+                              ("limit", limit, "sentences")):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise PmaskError(f"{name} must be a whole number of {what} >= 1, not {value!r}")
+
+
+def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int | None,
+           name: str) -> list[Sentence]:
+    """The sentences of at most ``max_words`` words, the first ``limit`` of them (after that filter).
+
+    Lazy: reading stops at the ``limit``-th kept sentence, so later sentences are neither parsed
+    nor checked. Logs how many were kept.
+
+    Args:
+        sentences: a reader's sentences, in file order.
+        max_words: skip longer sentences (None: keep all).
+        limit: stop after this many kept sentences (None: read to the end).
+        name: the source, for the log line.
+
+    Returns:
+        The kept sentences, in order.
+
+    Example:
+        >>> [s.id for s in select(sents, max_words=10, limit=2, name="x")]   # doctest: +SKIP
+        ['s1', 's3']
+    """
+    check_selection(max_words, limit)
+    out: list[Sentence] = []
+    seen = 0
+    for sent in sentences:
+        seen += 1
+        if max_words is not None and len(sent) > max_words:
+            continue
+        out.append(sent)
+        if limit is not None and len(out) >= limit:
+            break
+    if len(out) == seen:
+        logger.info("read %d sentences from %s", len(out), name)
+    else:
+        logger.info("read %d of %d sentences from %s", len(out), seen, name)
+    return out
+
+
+_CONLLU_LINE = re.compile(r"[0-9]+(?:[-.][0-9]+)?\t[^\t]*(?:\t[^\t]*){8}")
+
+
+def sniff_format(text: str) -> str:
+    """The corpus format ``text`` looks like, from its first line that is neither blank nor a
+    ``#`` comment: "conllu" (10 tab-separated columns, numeric ID), "dep3" (3 tab-separated
+    columns, numeric last), "ptb" (starts with ``(``), else "text"."""
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if not line.strip() or line.startswith("#"):
+            continue
+        if _CONLLU_LINE.fullmatch(line):
+            return "conllu"
+        cols = line.split("\t")
+        if len(cols) == 3 and cols[2].isdigit():
+            return "dep3"
+        return "ptb" if line.lstrip().startswith("(") else "text"
+    return "text"
 
 
 def check_heads(heads: list[int], path: object, word_lines: list[int], sent_id: str) -> None:
@@ -49,28 +145,8 @@ def check_heads(heads: list[int], path: object, word_lines: list[int], sent_id: 
                 f"{path}:{word_lines[k - 1]}: HEAD {h} of word {k} is out of range 0..{n} (sentence {sent_id})")
     if 0 not in heads:
         raise CorpusError(f"{path}:{word_lines[0]}: no word is attached to ROOT (HEAD 0) (sentence {sent_id})")
-    # Follow each word's head chain; in a tree every chain reaches ROOT.
-    state = [0] * (n + 1)  # 0 = unvisited, 1 = on the current chain, 2 = known to reach ROOT
-    state[0] = 2
-    for start in range(1, n + 1):
-        chain = []
-        k = start
-        while state[k] == 0:
-            state[k] = 1
-            chain.append(k)
-            k = heads[k - 1]
-        if state[k] == 1:
-            cycle = chain[chain.index(k):]
-            raise CorpusError(
-                f"{path}:{word_lines[min(cycle) - 1]}: heads form a cycle through words "
-                f"{' '.join(map(str, sorted(cycle)))} (sentence {sent_id})")
-        for j in chain:
-            state[j] = 2
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8, as given) atomically; an OS failure becomes a one-line CorpusError."""
-    try:
-        atomic_write(path, text)
-    except OSError as err:
-        raise CorpusError(f"{path}: cannot write: {err.strerror or err}") from None
+    cycle = find_cycle(heads)
+    if cycle is not None:
+        raise CorpusError(
+            f"{path}:{word_lines[min(cycle.words) - 1]}: heads form a cycle through words "
+            f"{' '.join(map(str, sorted(cycle.words)))} (sentence {sent_id})")

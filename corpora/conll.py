@@ -15,7 +15,7 @@ Write-back conventions (``write_conllu``):
 * A sentence whose predicted heads are ``None`` (skipped) is written with HEAD, DEPREL and DEPS
   all ``_`` so the output has the same sentences as the input.
 * Lines are written with ``\\n`` endings (``\\r\\n`` input is normalised), one blank line after each
-  sentence; the file is written atomically.
+  sentence; a regular file is written atomically (:func:`pmask.files.write_output`).
 """
 from __future__ import annotations
 
@@ -23,15 +23,16 @@ import logging
 import operator
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import conllu
 from conllu.exceptions import ParseException
 
-from pmask.corpora._util import atomic_write_text, check_heads, read_utf8
+from pmask.corpora._util import check_heads, display_name, read_utf8, select
 from pmask.corpora.sentence import Sentence
 from pmask.errors import CorpusError
+from pmask.files import write_output
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def _sent_id(lines: list[str], index: int) -> str:
     return str(index)
 
 
-def _parse_block(path: Path, start: int, lines: list[str], index: int) -> Sentence:
+def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentence:
     sid = _sent_id(lines, index)
     words: list[str] = []
     heads_raw: list[str] = []
@@ -135,30 +136,47 @@ def _parse_block(path: Path, start: int, lines: list[str], index: int) -> Senten
     )
 
 
-def read_conllu(path: str | os.PathLike, *, max_words: int | None = None,
-                limit: int | None = None) -> list[Sentence]:
-    """Read a CoNLL-U file (UTF-8).
+def parse_conllu(text: str, name: str) -> Iterator[Sentence]:
+    """The sentences of CoNLL-U ``text``, one at a time (each is checked as it is reached).
 
-    Sentence.id = ``# sent_id`` or the 1-based sentence index; heads = gold HEADs, or None when the
-    file has none (all ``_``, e.g. raw input to parse).  Sentences longer than ``max_words`` words
-    are skipped; ``limit`` caps the number returned.  Malformed input raises CorpusError naming
-    ``file:line`` and the sentence.
+    ``name`` stands for the source in messages and ``Sentence.path``; ``Sentence.line`` is the
+    1-based line of the sentence's first line. Raises CorpusError (``name:line: what (sentence
+    ID)``) for malformed input, or when the text has no sentence at all.
     """
-    path = Path(path)
-    text = read_utf8(path)
-    out: list[Sentence] = []
     n = 0
     for n, (start, lines) in enumerate(_blocks(text), start=1):
-        sent = _parse_block(path, start, lines, n)
-        if max_words is not None and len(sent) > max_words:
-            continue
-        out.append(sent)
-        if limit is not None and len(out) >= limit:
-            break
+        yield _parse_block(name, start, lines, n)
     if n == 0:
-        raise CorpusError(f"{path}:1: no sentences in file")
-    logger.info("read %d sentences from %s", len(out), path)
-    return out
+        raise CorpusError(f"{name}:1: no sentences in file")
+
+
+def read_conllu(path: str | os.PathLike, *, max_words: int | None = None,
+                limit: int | None = None) -> list[Sentence]:
+    """Read a CoNLL-U file (UTF-8), or standard input for ``-``.
+
+    Args:
+        path: the file, or ``-``.
+        max_words: skip sentences of more than this many syntactic words (a generic length
+            filter, as for every format; None keeps all).
+        limit: return at most this many sentences, counted after the ``max_words`` filter;
+            reading stops there, so later sentences are not checked.
+
+    Returns:
+        Sentences with id = ``# sent_id`` or the 1-based sentence index, heads = gold HEADs or
+        None when the file has none (all ``_``, e.g. raw input to parse).
+
+    Raises:
+        CorpusError: malformed input, naming ``file:line`` and the sentence.
+        PmaskError: ``max_words`` or ``limit`` below 1.
+
+    Example:
+        >>> [s.id for s in read_conllu("tests/data/mini.conllu", limit=2)]   # doctest: +SKIP
+        ['s1', 's2']
+    """
+    def sentences() -> Iterator[Sentence]:  # reads only once select() asks for a sentence
+        yield from parse_conllu(read_utf8(Path(path)), display_name(path))
+
+    return select(sentences(), max_words=max_words, limit=limit, name=display_name(path))
 
 
 def _source_lines(sent: Sentence) -> list[str]:
@@ -223,10 +241,12 @@ def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
                  path: str | os.PathLike, *, deprel: str = "_") -> None:
     """Write ``sentences`` with predicted ``heads_list`` (one per sentence, None = skipped) to ``path``.
 
-    See the module docstring for exactly what changes; the write is atomic (temp file + os.replace).
+    See the module docstring for exactly what changes. ``path`` may be ``-`` (standard output), a
+    device, FIFO or symlink (see :func:`pmask.files.write_output`); a regular file is replaced
+    atomically. Raises OutputError when ``path`` cannot be written.
     """
     if len(sentences) != len(heads_list):
         raise ValueError(f"{len(sentences)} sentences but {len(heads_list)} head lists")
     text = "".join(format_conllu(s, h, deprel=deprel) for s, h in zip(sentences, heads_list))
-    atomic_write_text(path, text)
+    write_output(path, text)
     logger.info("wrote %d sentences to %s", len(sentences), path)

@@ -14,14 +14,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import nltk
 
-from pmask.corpora._util import atomic_write_text, corpus_files, read_utf8
+from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select, sniff_format
 from pmask.corpora.sentence import Sentence
 from pmask.errors import CorpusError
+from pmask.files import write_output
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +100,52 @@ def filter_tree(tree: nltk.Tree, keep_tag, strip_labels: bool = True) -> nltk.Tr
     return nltk.Tree(label, kids)
 
 
+def _not_brackets(name: str, text: str) -> CorpusError | None:
+    """The error for a file of dependency trees given where bracketed trees are expected, else None."""
+    kind = {"conllu": "CoNLL-U", "dep3": "a 3-column dependency file"}.get(sniff_format(text))
+    if kind is None:
+        return None
+    return CorpusError(f"{name}: looks like {kind} (dependency trees), not bracketed constituency trees")
+
+
+def _ptb_items(text: str, name: str, stem: str, filter_punct: bool,
+               strip_labels: bool) -> Iterator[Sentence | None]:
+    """One item per tree of ``text``: its Sentence, or None when filtering left no word."""
+    keep = (lambda tag: tag in WORD_TAGS) if filter_punct else (lambda tag: tag != TRACE_TAG)
+    try:
+        groups = split_trees(text)
+    except ValueError as err:
+        line, msg = err.args
+        raise _not_brackets(name, text) or CorpusError(f"{name}:{line}: {msg}") from None
+    for k, (line, group) in enumerate(groups, start=1):
+        sid = f"{stem}#{k}"
+        try:
+            raw = nltk.Tree.fromstring(group)
+        except ValueError as err:
+            msg = " ".join(str(err).split())
+            raise CorpusError(f"{name}:{line}: bad bracketed tree (sentence {sid}): {msg}") from None
+        try:
+            tree = filter_tree(_unwrap(raw), keep, strip_labels)
+        except ValueError as err:
+            raise CorpusError(f"{name}:{line}: {err} (sentence {sid})") from None
+        if tree is None:
+            yield None
+            continue
+        words_tags = tree.pos()
+        yield Sentence(id=sid, words=[w for w, _ in words_tags], xpos=[t for _, t in words_tags], tree=tree,
+                       path=name, line=line, meta={"raw_tree": raw})
+
+
+def parse_ptb(text: str, name: str, stem: str, *, filter_punct: bool = True,
+              strip_labels: bool = True) -> Iterator[Sentence]:
+    """The sentences of one ``.mrg`` text, filtered as in the module docstring.
+
+    ids are ``"<stem>#<k>"`` (k = 1-based tree index); trees left with no word are skipped;
+    ``name`` stands for the source in messages and ``Sentence.path``.
+    """
+    return (s for s in _ptb_items(text, name, stem, filter_punct, strip_labels) if s is not None)
+
+
 def read_ptb(
     path: str | os.PathLike,
     *,
@@ -107,65 +154,51 @@ def read_ptb(
     filter_punct: bool = True,
     strip_labels: bool = True,
 ) -> list[Sentence]:
-    """Read one ``.mrg`` file or a directory of them (sorted by name).
+    """Read one ``.mrg`` file, a directory of them (sorted by name), or standard input for ``-``.
 
-    Sentence.id = ``"<file stem>#<k>"`` (k = 1-based tree index in its file), words/xpos = the kept
-    leaves and their tags, tree = the filtered gold tree (wrapper removed, function tags stripped
-    when ``strip_labels``), meta["raw_tree"] = the unfiltered tree as read.  ``limit`` caps the
-    number of sentences returned (counted after the ``max_words`` filter).
+    Args:
+        path: the file, folder or ``-``.
+        max_words: skip sentences of more than this many words, counted after the punctuation
+            filter (WSJ10 = ``max_words=10``).
+        limit: return at most this many sentences, counted after the ``max_words`` filter.
+        filter_punct: WSJ10-style removal of punctuation, traces and ``$``/``#`` (module docstring).
+        strip_labels: strip function tags from the labels (``NP-SBJ`` -> ``NP``).
+
+    Returns:
+        Sentences with id = ``"<file stem>#<k>"`` (k = 1-based tree index in its file),
+        words/xpos = the kept leaves and their tags, tree = the filtered gold tree (wrapper
+        removed), meta["raw_tree"] = the unfiltered tree as read.
+
+    Raises:
+        CorpusError: missing or malformed input (a CoNLL-U file is named as such), or no tree.
+        PmaskError: ``max_words`` or ``limit`` below 1.
+
+    Example:
+        >>> [s.id for s in read_ptb("tests/data/mini.mrg", max_words=2)]   # doctest: +SKIP
+        ['mini#4', 'mini#5']
     """
-    keep = (lambda tag: tag in WORD_TAGS) if filter_punct else (lambda tag: tag != TRACE_TAG)
-    out: list[Sentence] = []
-    n_read = 0
-    for file in corpus_files(Path(path), ".mrg"):
-        text = read_utf8(file)
-        try:
-            groups = split_trees(text)
-        except ValueError as err:
-            line, msg = err.args
-            raise CorpusError(f"{file}:{line}: {msg}") from None
-        for k, (line, group) in enumerate(groups, start=1):
-            sid = f"{file.stem}#{k}"
-            try:
-                raw = nltk.Tree.fromstring(group)
-            except ValueError as err:
-                msg = " ".join(str(err).split())
-                raise CorpusError(f"{file}:{line}: bad bracketed tree (sentence {sid}): {msg}") from None
-            n_read += 1
-            try:
-                tree = filter_tree(_unwrap(raw), keep, strip_labels)
-            except ValueError as err:
-                raise CorpusError(f"{file}:{line}: {err} (sentence {sid})") from None
-            if tree is None:
-                continue
-            words_tags = tree.pos()
-            if max_words is not None and len(words_tags) > max_words:
-                continue
-            out.append(Sentence(
-                id=sid,
-                words=[w for w, _ in words_tags],
-                xpos=[t for _, t in words_tags],
-                tree=tree,
-                path=str(file),
-                line=line,
-                meta={"raw_tree": raw},
-            ))
-            if limit is not None and len(out) >= limit:
-                return out
-    if n_read == 0:
-        raise CorpusError(f"{path}:1: no trees found")
-    logger.info("read %d of %d PTB trees from %s", len(out), n_read, path)
-    return out
+    def sentences() -> Iterator[Sentence]:
+        trees = 0
+        for file in corpus_files(Path(path), ".mrg"):
+            stem = "stdin" if is_stdin(file) else file.stem
+            for sent in _ptb_items(read_utf8(file), display_name(file), stem, filter_punct, strip_labels):
+                trees += 1
+                if sent is not None:
+                    yield sent
+        if trees == 0:
+            raise CorpusError(f"{display_name(path)}:1: no trees found")
+
+    return select(sentences(), max_words=max_words, limit=limit, name=display_name(path))
 
 
 def write_brackets(trees: Iterable, path: str | os.PathLike) -> None:
     """Write one tree per line with ``pmask.trees.to_brackets`` (words escaped PTB-style, e.g.
     ``(`` → ``-LRB-``); a None tree (skipped sentence) gives an empty line so line k still belongs
-    to sentence k.  Atomic (temp file + os.replace)."""
+    to sentence k.  ``path`` as for :func:`pmask.files.write_output` (``-`` = standard output)."""
     from pmask.trees.brackets import to_brackets  # imported on use: pmask.trees pulls in networkx
 
     lines = ["" if t is None else to_brackets(t) for t in trees]
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    write_output(path, "".join(line + "\n" for line in lines))
     logger.info("wrote %d trees to %s", len(lines), path)
 
 
@@ -173,13 +206,13 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
     """Read a file of one-line bracketed trees as written by :func:`write_brackets`.
 
     Line k → tree k (``pmask.trees.from_brackets``: ``-LRB-``/``-RRB-`` leaves become ``(``/``)``);
-    an empty line → None (a skipped sentence).  A line that is not exactly one tree raises
-    CorpusError naming ``file:line``.
+    an empty line → None (a skipped sentence).  ``-`` reads standard input.  A line that is not
+    exactly one tree raises CorpusError naming ``file:line``; a CoNLL-U file is named as such.
     """
     from pmask.trees.brackets import from_brackets
 
-    path = Path(path)
-    lines = read_utf8(path).splitlines()
+    name = display_name(path)
+    lines = read_utf8(Path(path)).splitlines()
     out: list[nltk.Tree | None] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -192,8 +225,9 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
             tree = from_brackets(line)
         except ValueError as err:
             msg = err.args[1] if len(err.args) == 2 and isinstance(err.args[0], int) else str(err)
-            raise CorpusError(f"{path}:{number}: bad bracketed tree: {' '.join(str(msg).split())}") from None
+            raise _not_brackets(name, "\n".join(lines)) or CorpusError(
+                f"{name}:{number}: bad bracketed tree: {' '.join(str(msg).split())}") from None
         out.append(tree)
     if not any(t is not None for t in out):
-        raise CorpusError(f"{path}:1: no trees in file")
+        raise CorpusError(f"{name}:1: no trees in file")
     return out

@@ -1,23 +1,26 @@
-"""``read_corpus``: pick the reader from the file name (or an explicit format name)."""
+"""``read_corpus``: pick the reader from the file name, the content of standard input, or a format name."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from pmask.corpora.conll import read_conllu
-from pmask.corpora.dep3 import read_dep3
-from pmask.corpora.ptb import read_ptb
+from pmask.corpora._util import display_name, is_stdin, read_utf8, select, sniff_format
+from pmask.corpora.conll import parse_conllu, read_conllu
+from pmask.corpora.dep3 import parse_dep3, read_dep3
+from pmask.corpora.ptb import parse_ptb, read_ptb
 from pmask.corpora.sentence import Sentence
-from pmask.corpora.text import read_text
+from pmask.corpora.text import parse_text, read_text
 from pmask.errors import CorpusError
+from pmask.options import CORPUS_FORMATS
 
-FORMATS = ("conllu", "ptb", "dep3", "text")
+FORMATS = tuple(name for name in CORPUS_FORMATS if name != "auto")
 _SUFFIXES = {".conllu": "conllu", ".conll": "conllu", ".mrg": "ptb", ".dp": "dep3"}
 
 
 def detect_format(path: str | os.PathLike) -> str:
     """'conllu' (.conllu/.conll), 'ptb' (.mrg or a directory of .mrg), 'dep3' (.dp or a directory of
-    .dp), else 'text'."""
+    .dp), else 'text'. Standard input (``-``) has no name to go by: see :func:`read_corpus`."""
     path = Path(path)
     if path.is_dir():
         suffixes = {p.suffix for p in path.iterdir() if p.is_file()}
@@ -29,17 +32,60 @@ def detect_format(path: str | os.PathLike) -> str:
     return _SUFFIXES.get(path.suffix.lower(), "text")
 
 
+def _read_stdin_auto(max_words: int | None, limit: int | None, filter_punct: bool) -> list[Sentence]:
+    """Standard input in the format its content looks like (:func:`pmask.corpora._util.sniff_format`)."""
+    name = display_name("-")
+
+    def sentences() -> Iterator[Sentence]:  # reads only once select() has checked max_words and limit
+        text = read_utf8(Path("-"))
+        fmt = sniff_format(text)
+        if fmt == "conllu":
+            yield from parse_conllu(text, name)
+        elif fmt == "ptb":
+            yield from parse_ptb(text, name, "stdin", filter_punct=filter_punct)
+        elif fmt == "dep3":
+            yield from parse_dep3(text, name, "stdin")
+        else:
+            yield from parse_text(text, name)
+
+    return select(sentences(), max_words=max_words, limit=limit, name=name)
+
+
 def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | None = None,
                 limit: int | None = None, filter_punct: bool = True) -> list[Sentence]:
-    """Read ``path`` as ``fmt`` ("auto", "conllu", "ptb", "dep3" or "text").
+    """Read a corpus file, folder or standard input in any supported format.
 
-    ``max_words`` skips longer sentences, ``limit`` caps how many are returned (after that filter).
-    ``filter_punct`` applies to PTB only (WSJ10-style removal of punctuation, traces and $/#, see
-    :mod:`pmask.corpora.ptb`).  Raises CorpusError for a missing or malformed file.
+    Args:
+        path: a file, a folder of ``.mrg``/``.dp`` files, or ``-`` for standard input.
+        fmt: "auto", "conllu", "ptb", "dep3" or "text" (:data:`pmask.options.CORPUS_FORMATS`).
+            "auto" goes by the suffix (:func:`detect_format`); for ``-`` by the content: CoNLL-U
+            when the first line that is not a ``#`` comment has 10 tab-separated columns, dep3
+            for 3 columns ending in a number, PTB when it starts with ``(``, else text.
+        max_words: skip sentences of more than this many words, in every format (PTB counts
+            words after its punctuation filter); None keeps all.
+        limit: return at most this many sentences, counted after the ``max_words`` filter.
+        filter_punct: PTB only: WSJ10-style removal of punctuation, traces and $/# (see
+            :mod:`pmask.corpora.ptb`).
+
+    Returns:
+        The sentences, in corpus order.
+
+    Raises:
+        CorpusError: a missing or malformed file, or an unknown format.
+        PmaskError: ``max_words`` or ``limit`` below 1.
+
+    Example:
+        >>> sents = read_corpus("en_pud-ud-test.conllu", limit=10)   # doctest: +SKIP
+        >>> sents = read_corpus("-", "text")                          # doctest: +SKIP
     """
-    if not Path(path).exists():
+    if fmt not in ("auto", *FORMATS):
+        raise CorpusError(f"{display_name(path)}: unknown corpus format {fmt!r} (expected auto, {', '.join(FORMATS)})")
+    if is_stdin(path):
+        if fmt == "auto":
+            return _read_stdin_auto(max_words, limit, filter_punct)
+    elif not Path(path).exists():
         raise CorpusError(f"{path}: no such file or directory")
-    if fmt == "auto":
+    elif fmt == "auto":
         fmt = detect_format(path)
     if fmt == "conllu":
         return read_conllu(path, max_words=max_words, limit=limit)
@@ -47,6 +93,4 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
         return read_ptb(path, max_words=max_words, limit=limit, filter_punct=filter_punct)
     if fmt == "dep3":
         return read_dep3(path, max_words=max_words, limit=limit)
-    if fmt == "text":
-        return read_text(path, max_words=max_words, limit=limit)
-    raise CorpusError(f"{path}: unknown corpus format {fmt!r} (expected auto, {', '.join(FORMATS)})")
+    return read_text(path, max_words=max_words, limit=limit)

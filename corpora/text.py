@@ -1,38 +1,50 @@
-"""Plain text: one sentence per line, whitespace-tokenised."""
+"""Plain text: one sentence per line, words separated by whitespace (no annotation)."""
 from __future__ import annotations
 
-import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from pmask.corpora._util import read_utf8
+from pmask.corpora._util import display_name, read_utf8, select
 from pmask.corpora.sentence import Sentence
 from pmask.errors import CorpusError
 
-logger = logging.getLogger(__name__)
+
+def parse_text(text: str, name: str) -> Iterator[Sentence]:
+    """One Sentence per non-blank line of ``text``: id = its 1-based line number (as str), words =
+    the line split on whitespace, text = the stripped line. ``name`` stands for the source in
+    messages and ``Sentence.path``. Raises CorpusError when every line is blank."""
+    found = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if words:
+            found = True
+            yield Sentence(id=str(number), words=words, text=line.strip(), path=name, line=number)
+    if not found:
+        raise CorpusError(f"{name}:1: no sentences in file (every line is blank)")
 
 
 def read_text(path: str | os.PathLike, *, max_words: int | None = None,
               limit: int | None = None) -> list[Sentence]:
-    """One Sentence per non-blank line; id = its 1-based line number (as str), text = the stripped line.
+    """Read a plain-text corpus (UTF-8), or standard input for ``-``: one sentence per line.
 
-    Lines longer than ``max_words`` words are skipped; ``limit`` caps the number returned.
+    Args:
+        path: the file, or ``-``.
+        max_words: skip lines of more than this many words (None keeps all).
+        limit: return at most this many sentences, counted after the ``max_words`` filter.
+
+    Returns:
+        Sentences with id = the 1-based line number, no heads; blank lines are skipped.
+
+    Raises:
+        CorpusError: unreadable, not UTF-8, or no sentence at all.
+        PmaskError: ``max_words`` or ``limit`` below 1.
+
+    Example:
+        >>> [s.words for s in read_text("tests/data/mini.txt", limit=1)]   # doctest: +SKIP
+        [['The', 'cat', 'sat', '.']]
     """
-    path = Path(path)
-    text = read_utf8(path)
-    out: list[Sentence] = []
-    n = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        words = line.split()
-        if not words:
-            continue
-        n += 1
-        if max_words is not None and len(words) > max_words:
-            continue
-        out.append(Sentence(id=str(number), words=words, text=line.strip(), path=str(path), line=number))
-        if limit is not None and len(out) >= limit:
-            break
-    if n == 0:
-        raise CorpusError(f"{path}:1: no sentences in file (every line is blank)")
-    logger.info("read %d sentences from %s", len(out), path)
-    return out
+    def sentences() -> Iterator[Sentence]:
+        yield from parse_text(read_utf8(Path(path)), display_name(path))
+
+    return select(sentences(), max_words=max_words, limit=limit, name=display_name(path))

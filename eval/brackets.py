@@ -26,32 +26,10 @@ from typing import Any
 import nltk
 
 from pmask.errors import DecodeError
+from pmask.eval.percent import percent
+from pmask.trees.brackets import node_spans
 
 Span = tuple[int, int]
-
-
-def node_spans(tree: Any) -> tuple[list[tuple[int, int, Any]], int]:
-    """([(start, end, node) for every Tree node, parents after children], number of leaves).
-
-    Iterative, so deep (e.g. right-branching) trees of any length are fine.
-    """
-    out: list[tuple[int, int, Any]] = []
-    if not isinstance(tree, nltk.Tree):
-        return out, 1
-    starts: list[int] = []
-    stack: list[tuple[Any, bool]] = [(tree, False)]
-    pos = 0
-    while stack:
-        node, done = stack.pop()
-        if not isinstance(node, nltk.Tree):
-            pos += 1
-        elif done:
-            out.append((starts.pop(), pos, node))
-        else:
-            starts.append(pos)
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node))
-    return out, pos
 
 
 def sentence_spans(tree: Any) -> set[Span]:
@@ -90,10 +68,6 @@ class SentenceBrackets:
         return {"id": self.id, "n": self.n, "precision": 100 * self.precision, "recall": 100 * self.recall,
                 "f1": 100 * self.f1, "matched": self.matched, "gold_brackets": self.gold,
                 "pred_brackets": self.pred}
-
-
-def _pct(num: float, den: float) -> float:
-    return 100.0 * num / den if den else 0.0
 
 
 @dataclass
@@ -144,25 +118,25 @@ class BracketScore:
     @property
     def f1_sentence(self) -> float:
         """Mean per-sentence F1 (%), the paper's figure."""
-        return _pct(self.f1_sum, self.sentences)
+        return percent(self.f1_sum, self.sentences)
 
     @property
     def precision_sentence(self) -> float:
-        return _pct(self.precision_sum, self.sentences)
+        return percent(self.precision_sum, self.sentences)
 
     @property
     def recall_sentence(self) -> float:
-        return _pct(self.recall_sum, self.sentences)
+        return percent(self.recall_sum, self.sentences)
 
     @property
     def precision(self) -> float:
         """Corpus-level (EVALB-style) bracket precision (%)."""
-        return _pct(self.matched, self.pred_brackets)
+        return percent(self.matched, self.pred_brackets)
 
     @property
     def recall(self) -> float:
         """Corpus-level (EVALB-style) bracket recall (%)."""
-        return _pct(self.matched, self.gold_brackets)
+        return percent(self.matched, self.gold_brackets)
 
     @property
     def f1_corpus(self) -> float:

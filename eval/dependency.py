@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pmask.errors import DecodeError
+from pmask.eval.percent import percent
 
 LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
 
@@ -30,10 +31,6 @@ def length_bucket(dependent: int, head: int) -> str:
         return "root"
     d = abs(dependent - head)
     return str(d) if d <= 5 else ("6-10" if d <= 10 else ">10")
-
-
-def _pct(num: int, den: int) -> float:
-    return 100.0 * num / den if den else 0.0
 
 
 @dataclass
@@ -47,11 +44,11 @@ class SentenceUAS:
 
     @property
     def uas(self) -> float:
-        return _pct(self.correct, self.n)
+        return percent(self.correct, self.n)
 
     @property
     def uuas(self) -> float:
-        return _pct(self.correct_undirected, self.n)
+        return percent(self.correct_undirected, self.n)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "n": self.n, "correct": self.correct, "uas": self.uas, "uuas": self.uuas}
@@ -139,12 +136,12 @@ class DependencyScore:
     @property
     def uas(self) -> float:
         """Micro-averaged UAS in percent."""
-        return _pct(self.correct, self.total)
+        return percent(self.correct, self.total)
 
     @property
     def uuas(self) -> float:
         """Micro-averaged undirected UAS in percent."""
-        return _pct(self.correct_undirected, self.total)
+        return percent(self.correct_undirected, self.total)
 
     @property
     def sentences(self) -> int:
@@ -164,11 +161,11 @@ class DependencyScore:
                 cell[1] += t
             counts = merged
         order = sorted(counts, key=lambda r: (-counts[r][1], r))
-        return {r: {"correct": counts[r][0], "total": counts[r][1], "accuracy": _pct(*counts[r])} for r in order}
+        return {r: {"correct": counts[r][0], "total": counts[r][1], "accuracy": percent(*counts[r])} for r in order}
 
     def by_length(self) -> dict[str, dict[str, float]]:
         """Gold arc length bucket (``LENGTH_BUCKETS`` order) → {"correct", "total", "accuracy" (%)}."""
-        return {b: {"correct": self.lengths[b][0], "total": self.lengths[b][1], "accuracy": _pct(*self.lengths[b])}
+        return {b: {"correct": self.lengths[b][0], "total": self.lengths[b][1], "accuracy": percent(*self.lengths[b])}
                 for b in LENGTH_BUCKETS if b in self.lengths}
 
     def to_dict(self) -> dict[str, Any]:

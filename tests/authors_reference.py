@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from pmask.perturb import align
-from pmask.trees.validate import all_trees
+from brute_force import all_trees
 
 
 # ----------------------------------------------------------------------------- impact
@@ -22,6 +22,22 @@ def _head(model, h):
         if hasattr(model, attr):
             return getattr(model, attr)(h)
     raise AssertionError("unknown head")
+
+
+def authors_batch(ids: torch.Tensor, word_index: torch.Tensor, p: int, mask_id: int) -> torch.Tensor:
+    """The authors' batch for piece position ``p``: shape (L, L), row q is the sentence with the
+    word of p and the word of q masked (every piece of each; special tokens, word index -1, are
+    never masked), so row p has only p's word masked. ``ids``/``word_index``: length L."""
+    real = word_index >= 0
+    same_p = (word_index == word_index[p]) & real
+    masked = same_p[None, :] | ((word_index[None, :] == word_index[:, None]) & real[None, :])
+    return torch.where(masked, mask_id, ids[None, :])
+
+
+def authors_forward(model, batch: torch.Tensor):
+    """``model`` on ``batch`` as their code runs it: no padding, segment 0, every hidden state."""
+    return model(input_ids=batch, attention_mask=torch.ones_like(batch),
+                 token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
 
 
 _REF_CACHE: dict = {}
@@ -37,19 +53,15 @@ def reference_piece_matrix(lm, words, layers, metric):
     tok, model = lm.tokenizer, lm.model
     al = align(tok, words)
     ids = torch.tensor(al.input_ids)
-    widx = al.word_index
+    widx = torch.tensor(al.word_index)
     L = len(ids)
     ks = [k if k >= 0 else lm.num_layers + 1 + k for k in layers]
     out = np.zeros((len(layers), L, L))
     with torch.inference_mode():
         for p in range(L):
-            batch = ids.repeat(L + 1, 1)               # row 0: only p's word masked; row 1+q: also q's word
-            for q in range(-1, L):
-                for t in range(L):
-                    if widx[t] >= 0 and (widx[t] == widx[p] or (q >= 0 and widx[t] == widx[q])):
-                        batch[q + 1, t] = tok.mask_token_id
-            res = model(input_ids=batch, attention_mask=torch.ones_like(batch),
-                        token_type_ids=torch.zeros_like(batch), output_hidden_states=True)
+            rows = authors_batch(ids, widx, p, tok.mask_token_id)
+            batch = torch.cat([rows[p:p + 1], rows])   # row 0: only p's word masked; row 1+q: also q's word
+            res = authors_forward(model, batch)
             for li, k in enumerate(ks):
                 h = res.hidden_states[k][:, p].double()
                 if metric == "dist":

@@ -12,7 +12,7 @@ from pmask.corpora import (
     write_brackets, write_conllu,
 )
 from pmask.trees.brackets import to_brackets
-from pmask.errors import CorpusError
+from pmask.errors import CorpusError, OutputError
 
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -215,7 +215,7 @@ def test_write_conllu_rejects_bad_heads(tmp_path):
         write_conllu(sents, [[0] * 6], tmp_path / "bad.conllu", deprel="nsubj")
     assert not (tmp_path / "bad.conllu").exists()
     (tmp_path / "file").write_text("x")
-    with pytest.raises(CorpusError, match="cannot write"):
+    with pytest.raises(OutputError, match=r"cannot write: .*file is a file, not a folder$"):
         write_conllu(sents, [[2, 3, 0, 5, 6, 0]], tmp_path / "file" / "sub.conllu")
 
 

@@ -10,7 +10,6 @@ uniform integer below a count is drawn by rejection from the generator's random 
 """
 from __future__ import annotations
 
-import logging
 from functools import lru_cache
 
 import numpy as np
@@ -18,8 +17,6 @@ from nltk import Tree
 
 from pmask.trees.brackets import LABEL
 from pmask.trees.validate import check_root
-
-logger = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------- helpers

@@ -50,24 +50,49 @@ def from_brackets(text: str) -> Tree:
     return tree
 
 
+def node_spans(tree) -> tuple[list[tuple[int, int, Tree]], int]:
+    """Every internal node of ``tree`` with its word span, and the number of words.
+
+    Iterative, so deep (e.g. right-branching) trees of any length are fine.
+
+    Args:
+        tree: an ``nltk.Tree`` (or a bare word, which has no nodes and one word).
+
+    Returns:
+        ``([(start, end, node), ...], n)``: spans 0-based with ``end`` exclusive, children listed
+        before their parent; ``n`` = number of leaves.
+
+    Example:
+        >>> nodes, n = node_spans(Tree.fromstring("(X (X a b) c)"))
+        >>> [(i, j) for i, j, _ in nodes], n
+        ([(0, 2), (0, 3)], 3)
+    """
+    out: list[tuple[int, int, Tree]] = []
+    if not isinstance(tree, Tree):
+        return out, 1
+    starts: list[int] = []
+    stack: list[tuple[object, bool]] = [(tree, False)]
+    pos = 0
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, Tree):
+            pos += 1
+        elif done:
+            out.append((starts.pop(), pos, node))
+        else:
+            starts.append(pos)
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+    return out, pos
+
+
 def spans(tree, *, trivial: bool = False) -> set[tuple[int, int]]:
     """Word spans ``(start, end)`` (0-based, end exclusive) of the internal nodes of ``tree``.
 
     The whole-sentence span is included.  Single-word spans (pre-terminals, unary nodes over
     one word) are left out unless ``trivial=True``.  Unary chains give one span (it is a set).
     """
-    out: set[tuple[int, int]] = set()
     if not isinstance(tree, Tree):
-        return {(0, 1)} if trivial else out
-
-    def walk(node, start: int) -> int:
-        end = start
-        for child in node:
-            end = walk(child, end) if isinstance(child, Tree) else end + 1
-        if end - start >= 2 or (trivial and end > start):
-            out.add((start, end))
-        return end
-
-    # recursion depth = tree height; chains of a few hundred words are fine
-    walk(tree, 0)
-    return out
+        return {(0, 1)} if trivial else set()
+    nodes, _ = node_spans(tree)
+    return {(i, j) for i, j, _ in nodes if j - i >= 2 or (trivial and j > i)}

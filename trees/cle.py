@@ -32,35 +32,13 @@ different trees of equal score.
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
-from pmask.errors import DecodeError
+from pmask.errors import DecodeError, at
+from pmask.heads import find_cycle
 from pmask.trees.validate import check_root, check_scores, rescale
 
-logger = logging.getLogger(__name__)
-
 BACKENDS = ("numpy", "networkx")
-
-
-def _find_cycle(tree: np.ndarray) -> list[int] | None:
-    """A cycle of the head map ``tree`` (tree[0] ignored), as node list, or None."""
-    N = len(tree)
-    state = np.zeros(N, dtype=np.int8)  # 0 new, 1 on current walk, 2 done
-    state[0] = 2
-    for start in range(1, N):
-        path = []
-        v = start
-        while state[v] == 0:
-            state[v] = 1
-            path.append(v)
-            v = int(tree[v])
-        if state[v] == 1:  # walked back into the current path: cycle
-            return path[path.index(v):]
-        for u in path:
-            state[u] = 2
-    return None
 
 
 def _cle_numpy(s: np.ndarray) -> np.ndarray:
@@ -68,10 +46,10 @@ def _cle_numpy(s: np.ndarray) -> np.ndarray:
     N = s.shape[0]
     tree = s.argmax(axis=1)
     tree[0] = 0
-    cycle = _find_cycle(tree)
+    cycle = find_cycle(tree[1:])            # tree[0] (ROOT) is ignored
     if cycle is None:
         return tree
-    cyc = np.array(sorted(cycle))
+    cyc = np.array(sorted(cycle.words))
     in_cycle = np.zeros(N, dtype=bool)
     in_cycle[cyc] = True
     non = np.flatnonzero(~in_cycle)             # includes ROOT (0), ROOT stays first
@@ -160,5 +138,5 @@ def chu_liu_edmonds(scores, root: int | None = None, multiroot: bool = False, *,
         weights[1:, 0] -= M
     heads = max_arborescence(weights, allowed, backend)
     if (heads[1:] == np.arange(1, n + 1)).any():  # guard: never expected
-        raise DecodeError(f"{where + ': ' if where else ''}Chu-Liu/Edmonds returned no tree")
+        raise DecodeError(f"{at(where)}Chu-Liu/Edmonds returned no tree")
     return heads[1:].astype(np.int64)

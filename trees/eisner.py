@@ -12,13 +12,9 @@ reproduces ``parse_proj`` head for head (tested against a loop reference).
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from pmask.trees.validate import check_root, check_scores, rescale
-
-logger = logging.getLogger(__name__)
 
 NEG_INF = -np.inf
 

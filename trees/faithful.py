@@ -32,7 +32,7 @@ import logging
 
 import numpy as np
 
-from pmask.errors import DecodeError
+from pmask.errors import DecodeError, at
 from pmask.trees.cle import max_arborescence
 from pmask.trees.eisner import eisner_core
 from pmask.trees.validate import check_impact, check_root
@@ -40,17 +40,13 @@ from pmask.trees.validate import check_impact, check_root
 logger = logging.getLogger(__name__)
 
 
-def _prefix(where: str | None) -> str:
-    return f"{where}: " if where else ""
-
-
 def _check_cls(F_cls, root, where):
     F = check_impact(F_cls, where=where, name="F_cls").copy()
     n = F.shape[0] - 1
     if n < 1:
-        raise DecodeError(f"{_prefix(where)}F_cls must be (n+1)x(n+1) with n >= 1 words, got shape {F.shape}")
+        raise DecodeError(f"{at(where)}F_cls must be (n+1)x(n+1) with n >= 1 words, got shape {F.shape}")
     if root is None:
-        raise ValueError(f"{_prefix(where)}the paper's (faithful) decoding needs the gold root (root=k)")
+        raise ValueError(f"{at(where)}the paper's (faithful) decoding needs the gold root (root=k)")
     return F, n, check_root(root, n, where=where)
 
 
@@ -69,7 +65,7 @@ def faithful_eisner(F_cls, root: int, *, where: str | None = None) -> np.ndarray
     F[0, 0] = 0
     S = authors_softmax(F)
     if not np.isfinite(S).all():
-        raise DecodeError(f"{_prefix(where)}the authors' softmax under/overflowed (impact range too wide)")
+        raise DecodeError(f"{at(where)}the authors' softmax under/overflowed (impact range too wide)")
     heads = eisner_core(S.T, single_root=False)
     return heads[1:]
 
@@ -89,7 +85,7 @@ def faithful_cle(F_cls, root: int, *, backend: str = "numpy", where: str | None 
     if (F < 0).any():
         i, j = np.argwhere(F < 0)[0]
         raise DecodeError(
-            f"{_prefix(where)}the paper's CLE multiplies scores and needs non-negative impacts; "
+            f"{at(where)}the paper's CLE multiplies scores and needs non-negative impacts; "
             f"F_cls[{i}, {j}] = {F[i, j]}"
         )
     if n == 1:
@@ -110,7 +106,7 @@ def faithful_cle(F_cls, root: int, *, backend: str = "numpy", where: str | None 
         zero[r] = False                          # r keeps ROOT as its only head
         zero[:, 0] = False                       # zero-score ROOT arcs stay impossible
         logs = np.where(zero, penalty, logs)
-        logger.warning("%sno spanning tree of positive arcs; zero-score arcs used", _prefix(where))
+        logger.warning("%sno spanning tree of positive arcs; zero-score arcs used", at(where))
         heads = max_arborescence(logs, allowed | zero, backend)
     return heads[1:].astype(np.int64)
 

@@ -30,16 +30,12 @@ otherwise be decided by rounding).  Cost: O(n^2) for the table plus O(m) per spa
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 from nltk import Tree
 
-from pmask.errors import DecodeError
+from pmask.errors import DecodeError, at
 from pmask.trees.brackets import LABEL
 from pmask.trees.validate import check_impact
-
-logger = logging.getLogger(__name__)
 
 VARIANTS = ("three-way", "binary")
 TIE_RTOL = 1e-9
@@ -101,7 +97,7 @@ def mart(F, words, variant: str = "three-way", *, where: str | None = None) -> T
     words = list(words)
     n = len(words)
     if n == 0:
-        raise DecodeError(f"{where + ': ' if where else ''}cannot build a tree over an empty sentence")
+        raise DecodeError(f"{at(where)}cannot build a tree over an empty sentence")
     F = check_impact(F, n=n, where=where)
     if n == 1:
         return Tree(LABEL, [words[0]])

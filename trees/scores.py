@@ -7,13 +7,9 @@ word i+1".  Row 0 and the diagonal are unused by the decoders and set to 0.
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from pmask.trees.validate import check_impact, check_scores
-
-logger = logging.getLogger(__name__)
 
 NORMALIZATIONS = ("none", "log_softmax")
 

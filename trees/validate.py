@@ -12,18 +12,10 @@ Conventions (whole package):
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
-from pmask.errors import DecodeError
-
-logger = logging.getLogger(__name__)
-
-
-def _prefix(where: str | None) -> str:
-    return f"{where}: " if where else ""
-
+from pmask.errors import DecodeError, at
+from pmask.heads import find_cycle
 
 def check_scores(scores, *, where: str | None = None) -> np.ndarray:
     """Return ``scores`` as a float64 (n+1)x(n+1) array, or raise DecodeError.
@@ -34,10 +26,10 @@ def check_scores(scores, *, where: str | None = None) -> np.ndarray:
     try:
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise DecodeError(f"{_prefix(where)}scores are not a numeric matrix ({exc})") from None
+        raise DecodeError(f"{at(where)}scores are not a numeric matrix ({exc})") from None
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
         raise DecodeError(
-            f"{_prefix(where)}scores must be a square (n+1)x(n+1) matrix (row/column 0 = ROOT), "
+            f"{at(where)}scores must be a square (n+1)x(n+1) matrix (row/column 0 = ROOT), "
             f"got shape {arr.shape}"
         )
     n = arr.shape[0] - 1
@@ -47,7 +39,7 @@ def check_scores(scores, *, where: str | None = None) -> np.ndarray:
     if bad.any():
         d, h = np.argwhere(bad)[0]
         raise DecodeError(
-            f"{_prefix(where)}scores contain {int(bad.sum())} non-finite value(s) "
+            f"{at(where)}scores contain {int(bad.sum())} non-finite value(s) "
             f"(first: scores[{d + 1}, {h}] = {used[d, h]}, dependent {d + 1}, head {h})"
         )
     return arr
@@ -58,15 +50,15 @@ def check_impact(F, *, n: int | None = None, where: str | None = None, name: str
     try:
         arr = np.asarray(F, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise DecodeError(f"{_prefix(where)}{name} is not a numeric matrix ({exc})") from None
+        raise DecodeError(f"{at(where)}{name} is not a numeric matrix ({exc})") from None
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-        raise DecodeError(f"{_prefix(where)}{name} must be a square matrix, got shape {arr.shape}")
+        raise DecodeError(f"{at(where)}{name} must be a square matrix, got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
-        raise DecodeError(f"{_prefix(where)}{name} is {arr.shape[0]}x{arr.shape[1]} but the sentence has {n} words")
+        raise DecodeError(f"{at(where)}{name} is {arr.shape[0]}x{arr.shape[1]} but the sentence has {n} words")
     if not np.isfinite(arr).all():
         i, j = np.argwhere(~np.isfinite(arr))[0]
         raise DecodeError(
-            f"{_prefix(where)}{name} contains {int((~np.isfinite(arr)).sum())} non-finite value(s) "
+            f"{at(where)}{name} contains {int((~np.isfinite(arr)).sum())} non-finite value(s) "
             f"(first: {name}[{i}, {j}] = {arr[i, j]})"
         )
     return arr
@@ -77,9 +69,9 @@ def check_root(root, n: int, *, where: str | None = None) -> int | None:
     if root is None:
         return None
     if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
-        raise ValueError(f"{_prefix(where)}root must be a 1-based word index, got {root!r}")
+        raise ValueError(f"{at(where)}root must be a 1-based word index, got {root!r}")
     if not 1 <= int(root) <= n:
-        raise ValueError(f"{_prefix(where)}root={root} is outside the sentence's words 1..{n}")
+        raise ValueError(f"{at(where)}root={root} is outside the sentence's words 1..{n}")
     return int(root)
 
 
@@ -101,13 +93,9 @@ def tree_errors(heads, *, single_root: bool = False, root: int | None = None, pr
         return [f"heads out of range 0..{n}: {h.tolist()}"]
     if (h == np.arange(1, n + 1)).any():
         errors.append(f"self-loop in {h.tolist()}")
-    for k in range(1, n + 1):  # follow heads; a walk longer than n means a cycle
-        cur, steps = k, 0
-        while cur != 0 and steps <= n:
-            cur, steps = int(h[cur - 1]), steps + 1
-        if cur != 0:
-            errors.append(f"word {k} does not reach ROOT (cycle) in {h.tolist()}")
-            break
+    cycle = find_cycle(h.tolist())
+    if cycle is not None:
+        errors.append(f"word {cycle.start} does not reach ROOT (cycle) in {h.tolist()}")
     children = np.flatnonzero(h == 0) + 1
     if len(children) == 0:
         errors.append("no word attached to ROOT")
@@ -147,30 +135,3 @@ def rescale(scores: np.ndarray) -> np.ndarray:
     _, exp = np.frexp(top)
     return np.ldexp(s, -int(exp))
 
-
-def all_trees(n: int, *, projective: bool = False) -> np.ndarray:
-    """Every dependency tree over n words (ROOT may have several children), as rows of heads.
-
-    Brute-force enumeration for tests (n <= 6: 7^5 = 16807 trees): all n^n head maps, kept
-    when following heads from every word reaches ROOT; ``projective`` also drops crossing arcs
-    (ROOT arcs included).  Returns an int64 array of shape (count, n).
-    """
-    if n == 0:
-        return np.zeros((1, 0), dtype=np.int64)
-    choices = [[h for h in range(n + 1) if h != d] for d in range(1, n + 1)]
-    grids = np.meshgrid(*choices, indexing="ij")
-    H = np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
-    full = np.concatenate([np.zeros((len(H), 1), dtype=np.int64), H], axis=1)  # full[:, 0] = 0
-    walk = full.copy()
-    for _ in range(n):
-        walk = np.take_along_axis(full, walk, axis=1)
-    H = H[(walk[:, 1:] == 0).all(axis=1)]
-    if projective and n > 1:
-        dep = np.arange(1, n + 1)
-        lo, hi = np.minimum(dep, H), np.maximum(dep, H)
-        ok = np.ones(len(H), dtype=bool)
-        for a in range(n):
-            for b in range(n):
-                ok &= ~((lo[:, a] < lo[:, b]) & (lo[:, b] < hi[:, a]) & (hi[:, a] < hi[:, b]))
-        H = H[ok]
-    return H
