@@ -120,9 +120,9 @@ def _atomic(path: str | os.PathLike, target: Path, binary: bool) -> Iterator[IO]
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except PermissionError as err:
+    except OSError as err:
         if not (target.exists() and os.access(target, os.W_OK)):
-            raise _fail(path, _reason(err)) from None
+            raise _fail(path, f"cannot create a file in {target.parent}: {_reason(err)}") from None
         fd = None  # the folder is read-only but the file is writable: overwrite it in place
     if fd is None:
         with open(target, "wb" if binary else "w", **_open_kwargs(binary)) as fh:

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmask.errors import DecodeError
+from pmask.corpora.sentence import Sentence
+from pmask.errors import DecodeError, PmaskError
 from pmask.eval.percent import percent
 
 LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
@@ -63,9 +64,30 @@ def _merge_counts(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str,
     return out
 
 
+def check_same_words(words: Sequence[str], gold: Sentence, where: str) -> None:
+    """Raise PmaskError unless ``gold`` has exactly ``words`` (same sentence id is not enough).
+
+    Args:
+        words: the words of the predicted tree or impact matrix.
+        gold: the gold sentence found for it (e.g. by id).
+        where: names the prediction in the message (e.g. ``"pred.conllu:3 (sentence s1)"``).
+
+    Example:
+        >>> check_same_words(["a", "b"], gold, "store sentence s1")   # doctest: +SKIP
+        PmaskError: store sentence s1 does not match gold g.conllu:1 (sentence s1): the words differ
+        (2 words 'a b' vs 3 words 'a b c')
+    """
+    if list(words) == list(gold.words):
+        return
+    raise PmaskError(f"{where} does not match gold {gold.where()}: the words differ "
+                     f"({len(words)} words '{' '.join(words[:6])}' vs {len(gold.words)} words "
+                     f"'{' '.join(gold.words[:6])}')")
+
+
 def _as_heads(heads: Sequence[int], n: int, what: str, sent_id: str | None) -> list[int]:
-    if len(heads) != n:
-        raise DecodeError(f"sentence {sent_id}: {what} has {len(heads)} heads for {n} words")
+    if len(heads) != n:  # only the prediction can differ: n is the gold length
+        raise DecodeError(f"sentence {sent_id}: the {what} tree has {len(heads)} words but the gold "
+                          f"sentence has {n}: they are not the same sentence")
     out = []
     for k, h in enumerate(heads, start=1):
         try:

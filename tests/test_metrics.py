@@ -119,7 +119,8 @@ def test_length_buckets():
 
 def test_dependency_score_errors():
     score = DependencyScore()
-    with pytest.raises(DecodeError, match="sentence q: predicted has 2 heads for 3 words"):
+    with pytest.raises(DecodeError, match="^sentence q: the predicted tree has 2 words but the gold sentence "
+                                          "has 3: they are not the same sentence$"):
         score.add([0, 1], [0, 1, 1], sent_id="q")
     with pytest.raises(DecodeError, match="out of range"):
         score.add([0, 1, 4], [0, 1, 1])
@@ -342,3 +343,16 @@ def test_corpus_figures_match_pyevalb():
         assert ours.recall == pytest.approx(ref.bracket_recall, abs=1e-9), name
         assert ours.precision == pytest.approx(ref.bracket_prec, abs=1e-9), name
         assert ours.f1_corpus == pytest.approx(ref.bracker_fmeasure, abs=1e-9), name
+
+
+def test_same_id_other_words_names_the_real_problem():
+    from pmask.corpora import Sentence
+    from pmask.errors import PmaskError
+    from pmask.eval.dependency import check_same_words
+
+    gold = Sentence(id="s1", words="a b c".split(), heads=[0, 1, 1], path="g.conllu", line=4)
+    check_same_words(["a", "b", "c"], gold, "store sentence s1")
+    with pytest.raises(PmaskError) as err:
+        check_same_words("x y".split(), gold, "store sentence s1")
+    assert str(err.value) == ("store sentence s1 does not match gold g.conllu:4 (sentence s1): the words differ "
+                              "(2 words 'x y' vs 3 words 'a b c')")
