@@ -157,14 +157,15 @@ def ref_parse_proj(scores):
     return heads[1:]
 
 
-def ref_faithful_eisner(F_cls, root):
+def ref_faithful_eisner(F_cls, root, softmax=ref_softmax):
+    """Their masking, ``softmax`` (theirs by default) and ``parse_proj`` on the transpose."""
     F = [list(map(float, row)) for row in F_cls]
     N = len(F)
     for j in range(N):
         F[root][j] = 0.0
     F[root][0] = 1.0
     F[0][0] = 0.0
-    S = ref_softmax(F)
+    S = softmax(F)
     ST = [[S[j][i] for j in range(N)] for i in range(N)]
     return ref_parse_proj(ST)
 

@@ -128,7 +128,6 @@ def test_any_finite_matrix_gives_full_tree(F, variant):
     words = [f"w{i}" for i in range(n)]
     tree = mart(F, words, variant)
     assert tree.leaves() == words
-    assert to_brackets(mart(F.copy(), words, variant)) == to_brackets(tree)   # deterministic
     for sub in tree.subtrees():
         assert len(sub) == 2 or n == 1                                          # binary nodes
 
