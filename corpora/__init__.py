@@ -1,4 +1,11 @@
-"""Corpus readers and writers (CoNLL-U, PTB brackets, 3-column dependencies, plain text)."""
+"""Corpus readers and writers (CoNLL-U, PTB brackets, 3-column dependencies, plain text).
+
+Every reader takes ``max_words`` (skip longer sentences, in every format) and ``limit`` (keep the
+first N after that filter); both must be at least 1 (:func:`check_selection`). A path of ``-``
+reads standard input; :func:`read_corpus` then tells the format from the content
+(:func:`sniff_format`) unless one is named. Writers take ``-`` for standard output.
+"""
+from pmask.corpora._util import STDIN, check_selection, sniff_format
 from pmask.corpora.conll import format_conllu, read_conllu, write_conllu
 from pmask.corpora.dep3 import read_dep3
 from pmask.corpora.ptb import WORD_TAGS, read_brackets, read_ptb, write_brackets
@@ -8,8 +15,10 @@ from pmask.corpora.text import read_text
 
 __all__ = [
     "FORMATS",
+    "STDIN",
     "Sentence",
     "WORD_TAGS",
+    "check_selection",
     "detect_format",
     "format_conllu",
     "read_brackets",
@@ -18,6 +27,7 @@ __all__ = [
     "read_dep3",
     "read_ptb",
     "read_text",
+    "sniff_format",
     "write_brackets",
     "write_conllu",
 ]
