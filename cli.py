@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from pmask import __version__
 from pmask.errors import PmaskError
 from pmask.files import atomic_write, sha256_file
+from pmask.options import resolve_layers
 
 logger = logging.getLogger("pmask")
 
@@ -202,6 +203,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, metavar="F")
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
+
+    from pmask.perturb.store.export import EXPORT_FORMATS
+
+    p = sub.add_parser(
+        "export", parents=[verbosity], formatter_class=_Formatter,
+        help="write a store's matrices as .npy, CSV or JSON",
+        description="Export the word-level impact matrices of a store (matrix[i][j] = impact of word j on word "
+                    "i). " + " ".join(f"{k}: {v}." for k, v in EXPORT_FORMATS.items()),
+        epilog="example:\n  pmask export pud-store/ --format csv --layer -1 -o pud-csv/")
+    p.add_argument("store", type=Path, metavar="STORE", help="impact store directory")
+    p.add_argument("--format", dest="export_format", default="npy", choices=EXPORT_FORMATS, help="output format")
+    p.add_argument("--layer", type=int, action="append", default=None, metavar="L",
+                   help="layer to export (repeatable; negative from the top; default: every stored layer)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="folder (npy, csv) or file (json)")
+    p.set_defaults(func=cmd_export)
     return parser
 
 
@@ -452,7 +468,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
         model = _load_model(args)
-        layers = list(range(model.num_layers + 1)) if args.layers == "all" else list(args.layers)
+        layers = list(resolve_layers("all", model.num_layers)) if args.layers == "all" else list(args.layers)
         model_name = model.name
         per_layer = {layer: [] for layer in layers}
         for item in induce.impacts_by_layer(model, sentences, layers=layers, metric=args.metric,
@@ -492,6 +508,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_json(args.json, json.loads(sweep.to_json()))
     if args.csv:
         sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pmask.perturb.store import export_store
+
+    written = export_store(args.store, args.output, args.export_format, layers=args.layer)
+    print(f"{args.output}: wrote {len(written)} file{'s' if len(written) != 1 else ''}")
     return 0
 
 

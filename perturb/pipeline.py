@@ -17,8 +17,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from pmask.perturb.store import (DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, _norm_model,
-                                 plan_store, resolve_layers)
+from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
+from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store
+from pmask.perturb.store.settings import norm_model
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
     return StoreSettings(
-        model=_norm_model(str(model.name)), metric=metric, subword=subword,
+        model=norm_model(str(model.name)), metric=metric, subword=subword,
         layers=layers if isinstance(layers, str) else tuple(int(k) for k in layers),
         include_cls=include_cls, revision=getattr(model, "revision", None), commit=getattr(model, "commit", None),
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
@@ -98,7 +99,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     no model work. Raises StoreError for a non-empty ``out_dir`` without ``resume``/``overwrite``
     or a store made with other settings.
     """
-    from pmask.perturb import METRICS, SUBWORD_POLICIES, impact_matrices
+    from pmask.perturb import impact_matrices
     from pmask.perturb.alignment import align
 
     if metric not in METRICS:   # before anything is written
