@@ -304,12 +304,16 @@ def cmd_impact(args: argparse.Namespace) -> int:
     if not remaining and args.resume:  # a finished store: not even the model is loaded
         print(f"{args.output}: 0 computed, {len(sentences)} reused (store complete)")
         return 0
+    from pmask.perturb.distributed import init_distributed
+
+    rank = init_distributed(args.device)   # under torchrun: this rank's GPU and process group; else a no-op
     model = _load_model(args)
     summary = compute_store(model, sentences, args.output, layers=args.layers, metric=args.metric,
                             subword=args.subword, batch_tokens=args.batch_tokens, corpus_path=args.input,
                             resume=args.resume, overwrite=args.overwrite, progress=_progress(args))
-    print(f"{args.output}: {summary.computed} computed, {summary.reused} reused, "
-          f"{summary.skipped_too_long} skipped as too long, {summary.seconds:.1f} s")
+    if rank.is_main:
+        print(f"{args.output}: {summary.computed} computed, {summary.reused} reused, "
+              f"{summary.skipped_too_long} skipped as too long, {summary.seconds:.1f} s")
     return 0
 
 

@@ -14,6 +14,7 @@ FORMAT = "pmask-impact-store"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 SHARD_RE = re.compile(r"^shard-(\d{5,})\.safetensors$")
+PART_RE = re.compile(r"^part-(\d{5,})\.json$")   # one rank's index in a distributed run (see .parts)
 TMP_PREFIX = "."
 TMP_SUFFIX = ".tmp"
 DEFAULT_SHARD_SIZE = 64
@@ -36,6 +37,11 @@ def shard_number(name: str) -> int:
     if match is None:
         raise StoreError(f"{name}: not a shard file name (expected shard-NNNNN.safetensors)")
     return int(match.group(1))
+
+
+def part_name(rank: int) -> str:
+    """File name of rank ``rank``'s index part (``part-00003.json``)."""
+    return f"part-{rank:05d}.json"
 
 
 def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
@@ -82,7 +88,7 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
 
 
 def our_files(path: Path) -> list[Path]:
-    """The files in ``path`` that a store consists of (manifest, shards, temporary files)."""
+    """The files in ``path`` that a store consists of (manifest, shards, index parts, temporary files)."""
     return [p for p in path.iterdir()
-            if p.name == MANIFEST or SHARD_RE.match(p.name)
+            if p.name == MANIFEST or SHARD_RE.match(p.name) or PART_RE.match(p.name)
             or (p.name.startswith(TMP_PREFIX) and p.name.endswith(TMP_SUFFIX))]
