@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from pmask import __version__
 from pmask.errors import PmaskError
 from pmask.files import atomic_write, sha256_file
+from pmask.options import resolve_layers
 
 logger = logging.getLogger("pmask")
 
@@ -202,6 +203,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, metavar="F")
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
+
+    from pmask.perturb.store.export import EXPORT_FORMATS
+
+    p = sub.add_parser(
+        "export", parents=[verbosity], formatter_class=_Formatter,
+        help="write a store's matrices as .npy, CSV or JSON",
+        description="Export the word-level impact matrices of a store (matrix[i][j] = impact of word j on word "
+                    "i). " + " ".join(f"{k}: {v}." for k, v in EXPORT_FORMATS.items()),
+        epilog="example:\n  pmask export pud-store/ --format csv --layer -1 -o pud-csv/")
+    p.add_argument("store", type=Path, metavar="STORE", help="impact store directory")
+    p.add_argument("--format", dest="export_format", default="npy", choices=EXPORT_FORMATS, help="output format")
+    p.add_argument("--layer", type=int, action="append", default=None, metavar="L",
+                   help="layer to export (repeatable; negative from the top; default: every stored layer)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="folder (npy, csv) or file (json)")
+    p.set_defaults(func=cmd_export)
     return parser
 
 
@@ -288,12 +304,16 @@ def cmd_impact(args: argparse.Namespace) -> int:
     if not remaining and args.resume:  # a finished store: not even the model is loaded
         print(f"{args.output}: 0 computed, {len(sentences)} reused (store complete)")
         return 0
+    from pmask.perturb.distributed import init_distributed
+
+    rank = init_distributed(args.device)   # under torchrun: this rank's GPU and process group; else a no-op
     model = _load_model(args)
     summary = compute_store(model, sentences, args.output, layers=args.layers, metric=args.metric,
                             subword=args.subword, batch_tokens=args.batch_tokens, corpus_path=args.input,
                             resume=args.resume, overwrite=args.overwrite, progress=_progress(args))
-    print(f"{args.output}: {summary.computed} computed, {summary.reused} reused, "
-          f"{summary.skipped_too_long} skipped as too long, {summary.seconds:.1f} s")
+    if rank.is_main:
+        print(f"{args.output}: {summary.computed} computed, {summary.reused} reused, "
+              f"{summary.skipped_too_long} skipped as too long, {summary.seconds:.1f} s")
     return 0
 
 
@@ -452,7 +472,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
         model = _load_model(args)
-        layers = list(range(model.num_layers + 1)) if args.layers == "all" else list(args.layers)
+        layers = list(resolve_layers("all", model.num_layers)) if args.layers == "all" else list(args.layers)
         model_name = model.name
         per_layer = {layer: [] for layer in layers}
         for item in induce.impacts_by_layer(model, sentences, layers=layers, metric=args.metric,
@@ -492,6 +512,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_json(args.json, json.loads(sweep.to_json()))
     if args.csv:
         sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pmask.perturb.store import export_store
+
+    written = export_store(args.store, args.output, args.export_format, layers=args.layer)
+    print(f"{args.output}: wrote {len(written)} file{'s' if len(written) != 1 else ''}")
     return 0
 
 

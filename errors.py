@@ -40,3 +40,10 @@ class DecodeError(PmaskError):
 
 class LayerError(PmaskError, ValueError):
     """A requested layer does not exist in the model (or the request is malformed)."""
+
+
+class MissingSentenceError(StoreError, KeyError):
+    """No stored sentence under that key (also a KeyError, so ``in``/``dict`` idioms work)."""
+
+    def __str__(self) -> str:   # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

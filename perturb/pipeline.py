@@ -13,12 +13,15 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.perturb.store import (DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, _norm_model,
-                                 plan_store, resolve_layers)
+from pmask.errors import LayerError, PmaskError, StoreError
+from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
+from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
+from pmask.perturb.store.plan import balance
+from pmask.perturb.store.settings import norm_model
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +63,7 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
     return StoreSettings(
-        model=_norm_model(str(model.name)), metric=metric, subword=subword,
+        model=norm_model(str(model.name)), metric=metric, subword=subword,
         layers=layers if isinstance(layers, str) else tuple(int(k) for k in layers),
         include_cls=include_cls, revision=getattr(model, "revision", None), commit=getattr(model, "commit", None),
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
@@ -69,11 +72,15 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
         model_info=describe if isinstance(describe, dict) else None)
 
 
-def _engine_kwargs(batch_tokens: int | None, progress: bool, stats: Any) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
-    if batch_tokens:
-        kwargs["batch_tokens"] = batch_tokens
-    return kwargs
+@dataclass(frozen=True)
+class _Job:
+    """What every rank needs to fill its share of a store."""
+
+    model: Any
+    sentences: Sequence[Any]
+    metric: str
+    subword: str
+    batch_tokens: int | None
 
 
 def _new_stats() -> Any:
@@ -84,67 +91,173 @@ def _new_stats() -> Any:
         return None
 
 
+def _fill(job: _Job, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
+          on_done: Callable[[int], None] | None = None) -> int:
+    """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
+    from pmask.perturb import impact_matrices
+    from pmask.perturb.alignment import align
+
+    kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
+    if job.batch_tokens:
+        kwargs["batch_tokens"] = job.batch_tokens
+    words = [list(job.sentences[i].words) for i in todo]
+    matrices = impact_matrices(job.model, words, layers=list(writer.settings.layers_resolved), metric=job.metric,
+                               subword=job.subword, include_cls=True, **kwargs)
+    computed = 0
+    tokenizer = job.model.tokenizer
+    for index, matrix in zip(todo, matrices):
+        sent = job.sentences[index]
+        if matrix is None:
+            logger.info("%s: too long for the model, skipped", sent.where() if hasattr(sent, "where")
+                        else f"sentence {sent.id}")
+            writer.skip(index, sent.id, len(sent.words))
+        else:
+            al = align(tokenizer, list(sent.words))
+            ids = [int(t) for t in al.input_ids]
+            writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
+                       pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
+            computed += 1
+        if on_done is not None:
+            on_done(1)
+    return computed
+
+
+def _stored(manifest: dict[str, Any]) -> int:
+    return sum(1 for e in manifest["sentences"] if "skipped" not in e)
+
+
+def _summary(out: Path, manifest: dict[str, Any], n_sentences: int, computed: int, reused: int, t0: float,
+             stats: Any) -> StoreSummary:
+    entries = manifest["sentences"]
+    summary = StoreSummary(path=out, computed=computed, reused=reused,
+                           skipped_too_long=sum(1 for e in entries if "skipped" in e),
+                           seconds=time.perf_counter() - t0, sentences=n_sentences,
+                           complete=len(entries) == n_sentences, stats=stats)
+    logger.info("%s: %d computed, %d reused, %d skipped as too long, %.1f s%s", out, summary.computed,
+                summary.reused, summary.skipped_too_long, summary.seconds, f" ({stats})" if stats else "")
+    return summary
+
+
+def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: CorpusInfo,
+                      opening: dict[str, Any]) -> StoreWriter:
+    """Rank 0 opens (checks, merges, cleans) the store; then every other rank joins it."""
+    info = group.info
+    group.gather(None)   # no rank may still be planning (reading the directory) once rank 0 writes
+    writer, error = None, None
+    if info.is_main:
+        run_info = {**opening.pop("run_info"), "world_size": info.world_size}
+        try:
+            writer = StoreWriter.open(out, settings, corpus, **opening, run_info=run_info, world_size=info.world_size)
+        except PmaskError as err:
+            error = (type(err).__name__, str(err))
+    error = group.broadcast(error)
+    if error is not None:
+        raise (LayerError if error[0] == "LayerError" else StoreError)(error[1])
+    if writer is None:
+        writer = StoreWriter.join(out, rank=info.rank, world_size=info.world_size, shard_size=opening["shard_size"])
+    return writer
+
+
+def _compute_distributed(job: _Job, out: Path, settings: StoreSettings, corpus: CorpusInfo, info: Any,
+                         opening: dict[str, Any], progress: bool, t0: float) -> StoreSummary:
+    """One rank's part of :func:`compute_store` in a distributed run (every rank runs this)."""
+    from pmask.perturb.distributed import GlobalProgress, Group
+
+    group = Group(info)
+    stats, computed = None, 0
+    with _open_distributed(group, out, settings, corpus, opening) as writer:
+        todo = writer.remaining
+        reused = _stored(writer.manifest)
+        share = balance(todo, [len(job.sentences[i].words) for i in todo], info.world_size)[info.rank]
+        if info.is_main and todo:
+            logger.info("%s: computing %d of %d sentences (%d already stored) on %d ranks, layers %s", out,
+                        len(todo), len(job.sentences), len(job.sentences) - len(todo), info.world_size,
+                        list(writer.settings.layers_resolved))
+        logger.debug("%s: %s computes %d sentences", out, info, len(share))
+        bar = GlobalProgress(group, len(todo), enabled=progress and bool(todo))
+        try:
+            if share:
+                stats = _new_stats()
+                computed = _fill(job, writer, share, progress=False, stats=stats, on_done=bar.update)
+            writer.flush()
+            counts = group.gather(computed)   # every rank's part is final
+            bar.close(len(todo))
+        finally:
+            bar.close()
+        if info.is_main:
+            writer.merge_parts()
+    group.broadcast(None)                      # the manifest is written before any rank returns
+    return _summary(out, read_manifest(out), len(job.sentences), sum(counts), reused, t0, stats)
+
+
 def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLike, *,
                   layers: Sequence[int] | str = (-1,), metric: str = "dist", subword: str = "avg",
                   batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
                   resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
-                  progress: bool = True) -> StoreSummary:
-    """Compute the impact matrices of ``sentences`` (``pmask.corpora.Sentence``) into ``out_dir``.
+                  progress: bool = True, rank: int | None = None, world_size: int | None = None) -> StoreSummary:
+    """Compute the impact matrices of ``sentences`` into the store ``out_dir``.
 
-    Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). ``layers`` are
-    hidden-state indices (0 = embeddings, negative from the top) or ``"all"``. With ``resume``
+    Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
     an existing store made with the same settings and corpus is continued (requested layers
     may be a subset of the stored ones; the stored layers are computed); a finished one costs
-    no model work. Raises StoreError for a non-empty ``out_dir`` without ``resume``/``overwrite``
-    or a store made with other settings.
-    """
-    from pmask.perturb import METRICS, SUBWORD_POLICIES, impact_matrices
-    from pmask.perturb.alignment import align
+    no model work. Under ``torchrun`` (or with ``rank``/``world_size``) every rank calls this
+    with the same arguments and computes its cost-balanced share (see
+    :mod:`pmask.perturb.distributed`); the store equals a single-process one.
 
+    Args:
+        model: a ``pmask.perturb.LoadedModel`` (in a distributed run, on this rank's device).
+        sentences: ``pmask.corpora.Sentence`` objects (``.id``, ``.words``).
+        out_dir: the store directory.
+        layers: hidden-state indices (0 = embeddings, negative from the top) or ``"all"`` (1..L).
+        metric, subword: see :data:`pmask.options.METRICS` and :data:`pmask.options.SUBWORD_POLICIES`.
+        batch_tokens: padded tokens per forward batch (None: the engine's default for the device).
+        corpus_path: the corpus file, recorded in the manifest.
+        resume, overwrite: continue or replace an existing store.
+        shard_size: sentences per shard file.
+        progress: show a progress bar (rank 0 only in a distributed run).
+        rank, world_size: this process's place in a distributed run; None reads them from the
+            initialised process group or torchrun's environment (one process without either).
+
+    Returns:
+        A :class:`StoreSummary` (in a distributed run: counts of the whole job, on every rank).
+
+    Raises:
+        StoreError: a non-empty ``out_dir`` without ``resume``/``overwrite``, or a store made
+            with other settings. LayerError: a layer outside the model.
+
+    Example:
+        >>> compute_store(load_model("bert-base-uncased"), read_corpus("pud.conllu"), "pud-store/",
+        ...               layers="all")   # doctest: +SKIP
+        StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
+    """
     if metric not in METRICS:   # before anything is written
         raise ValueError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
     if subword not in SUBWORD_POLICIES:
         raise ValueError(f"unknown subword policy {subword!r} (choose from {', '.join(SUBWORD_POLICIES)})")
     t0 = time.perf_counter()
-    out = Path(out_dir)
+    job = _Job(model, sentences, metric, subword, batch_tokens)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True)
     corpus = CorpusInfo.of(sentences, corpus_path)
-    run_info = {"device": str(getattr(model, "device", None))}
+    opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
+                   run_info={"device": str(getattr(model, "device", None))})
+    if rank is not None or world_size is not None or "WORLD_SIZE" in os.environ:
+        from pmask.perturb.distributed import rank_info
+
+        info = rank_info(rank, world_size)
+        if info.distributed:
+            return _compute_distributed(job, Path(out_dir), settings, corpus, info, opening, progress, t0)
+    out = Path(out_dir)
     stats = None
     computed = 0
-    with StoreWriter.open(out, settings, corpus, resume=resume, overwrite=overwrite, versions=versions(),
-                          run_info=run_info, shard_size=shard_size) as writer:
+    with StoreWriter.open(out, settings, corpus, **opening) as writer:
         todo = writer.remaining
-        before = {e["index"] for e in writer.manifest["sentences"] if "skipped" not in e}
+        reused = _stored(writer.manifest)
         if todo:
-            stored_layers = list(writer.settings.layers_resolved)
-            logger.info("%s: computing %d of %d sentences (%d already stored), layers %s",
-                        out, len(todo), len(sentences), len(sentences) - len(todo), stored_layers)
+            logger.info("%s: computing %d of %d sentences (%d already stored), layers %s", out, len(todo),
+                        len(sentences), len(sentences) - len(todo), list(writer.settings.layers_resolved))
             stats = _new_stats()
-            words = [list(sentences[i].words) for i in todo]
-            matrices = impact_matrices(model, words, layers=stored_layers, metric=metric, subword=subword,
-                                       include_cls=True, **_engine_kwargs(batch_tokens, progress, stats))
-            for index, matrix in zip(todo, matrices):
-                sent = sentences[index]
-                if matrix is None:
-                    logger.info("%s: too long for the model, skipped", sent.where() if hasattr(sent, "where")
-                                else f"sentence {sent.id}")
-                    writer.skip(index, sent.id, len(sent.words))
-                    continue
-                al = align(model.tokenizer, list(sent.words))
-                ids = [int(t) for t in al.input_ids]
-                writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids,
-                           word_index=list(al.word_index),
-                           pieces=[str(p) for p in model.tokenizer.convert_ids_to_tokens(ids)])
-                computed += 1
-    entries = writer.manifest["sentences"]  # everything is flushed on leaving the block
-    skipped = sum(1 for e in entries if "skipped" in e)
-    summary = StoreSummary(path=out, computed=computed, reused=len(before), skipped_too_long=skipped,
-                           seconds=time.perf_counter() - t0, sentences=len(sentences),
-                           complete=len(entries) == len(sentences), stats=stats)
-    logger.info("%s: %d computed, %d reused, %d skipped as too long, %.1f s%s", out, summary.computed,
-                summary.reused, summary.skipped_too_long, summary.seconds, f" ({stats})" if stats else "")
-    return summary
+            computed = _fill(job, writer, todo, progress=progress, stats=stats)
+    return _summary(out, writer.manifest, len(sentences), computed, reused, t0, stats)
 
 
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
@@ -159,7 +272,7 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
     from pmask.perturb import impact_matrices
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
+    kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
     matrices = impact_matrices(model, [list(s.words) for s in sentences], layers=absolute, metric=metric,
-                               subword=subword, include_cls=include_cls,
-                               **_engine_kwargs(batch_tokens, progress, stats))
+                               subword=subword, include_cls=include_cls, progress=progress, stats=stats, **kwargs)
     yield from zip(sentences, matrices)

@@ -1,0 +1,94 @@
+"""File names and the manifest of a store directory (no torch, no numpy)."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pmask.errors import StoreError
+
+FORMAT = "pmask-impact-store"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+SHARD_RE = re.compile(r"^shard-(\d{5,})\.safetensors$")
+PART_RE = re.compile(r"^part-(\d{5,})\.json$")   # one rank's index in a distributed run (see .parts)
+TMP_PREFIX = "."
+TMP_SUFFIX = ".tmp"
+DEFAULT_SHARD_SIZE = 64
+DEFAULT_SHARD_BYTES = 256 * 2**20   # a shard is also closed once its matrices pass this size
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second (manifest time stamps)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def shard_name(seq: int) -> str:
+    """File name of shard number ``seq`` (``shard-00042.safetensors``)."""
+    return f"shard-{seq:05d}.safetensors"
+
+
+def shard_number(name: str) -> int:
+    """The number in a shard file name; StoreError for a name that is not a shard's."""
+    match = SHARD_RE.match(name)
+    if match is None:
+        raise StoreError(f"{name}: not a shard file name (expected shard-NNNNN.safetensors)")
+    return int(match.group(1))
+
+
+def part_name(rank: int) -> str:
+    """File name of rank ``rank``'s index part (``part-00003.json``)."""
+    return f"part-{rank:05d}.json"
+
+
+def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
+    """The parsed ``manifest.json`` of store ``path``.
+
+    Args:
+        path: the store directory.
+
+    Returns:
+        The manifest as a dict (``format``, ``model``, ``layers``, ``corpus``, ``shards``, ``sentences``...).
+
+    Raises:
+        StoreError: no manifest, unreadable, not JSON, not a store manifest or an unknown format version.
+
+    Example:
+        >>> read_manifest("impacts/")["corpus"]["n_sentences"]   # doctest: +SKIP
+        1000
+    """
+    mf = Path(path) / MANIFEST
+    try:
+        text = mf.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StoreError(f"{path}: not an impact store (no {MANIFEST})") from None
+    except OSError as err:
+        raise StoreError(f"{mf}: cannot read: {err.strerror or err}") from None
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise StoreError(f"{mf}:{err.lineno}: corrupt manifest: {err.msg}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise StoreError(f"{mf}: not a pmask impact store manifest")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise StoreError(f"{mf}: store format version {manifest.get('format_version')!r} "
+                         f"is not supported (this pmask reads version {FORMAT_VERSION})")
+    for key in ("model", "layers", "corpus", "shards", "sentences"):
+        if key not in manifest:
+            raise StoreError(f"{mf}: corrupt manifest: no {key!r} field")
+    return manifest
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """The manifest as written to disk: indented ASCII JSON with a final newline."""
+    return (json.dumps(manifest, indent=1, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def our_files(path: Path) -> list[Path]:
+    """The files in ``path`` that a store consists of (manifest, shards, index parts, temporary files)."""
+    return [p for p in path.iterdir()
+            if p.name == MANIFEST or SHARD_RE.match(p.name) or PART_RE.match(p.name)
+            or (p.name.startswith(TMP_PREFIX) and p.name.endswith(TMP_SUFFIX))]

@@ -1,0 +1,148 @@
+"""Before writing: the directory lock, the check of an existing store and what is left to compute."""
+from __future__ import annotations
+
+import heapq
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from pmask.errors import StoreError
+from pmask.perturb.store.layout import MANIFEST, read_manifest
+from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
+
+try:
+    import fcntl
+except ImportError:   # Windows: writers take no lock
+    fcntl = None  # type: ignore[assignment]
+
+
+def lock_dir(path: Path) -> int | None:
+    """Exclusive advisory lock on the store directory (released by the OS if the process dies)."""
+    if fcntl is None:
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StoreError(f"{path}: another process is writing this store") from None
+    return fd
+
+
+def unlock(fd: int | None) -> None:
+    """Release a lock taken by :func:`lock_dir` (None: nothing to release)."""
+    if fd is not None:
+        os.close(fd)   # closing the descriptor releases the flock
+
+
+def _holds_nothing(path: Path) -> bool:
+    """A store that was created but never got a sentence (e.g. interrupted during model start-up)."""
+    if not (path / MANIFEST).is_file() or any(p.name != MANIFEST for p in path.iterdir()):
+        return False
+    try:
+        manifest = read_manifest(path)
+    except StoreError:
+        return False
+    return not manifest["sentences"] and not manifest["shards"]
+
+
+def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
+                   resume: bool, overwrite: bool) -> dict[str, Any] | None:
+    """The manifest to resume from, None to start afresh; StoreError when neither is allowed."""
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path}: exists and is not a directory")
+    if not path.exists() or not any(path.iterdir()) or overwrite or _holds_nothing(path):
+        return None
+    if not resume:
+        raise StoreError(f"{path} exists; resume it, overwrite it or choose another directory")
+    manifest = read_manifest(path)
+    problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings)
+    stored_corpus = manifest["corpus"]
+    if (stored_corpus.get("sentences_sha256") != corpus.sentences_sha256
+            or stored_corpus.get("n_sentences") != corpus.n_sentences) and not _same_prefix(stored_corpus, corpus):
+        theirs = CorpusInfo(stored_corpus.get("n_sentences", 0), stored_corpus.get("sentences_sha256", ""),
+                            stored_corpus.get("path"))
+        problems.append(f"corpus: store has {theirs.describe()}, requested {corpus.describe()}")
+    if problems:
+        raise StoreError(f"{path}: store was made with other settings: " + "; ".join(problems))
+    return manifest
+
+
+def _same_prefix(stored_corpus: dict[str, Any], corpus: CorpusInfo) -> bool:
+    """True when one sentence list is a prefix of the other (a larger or smaller ``--limit``)."""
+    stored = tuple(stored_corpus.get("digests") or ())
+    if len(stored) != stored_corpus.get("n_sentences") or not corpus.digests:
+        return False
+    k = min(len(stored), len(corpus.digests))
+    return stored[:k] == corpus.digests[:k]
+
+
+def remaining(manifest: dict[str, Any] | None, n_sentences: int) -> list[int]:
+    """Corpus positions below ``n_sentences`` that ``manifest`` neither stores nor records as skipped."""
+    done = {e["index"] for e in manifest["sentences"]} if manifest else set()
+    return [i for i in range(n_sentences) if i not in done]
+
+
+def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: StoreSettings, *,
+               corpus_path: str | os.PathLike | None = None, resume: bool = False,
+               overwrite: bool = False) -> list[int]:
+    """Corpus positions still to compute in ``out_dir``; writes nothing, needs no model.
+
+    Args:
+        out_dir: the store directory (need not exist).
+        sentences: the corpus, objects with ``.id`` and ``.words``.
+        settings: the requested settings (fields not known before the model is loaded may be None).
+        corpus_path: the corpus file, recorded for provenance.
+        resume: continue a store made with the same settings and corpus.
+        overwrite: replace whatever store is there.
+
+    Returns:
+        Sorted corpus positions to compute; an empty list means a finished store (the caller
+        need not even load the model).
+
+    Raises:
+        StoreError: the directory is in use and neither ``resume`` nor ``overwrite`` is set, or
+            the store there was made with other settings or another corpus.
+
+    Example:
+        >>> plan_store("impacts/", sentences, StoreSettings(model="bert-base-uncased"), resume=True)  # doctest: +SKIP
+        [17, 18, 19]
+    """
+    corpus = CorpusInfo.of(sentences, corpus_path)
+    manifest = check_existing(Path(out_dir), settings, corpus, resume, overwrite)
+    return remaining(manifest, corpus.n_sentences)
+
+
+def sequence_cost(n_words: int) -> int:
+    """Forward sequences the engine runs for a sentence of ``n_words`` words (include_cls layout):
+    one unmasked input, ``n`` with one word masked and ``n(n-1)/2`` with two."""
+    return 1 + n_words + n_words * (n_words - 1) // 2
+
+
+def balance(positions: Sequence[int], n_words: Sequence[int], world_size: int) -> list[list[int]]:
+    """Share sentences among ``world_size`` ranks by cost (greedy longest-processing-time first).
+
+    Args:
+        positions: corpus positions to share out.
+        n_words: the word count of each of ``positions``.
+        world_size: the number of ranks.
+
+    Returns:
+        One list of positions per rank, each in corpus order. The most expensive sentence goes
+        to the least loaded rank first, so the largest share exceeds the mean by less than one
+        sentence's cost. Deterministic: every rank computes the same split.
+
+    Example:
+        >>> balance([0, 1, 2, 3], [10, 3, 3, 9], 2)
+        [[0], [1, 2, 3]]
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {world_size}")
+    loads = [(0, rank) for rank in range(world_size)]
+    shares: list[list[int]] = [[] for _ in range(world_size)]
+    order = sorted(zip(positions, n_words), key=lambda pn: (-sequence_cost(pn[1]), pn[0]))
+    for position, n in order:
+        load, rank = heapq.heappop(loads)
+        shares[rank].append(position)
+        heapq.heappush(loads, (load + sequence_cost(n), rank))
+    return [sorted(share) for share in shares]

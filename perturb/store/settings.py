@@ -1,0 +1,165 @@
+"""What a store's numbers depend on: :class:`StoreSettings`, :class:`CorpusInfo` and their comparison."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from pmask.errors import LayerError
+from pmask.files import sha256_file
+from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
+
+# Written into every manifest so a store documents what its numbers mean (the option tables' text).
+METRIC_DEFINITIONS = METRICS
+SUBWORD_DEFINITIONS = SUBWORD_POLICIES
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """What determines the numbers in a store; a resumed store must match on all of them.
+
+    ``None`` means "not known yet" (e.g. before the model is loaded) and is not compared.
+    ``layers`` are the layers as requested (ints, negative from the top, or ``"all"``);
+    ``layers_resolved`` the absolute hidden-state indices (0 = embeddings, num_layers = last).
+    """
+
+    model: str
+    metric: str = "dist"
+    subword: str = "avg"
+    layers: tuple[int, ...] | str = (-1,)
+    include_cls: bool = True
+    revision: str | None = None                # as requested
+    commit: str | None = None                  # resolved commit hash of the weights, when known
+    random_init: bool | None = None
+    dtype: str | None = None
+    tokenizer: dict[str, Any] | None = None
+    layers_resolved: tuple[int, ...] | None = None
+    num_layers: int | None = None
+    max_length: int | None = None
+    model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
+
+    def __post_init__(self) -> None:
+        if self.model:
+            name, random_init = split_random(self.model)   # the CLI's random:NAME
+            if random_init:
+                object.__setattr__(self, "model", name)
+                object.__setattr__(self, "random_init", True)
+
+    def manifest_fields(self) -> dict[str, Any]:
+        """The top-level manifest entries ``model``, ``metric``, ``subword``, ``include_cls``, ``layers``."""
+        return {
+            "model": {"name": self.model, "revision": self.revision, "commit": self.commit,
+                      "random_init": self.random_init,
+                      "dtype": self.dtype, "num_layers": self.num_layers, "max_length": self.max_length,
+                      "tokenizer": self.tokenizer, "describe": self.model_info},
+            "metric": self.metric,
+            "subword": self.subword,
+            "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
+                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
+            "include_cls": self.include_cls,
+            "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
+                       "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
+        }
+
+    @classmethod
+    def from_manifest(cls, manifest: dict[str, Any]) -> "StoreSettings":
+        model, layers = manifest["model"], manifest["layers"]
+        requested = layers.get("requested")
+        resolved = layers.get("resolved")
+        return cls(model=model.get("name"), metric=manifest.get("metric"), subword=manifest.get("subword"),
+                   layers=requested if isinstance(requested, str) or requested is None else tuple(requested),
+                   include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
+                   commit=model.get("commit"),
+                   random_init=model.get("random_init"), dtype=model.get("dtype"),
+                   tokenizer=model.get("tokenizer"), num_layers=model.get("num_layers"),
+                   layers_resolved=None if resolved is None else tuple(resolved),
+                   max_length=model.get("max_length"), model_info=model.get("describe"))
+
+
+@dataclass(frozen=True)
+class CorpusInfo:
+    """Identity of the sentence list: ``sentences_sha256`` hashes every (id, words) pair in order,
+    ``digests`` holds a short hash of each pair.
+
+    On resume the sentences are compared (impacts depend on the words alone, so re-exporting a
+    corpus with other annotations keeps a store valid). A longer list whose first sentences are the
+    stored ones extends the store (e.g. a larger ``--limit``); a shorter prefix needs nothing new.
+    The file ``path`` and its ``sha256`` are recorded for provenance.
+    """
+
+    n_sentences: int
+    sentences_sha256: str
+    path: str | None = None
+    sha256: str | None = None
+    digests: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None) -> "CorpusInfo":
+        """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given."""
+        h = hashlib.sha256()
+        digests = []
+        for s in sentences:
+            item = json.dumps([str(s.id), list(s.words)], ensure_ascii=True).encode("ascii")
+            h.update(item)
+            h.update(b"\n")
+            digests.append(hashlib.sha256(item).hexdigest()[:16])
+        file_sha = None
+        if path is not None:
+            path = Path(path)
+            if path.is_file():
+                file_sha = sha256_file(path)
+            path = str(path.resolve())
+        return cls(len(sentences), h.hexdigest(), path, file_sha, tuple(digests))
+
+    def describe(self) -> str:
+        where = f" from {self.path}" if self.path else ""
+        return f"{self.n_sentences} sentences{where} (sha256 {self.sentences_sha256[:12]})"
+
+
+def norm_model(name: str) -> str:
+    """Local model directories as absolute paths (so ``./m`` and ``/x/m`` compare equal); hub names as given."""
+    p = Path(name).expanduser()
+    return str(p.resolve()) if p.exists() else name
+
+
+def _jsonable(x: Any) -> Any:
+    return json.loads(json.dumps(x, default=str))
+
+
+def settings_mismatches(stored: StoreSettings, requested: StoreSettings) -> list[str]:
+    """One ``"field: store has X, requested Y"`` string per compared field that differs.
+
+    Requested layers that are a subset of the stored ones are accepted (a resumed run keeps
+    computing the stored layers, so every sentence in a store has the same layers).
+    """
+    out: list[str] = []
+
+    def differ(name: str, a: Any, b: Any) -> None:
+        if a is None or b is None:
+            return
+        if _jsonable(a) != _jsonable(b):
+            out.append(f"{name}: store has {a!r}, requested {b!r}")
+
+    differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
+    for name in ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer"):
+        differ(name, getattr(stored, name), getattr(requested, name))
+    # Layers: compare absolute indices when both sides know them or can work them out from the
+    # stored model's depth, else the requested form.
+    mine = requested.layers_resolved
+    num_layers = requested.num_layers or stored.num_layers
+    if mine is None and num_layers is not None:
+        try:
+            mine = resolve_layers(requested.layers, int(num_layers))
+        except LayerError as err:
+            out.append(f"layers: {err}")
+            return out
+    theirs = stored.layers_resolved
+    if mine is not None and theirs is not None:
+        if not set(mine) <= set(theirs):
+            out.append(f"layers: store has {list(theirs)}, requested {list(mine)}")
+    else:
+        differ("layers", stored.layers, requested.layers)
+    return out

@@ -1,0 +1,277 @@
+"""Writing a store: :class:`StoreWriter` appends sentences shard by shard, every write atomic."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import safetensors.numpy
+
+from pmask.errors import StoreError
+from pmask.files import atomic_write
+from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION, MANIFEST,
+                                        manifest_bytes, now, our_files, read_manifest, shard_name,
+                                        shard_number)
+from pmask.perturb.store.parts import merge_parts, write_part
+from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
+from pmask.perturb.store.settings import CorpusInfo, StoreSettings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Pending:
+    tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)     # shard metadata per sentence
+    entries: list[dict[str, Any]] = field(default_factory=list)     # manifest entries (incl. skips)
+    nbytes: int = 0
+
+
+class StoreWriter:
+    """Appends sentences to a store shard by shard; every file write is atomic.
+
+    Use as a context manager: on leaving (also by an exception such as KeyboardInterrupt) the
+    sentences finished so far are flushed, so a resumed run starts after them.
+
+    With ``world_size > 1`` (one writer per rank of a distributed run) shard numbers are
+    ``base + rank + k * world_size`` and each flush rewrites this rank's index part instead of
+    the manifest; rank 0 merges the parts with :meth:`merge_parts` (see :mod:`.parts`).
+    """
+
+    def __init__(self, path: Path, manifest: dict[str, Any], *, shard_size: int = DEFAULT_SHARD_SIZE,
+                 shard_bytes: int = DEFAULT_SHARD_BYTES, rank: int = 0, world_size: int = 1):
+        if shard_size < 1:
+            raise ValueError("shard_size must be >= 1")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} outside 0..{world_size - 1}")
+        self.path = path
+        self.manifest = manifest
+        self.shard_size = shard_size
+        self.shard_bytes = shard_bytes
+        self._pending = _Pending()
+        self._done = {e["index"] for e in manifest["sentences"]}
+        self.settings = StoreSettings.from_manifest(manifest)
+        seqs = [shard_number(s["file"]) for s in manifest["shards"]]
+        self.rank, self.world_size = rank, world_size
+        self._next_shard = (max(seqs) + 1 if seqs else 0) + rank
+        self._part: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = ([], []) if world_size > 1 else None
+        self._lock: int | None = None
+
+    # -- opening
+
+    @classmethod
+    def open(cls, out_dir: str | os.PathLike, settings: StoreSettings, corpus: CorpusInfo, *,
+             resume: bool = False, overwrite: bool = False, versions: dict[str, str] | None = None,
+             run_info: dict[str, Any] | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
+             shard_bytes: int = DEFAULT_SHARD_BYTES, world_size: int = 1) -> "StoreWriter":
+        """Create, replace (``overwrite``) or resume (``resume``) the store at ``out_dir``.
+
+        Takes the directory's lock until :meth:`close`. On resume, index parts left by an
+        interrupted distributed run are merged (verified) and unfinished files removed. With
+        ``world_size > 1`` this is rank 0's writer; the other ranks :meth:`join` afterwards.
+        """
+        path = Path(out_dir)
+        if settings.layers_resolved is None:
+            raise ValueError("StoreWriter needs settings.layers_resolved")
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path}: exists and is not a directory")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"{path}: cannot create store directory: {err.strerror or err}") from None
+        lock = lock_dir(path)
+        try:
+            manifest, changed = cls._prepare(path, settings, corpus, resume, overwrite, versions, run_info)
+            writer = cls(path, manifest, shard_size=shard_size, shard_bytes=shard_bytes, world_size=world_size)
+            if changed:
+                writer._write_manifest()
+        except OSError as err:
+            unlock(lock)
+            raise StoreError(f"{path}: cannot write store: {err.strerror or err}") from None
+        except BaseException:
+            unlock(lock)
+            raise
+        writer._lock = lock
+        return writer
+
+    @classmethod
+    def join(cls, out_dir: str | os.PathLike, *, rank: int, world_size: int, shard_size: int = DEFAULT_SHARD_SIZE,
+             shard_bytes: int = DEFAULT_SHARD_BYTES) -> "StoreWriter":
+        """Rank ``rank``'s writer (rank > 0) once rank 0 has opened the store: no lock, no manifest writes."""
+        path = Path(out_dir)
+        return cls(path, read_manifest(path), shard_size=shard_size, shard_bytes=shard_bytes, rank=rank,
+                   world_size=world_size)
+
+    @classmethod
+    def _prepare(cls, path: Path, settings: StoreSettings, corpus: CorpusInfo, resume: bool, overwrite: bool,
+                 versions: dict[str, str] | None, run_info: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+        """The manifest to write into and whether it differs from the one on disk."""
+        manifest = check_existing(path, settings, corpus, resume, overwrite)
+        run = {"started": now(), "versions": versions or {}, **(run_info or {})}
+        if manifest is None:
+            for p in our_files(path):         # overwrite: only files a store consists of
+                p.unlink()
+            return {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "created": now(),
+                "updated": now(),
+                "complete": corpus.n_sentences == 0,
+                **settings.manifest_fields(),
+                "versions": versions or {},
+                "corpus": asdict(corpus),
+                "runs": [run],
+                "shards": [],
+                "sentences": [],
+            }, True
+        before = json.dumps(manifest, sort_keys=True)
+        merge_parts(path, manifest)          # what the ranks of an interrupted distributed run finished
+        cls._clean(path, manifest)
+        if corpus.n_sentences > manifest["corpus"]["n_sentences"]:   # extended (e.g. larger --limit)
+            manifest["corpus"] = asdict(corpus)
+            manifest["complete"] = False
+        stored = StoreSettings.from_manifest(manifest)
+        # fill in what the store did not know yet; the stored layers stay (a subset may be requested)
+        known = {k: v for k, v in asdict(settings).items()
+                 if getattr(stored, k) is None and v is not None and k not in ("layers", "layers_resolved")}
+        if stored.layers_resolved is None:
+            known["layers_resolved"] = settings.layers_resolved
+        manifest.update(replace(stored, **known).manifest_fields())
+        if remaining(manifest, corpus.n_sentences):   # a finished store stays untouched
+            manifest.setdefault("runs", []).append(run)
+        return manifest, json.dumps(manifest, sort_keys=True) != before
+
+    @staticmethod
+    def _clean(path: Path, manifest: dict[str, Any]) -> None:
+        """Remove temp files and shards the manifest does not reference; check the others exist."""
+        referenced = {s["file"] for s in manifest["shards"]}
+        for p in our_files(path):
+            if p.name != MANIFEST and p.name not in referenced:
+                logger.info("removing unfinished %s", p)
+                p.unlink()
+        for name in referenced:
+            if not (path / name).is_file():
+                raise StoreError(f"{path / name}: shard listed in the manifest is missing")
+
+    # -- state
+
+    @property
+    def remaining(self) -> list[int]:
+        """Corpus positions not yet stored or recorded as skipped (pending ones count as done)."""
+        return [i for i in range(self.manifest["corpus"]["n_sentences"]) if i not in self._done]
+
+    # -- adding
+
+    def add(self, index: int, sentence_id: str, words: Sequence[str], matrix: np.ndarray, *,
+            input_ids: Sequence[int], word_index: Sequence[int], pieces: Sequence[str]) -> None:
+        """Queue sentence ``index``; ``matrix`` is ``[L, n+1, n+1]`` (``[L, n, n]`` without CLS)."""
+        self._check_new(index)
+        n = len(words)
+        side = n + 1 if self.settings.include_cls else n
+        n_layers = len(self.settings.layers_resolved)
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if matrix.shape != (n_layers, side, side):
+            raise StoreError(f"sentence {sentence_id}: impact matrix has shape {matrix.shape}, "
+                             f"expected {(n_layers, side, side)}")
+        if len(input_ids) != len(word_index) or len(pieces) != len(input_ids):
+            raise StoreError(f"sentence {sentence_id}: alignment lengths differ "
+                             f"({len(input_ids)} ids, {len(word_index)} word indices, {len(pieces)} pieces)")
+        key = f"s{index}"
+        p = self._pending
+        p.tensors[f"{key}/impact"] = matrix
+        p.tensors[f"{key}/input_ids"] = np.asarray(input_ids, dtype=np.int64)
+        p.tensors[f"{key}/word_index"] = np.asarray(word_index, dtype=np.int64)
+        p.records.append({"key": key, "index": index, "id": str(sentence_id),
+                          "words": list(words), "pieces": list(pieces)})
+        p.entries.append({"index": index, "id": str(sentence_id), "n": n, "key": key})
+        p.nbytes += matrix.nbytes
+        self._done.add(index)
+        if len(p.records) >= self.shard_size or p.nbytes >= self.shard_bytes:
+            self.flush()
+
+    def skip(self, index: int, sentence_id: str, n_words: int, reason: str = "too_long") -> None:
+        """Record that sentence ``index`` was not computed (e.g. longer than the model's limit)."""
+        self._check_new(index)
+        self._pending.entries.append({"index": index, "id": str(sentence_id), "n": n_words,
+                                      "skipped": reason})
+        self._done.add(index)
+
+    def _check_new(self, index: int) -> None:
+        if index in self._done:
+            raise StoreError(f"{self.path}: sentence at position {index} is already stored")
+        if not 0 <= index < self.manifest["corpus"]["n_sentences"]:
+            raise StoreError(f"{self.path}: sentence position {index} is outside the corpus")
+
+    # -- writing
+
+    def flush(self) -> None:
+        """Write the queued sentences as one shard (if any), then rewrite the manifest (this rank's
+        index part in a distributed run), so the shard is listed only once it is complete."""
+        p = self._pending
+        if not p.entries:
+            return
+        try:
+            shards = []
+            if p.records:
+                name = shard_name(self._next_shard)
+                meta = {"format": f"{FORMAT}-shard", "format_version": str(FORMAT_VERSION),
+                        "sentences": json.dumps(p.records, ensure_ascii=True)}
+                data = safetensors.numpy.save(p.tensors, metadata=meta)
+                atomic_write(self.path / name, data)
+                self._next_shard += self.world_size
+                shards.append({"file": name, "sha256": hashlib.sha256(data).hexdigest(),
+                               "bytes": len(data), "n_sentences": len(p.records)})
+                for e in p.entries:
+                    if "key" in e:
+                        e["shard"] = name
+            self._pending = _Pending()
+            if self._part is None:
+                self.manifest["shards"].extend(shards)
+                self.manifest["sentences"].extend(p.entries)
+                self.manifest["sentences"].sort(key=lambda e: e["index"])
+                self._write_manifest()
+            else:
+                self._part[0].extend(shards)
+                self._part[1].extend(p.entries)
+                write_part(self.path, self.rank, *self._part)
+        except OSError as err:
+            raise StoreError(f"{self.path}: cannot write store: {err.strerror or err}") from None
+        logger.debug("%s: flushed %d sentences", self.path, len(p.entries))
+
+    def merge_parts(self) -> None:
+        """Rank 0, after every rank has flushed: merge all index parts into the manifest and write it."""
+        merge_parts(self.path, self.manifest)
+        self._done |= {e["index"] for e in self.manifest["sentences"]}
+        self._part = ([], []) if self._part is not None else None
+        self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        m = self.manifest
+        m["updated"] = now()
+        m["complete"] = len(m["sentences"]) == m["corpus"]["n_sentences"]
+        atomic_write(self.path / MANIFEST, manifest_bytes(m))
+
+    def close(self) -> None:
+        """Flush and release the store (idempotent)."""
+        try:
+            self.flush()
+        finally:
+            unlock(self._lock)
+            self._lock = None
+
+    def __enter__(self) -> "StoreWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:          # keep the finished sentences of an interrupted run
+            self.close()
+        except Exception as err:   # the original exception matters more
+            logger.warning("could not save finished sentences after %s: %s", exc_type.__name__, err)
