@@ -1,39 +1,41 @@
 """From sentences to trees: the library behind ``pmask parse``.
 
-Impacts come either from a model (computed on the fly) or from an impact store; decoders
-come from :mod:`pmask.trees.registry`. Matrices follow the engine's convention
-``F[i, j]`` = impact of word j on word i (0-based, n×n); faithful decoding uses the
-authors' (n+1)×(n+1) layout whose index 0 is ``[CLS]``.
+Impacts come from an :class:`~pmask.source.ImpactSource` (a store, or a corpus and a model);
+decoders come from :mod:`pmask.trees.registry`. Matrices follow the engine's convention
+``F[i, j]`` = impact of word j on word i (0-based, n×n); faithful decoding uses the authors'
+(n+1)×(n+1) layout whose index 0 is ``[CLS]``.
+
+Example:
+    >>> from pmask.source import CorpusSpec
+    >>> result = parse_corpus(CorpusSpec("pud.conllu"), "rc.conllu", ParseSettings(decoder="right-chain"))
+    ... # doctest: +SKIP
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.corpora import Sentence
-from pmask.errors import PmaskError
+from pmask.corpora import Sentence, write_brackets, write_conllu
+from pmask.errors import PmaskError, SettingError
+from pmask.eval.compare import score_brackets, score_dependencies
+from pmask.options import ROOT_MODES
+from pmask.provenance import Provenance, corpus_record, meta_path
+from pmask.source import (CorpusSpec, Impact, ImpactSource, ModelSpec, impacts_by_layer, impacts_from_model,
+                          impacts_from_store, is_store)
+from pmask.trees.registry import DECODERS, DecodeInput, decode, get_decoder
 
 logger = logging.getLogger(__name__)
 
-ROOT_MODES = ("free", "gold")
-
-
-def meta_path(output: Path) -> Path:
-    """Where ``pmask parse`` records how ``output`` was made: ``<output>.meta.json`` beside it."""
-    output = Path(output)
-    return output.with_name(output.name + ".meta.json")
-
-
-@dataclass
-class Impact:
-    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None."""
-
-    F: np.ndarray
-    F_cls: np.ndarray | None = None
+__all__ = [
+    "Impact", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings", "decoder_task",
+    "decoder_needs_model", "parse_sentences", "parse_corpus", "score_against_gold", "meta_path",
+    "impacts_by_layer", "impacts_from_model", "impacts_from_store",
+]
 
 
 @dataclass
@@ -73,88 +75,52 @@ class ParseSummary:
 
 def decoder_task(name: str) -> str:
     """'dependency' or 'constituency' for a registered decoder name."""
-    from pmask.trees.registry import CONSTITUENCY_DECODERS, DEPENDENCY_DECODERS
-
-    if name in DEPENDENCY_DECODERS:
-        return "dependency"
-    if name in CONSTITUENCY_DECODERS:
-        return "constituency"
-    known = ", ".join(sorted([*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]))
-    raise PmaskError(f"unknown decoder '{name}' (known: {known})")
+    return get_decoder(name).task
 
 
 def decoder_needs_model(name: str) -> bool:
-    from pmask.trees.registry import CONSTITUENCY_DECODERS, DEPENDENCY_DECODERS
-
-    spec = DEPENDENCY_DECODERS.get(name) or CONSTITUENCY_DECODERS.get(name)
-    return bool(spec and spec.needs_model)
+    """Whether decoder ``name`` reads impacts (False for baselines and unknown names)."""
+    try:
+        return get_decoder(name).needs_model
+    except PmaskError:
+        return False
 
 
 def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> None:
-    """Refuse combinations that cannot work before any model work is done."""
-    task = decoder_task(settings.decoder)
+    """Refuse combinations that cannot work before any model work is done.
+
+    Raises:
+        SettingError: naming the settings involved (``{root}``, ``{faithful}``).
+    """
+    dec = get_decoder(settings.decoder)
     if settings.root not in ROOT_MODES:
-        raise PmaskError(f"--root must be one of {', '.join(ROOT_MODES)}, not '{settings.root}'")
-    if settings.faithful and task != "dependency":
-        raise PmaskError("--faithful applies to dependency decoders (eisner, cle) only")
-    if settings.faithful and settings.decoder not in ("eisner", "cle"):
-        raise PmaskError("--faithful applies to the eisner and cle decoders only")
+        raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
+    faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
+    if settings.faithful and dec.task != "dependency":
+        raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
+    if settings.faithful and not dec.supports_faithful:
+        raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ' and ')} decoders only")
     if settings.faithful and settings.root != "gold":
-        raise PmaskError("--faithful reproduces the paper's setup, which needs --root gold")
-    if settings.root == "gold" and task == "dependency":
+        raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
+    if settings.root == "gold" and dec.task == "dependency":
         for s in sentences:
             if s.root is None:
-                raise PmaskError(f"--root gold needs gold heads, but {s.where()} has none")
-
-
-def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
-                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
-                     batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None) -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
-    from pmask.perturb.pipeline import iter_impacts
-
-    for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
-                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats):
-        if M is None:
-            yield None
-        else:
-            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
-
-
-def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       **kwargs: Any) -> Iterator[Impact | None]:
-    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence);
-    ``kwargs`` as for :func:`impacts_by_layer`."""
-    for item in impacts_by_layer(model, sentences, layers=[layer], **kwargs):
-        yield None if item is None else item[0]
-
-
-def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       include_cls: bool = False) -> Iterator[Impact | None]:
-    """Impacts of ``sentences`` (in corpus order, positions 0..) read from an :class:`ImpactStore`."""
-    for pos, sent in enumerate(sentences):
-        item = store.get(pos) if store.has(pos) else None
-        if item is None:
-            yield None
-            continue
-        if list(item.words) != list(sent.words):
-            raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
-                             f"{sent.where()}: was the store made from another corpus?")
-        k = item.layer_index(layer)
-        if include_cls:
-            if item.cls_matrix is None:
-                raise PmaskError("this store holds no [CLS] row, which --faithful needs; recompute it")
-            yield Impact(F=item.matrix[k], F_cls=item.cls_matrix[k])
-        else:
-            yield Impact(F=item.matrix[k])
+                raise SettingError(f"{{root}} gold needs gold heads, but {s.where()} has none")
 
 
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | None] | None,
                     settings: ParseSettings, summary: ParseSummary | None = None) -> Iterator[Parsed]:
-    """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model."""
-    from pmask.trees.registry import decode_constituency, decode_dependencies
+    """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model.
 
+    Args:
+        sentences: the corpus sentences (gold roots are read from them with ``root="gold"``).
+        impacts: one :class:`Impact` (``F`` [n, n]) or None (skipped) per sentence.
+        settings: decoder, root mode, faithful, multiroot, seed (the seed of sentence k is seed + k).
+        summary: counts are added to it.
+
+    Yields:
+        One :class:`Parsed` per sentence, in order.
+    """
     check_settings(settings, sentences)
     task = decoder_task(settings.decoder)
     summary = summary if summary is not None else ParseSummary()
@@ -166,20 +132,14 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | No
             summary.skipped.append(sent.id)
             yield Parsed(sent, skipped="too long for the model")
             continue
-        seed = settings.seed + index
-        F = impact.F if impact is not None else None
-        if task == "dependency":
-            root = sent.root if settings.root == "gold" else None
-            heads = decode_dependencies(settings.decoder, len(sent), F=F,
-                                        F_cls=impact.F_cls if impact is not None else None, root=root,
-                                        multiroot=settings.multiroot, faithful=settings.faithful, seed=seed,
-                                        where=sent.where())
-            summary.parsed += 1
-            yield Parsed(sent, heads=np.asarray(heads))
-        else:
-            tree = decode_constituency(settings.decoder, list(sent.words), F=F, seed=seed, where=sent.where())
-            summary.parsed += 1
-            yield Parsed(sent, tree=tree)
+        x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
+                        F_cls=impact.F_cls if impact is not None else None,
+                        root=sent.root if settings.root == "gold" and task == "dependency" else None,
+                        multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
+                        where=sent.where())
+        out = decode(settings.decoder, x)
+        summary.parsed += 1
+        yield Parsed(sent, heads=np.asarray(out)) if task == "dependency" else Parsed(sent, tree=out)
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Iterable[Impact | None] | None,
@@ -189,13 +149,73 @@ def score_against_gold(sentences: Sequence[Sentence], impacts: Iterable[Impact |
     Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were
     scored (sentences skipped as too long for the model are left out of both).
     """
-    from dataclasses import replace
-
-    from pmask.eval.compare import score_brackets, score_dependencies
-
     parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
     golds = [p.sentence for p in parsed]
     if decoder_task(settings.decoder) == "dependency":
         pairs = [(replace(p.sentence, heads=[int(h) for h in p.heads]), p.sentence) for p in parsed]
         return score_dependencies(pairs, punct), golds
     return score_brackets([(p.tree, p.sentence) for p in parsed]), golds
+
+
+@dataclass
+class ParseResult:
+    """What :func:`parse_corpus` wrote: the trees file, its provenance and the counts."""
+
+    output: Path
+    provenance: Provenance
+
+    def describe(self) -> str:
+        """One line: ``OUTPUT: N <task> trees[, K skipped (too long): ids]``."""
+        p = self.provenance
+        skipped = f", {len(p.skipped)} skipped (too long): {', '.join(p.skipped[:5])}" if p.skipped else ""
+        return f"{self.output}: {p.parsed} {p.task} trees{skipped}"
+
+
+def parse_corpus(source: CorpusSpec, output: str | Path, settings: ParseSettings, *,
+                 model: ModelSpec | None = None, store: str | Path | None = None,
+                 corpus: str | Path | None = None, deprel: str = "_", command: list[str] | None = None,
+                 progress: bool = True) -> ParseResult:
+    """Induce a tree for every sentence of ``source`` and write them with their provenance.
+
+    Args:
+        source: a corpus (impacts computed with ``model``; cached in ``store`` when given) or an
+            impact store directory (``corpus`` names its corpus when the manifest's path moved).
+        output: CoNLL-U (dependency decoders: the input with HEAD replaced) or one bracketed tree
+            per line (constituency decoders); ``<output>.meta.json`` is written beside it.
+        settings: decoder, layer, root mode, faithful, multiroot, seed.
+        deprel: DEPREL written for every word.
+        command: the command line, recorded in the provenance.
+
+    Returns:
+        A :class:`ParseResult`.
+    """
+    t0 = time.perf_counter()
+    output = Path(output)
+    dec = get_decoder(settings.decoder)
+    model = model or ModelSpec()
+    model_desc = None
+    if not dec.needs_model:
+        if is_store(source.path):
+            raise PmaskError(f"decoder '{settings.decoder}' needs no impacts; give it the corpus, not a store")
+        sentences, corpus_path, impacts = source.read(), source.path, None
+        check_settings(settings, sentences)
+    else:
+        src = ImpactSource.open(source, model=model, store=store, corpus=corpus, progress=progress)
+        sentences, corpus_path = src.sentences, src.corpus
+        check_settings(settings, sentences)
+        impacts = src.impacts(settings.layer, include_cls=settings.faithful)
+        model_desc = src.describe_model()
+    summary = ParseSummary()
+    parsed = list(parse_sentences(sentences, impacts, settings, summary))
+    if dec.task == "dependency":
+        write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
+    else:
+        write_brackets([p.tree for p in parsed], output)
+    provenance = Provenance(
+        task=dec.task, settings=settings.to_dict(), model=model_desc,
+        impact={"metric": model.metric, "subword": model.subword} if dec.needs_model else None,
+        corpus=corpus_record(corpus_path, source.format, source.limit, source.max_words),
+        sentences=summary.sentences, parsed=summary.parsed, skipped=summary.skipped,
+        seconds=round(time.perf_counter() - t0, 3), command=command)
+    provenance.write(output)
+    return ParseResult(output=output, provenance=provenance)

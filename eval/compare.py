@@ -12,17 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora import Sentence
+from pmask.corpora import Sentence, read_brackets, read_corpus
 from pmask.errors import PmaskError
+from pmask.files import atomic_write
 from pmask.eval.brackets import BracketScore
 from pmask.eval.dependency import DependencyScore
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
+from pmask.provenance import read_provenance
+from pmask.trees.registry import (CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
+                                  decode_dependencies)
 
 logger = logging.getLogger(__name__)
 
-DEPENDENCY_BASELINES = ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle")
-CONSTITUENCY_BASELINES = ("right-branching", "left-branching", "balanced", "random-binary")
+__all__ = ["CONSTITUENCY_BASELINES", "DEPENDENCY_BASELINES", "Evaluation", "align", "comparison",
+           "constituency_baseline_scores", "dependency_baseline_scores", "evaluate_files", "read_prediction",
+           "score_brackets", "score_dependencies"]
 
 
 def align(pred: Sequence[Sentence], gold: Sequence[Sentence], pred_name: str, gold_name: str
@@ -64,8 +69,6 @@ def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "inclu
                                seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES
                                ) -> dict[str, DependencyScore]:
     """Each baseline decoder run on ``golds`` (root="gold" hands it the gold root word)."""
-    from pmask.trees.registry import decode_dependencies
-
     out: dict[str, DependencyScore] = {}
     for name in names:
         score = DependencyScore()
@@ -87,8 +90,7 @@ def score_brackets(pairs: Sequence[tuple[Any, Sentence]]) -> BracketScore:
 
 def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
                                  names: Sequence[str] = CONSTITUENCY_BASELINES) -> dict[str, BracketScore]:
-    from pmask.trees.registry import decode_constituency
-
+    """Each constituency baseline run on ``golds`` (the random one seeded per sentence)."""
     out: dict[str, BracketScore] = {}
     for name in names:
         score = BracketScore()
@@ -124,11 +126,23 @@ class Evaluation:
                 "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
                 "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
 
+    def write_json(self, path: str | Path) -> Path:
+        """Write :meth:`to_dict` as indented JSON."""
+        return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
+
+    def details_text(self) -> str:
+        """Dependency breakdowns by gold relation and by gold arc length, as aligned text lines."""
+        lines = []
+        for title, rows in (("by gold relation", self.score.by_relation()),
+                            ("by gold arc length", self.score.by_length())):
+            lines += ["", f"{title}:"]
+            lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
+                      for key, row in rows.items()]
+        return "\n".join(lines)
+
 
 def read_prediction(path: Path) -> tuple[str, list]:
     """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees."""
-    from pmask.corpora import read_brackets, read_corpus
-
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
     if path.suffix in (".conllu", ".conll"):
@@ -141,17 +155,11 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     """Score ``pred_path`` against ``gold_path`` (and, with ``baselines``, every baseline on the same
     sentences). The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
     baselines' root setting unless ``root`` is given."""
-    from pmask.corpora import read_corpus
-    from pmask.induce import meta_path
-
     pred_path, gold_path = Path(pred_path), Path(gold_path)
     task, pred = read_prediction(pred_path)
-    meta_file = meta_path(pred_path)
-    pred_meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
-    settings = pred_meta.get("settings", {})
-    name = settings.get("decoder", "prediction")
-    if pred_meta.get("model"):
-        name = f"{name} ({pred_meta['model'].get('name', 'model')}, layer {settings.get('layer', -1)})"
+    provenance = read_provenance(pred_path)
+    settings = provenance.settings if provenance is not None else {}
+    name = provenance.row_name() if provenance is not None else "prediction"
     if not gold_path.exists():
         raise PmaskError(f"{gold_path}: no such file or directory")
     if task == "dependency":
