@@ -21,7 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pmask.errors import PmaskError
-from pmask.eval.report import atomic_write, new_figure, save_figure
+from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
 
