@@ -26,7 +26,8 @@ from pmask.trees.registry import decoder_names
 FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus": "--corpus",
          "sentence": "--sentence", "layer": "--layer", "layers": "--layers", "decoder": "--decoder",
          "metric": "--metric", "subword": "--subword", "limit": "--limit", "max_words": "--max-words",
-         "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store"}
+         "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store",
+         "punct": "--punct", "output": "--output"}
 
 
 # ---------------------------------------------------------------------------- argument parsing

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.corpora import Sentence, read_brackets, read_corpus
-from pmask.errors import PmaskError
+from pmask.errors import PmaskError, SettingError
 from pmask.files import atomic_write
+from pmask.options import PUNCT_MODES
 from pmask.eval.brackets import BracketScore
 from pmask.eval.dependency import DependencyScore
 from pmask.eval.punct import punct_mask
@@ -51,7 +52,7 @@ def _mask(gold: Sentence, punct: str):
     if punct == "include":
         return None
     if punct != "exclude":
-        raise PmaskError(f"--punct must be include or exclude, not '{punct}'")
+        raise SettingError(f"{{punct}} must be one of {', '.join(PUNCT_MODES)}, not '{punct}'")
     return punct_mask(gold)
 
 
