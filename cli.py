@@ -13,11 +13,12 @@ from typing import Sequence
 
 from pmask import __version__
 from pmask.errors import PmaskError, SettingError
+from pmask.files import refuse_overwriting_inputs
 from pmask.eval.compare import evaluate_files
 from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.induce import ParseSettings, parse_corpus
 from pmask.maps import draw_impact_maps
-from pmask.options import CORPUS_FORMATS, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES
+from pmask.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES
 from pmask.source import CorpusSpec, ImpactSource, ModelSpec, build_store
 from pmask.sweep import sweep_layers
 from pmask.trees.registry import decoder_names
@@ -57,11 +58,26 @@ def _layers_arg(text: str) -> list[int] | str:
         raise argparse.ArgumentTypeError(f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+MAX_WORDS_HELP = ("keep sentences of at most N words (PTB: counted after removing punctuation, traces and $/#, "
+                  "the WSJ10 filter; other formats: every word counts)")
+
+
 def _add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
-    p.add_argument("--format", default="auto", choices=list(CORPUS_FORMATS), help=f"{what} format (auto: from the file suffix)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N sentences")
-    p.add_argument("--max-words", type=int, default=None, metavar="N",
-                   help="PTB: WSJ10-style filter, keep sentences of at most N words (no punctuation or traces)")
+    p.add_argument("--format", default="auto", choices=list(CORPUS_FORMATS),
+                   help=f"{what} format (auto: from the file suffix; text = one whitespace-tokenised sentence "
+                        "per line)")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="use only the first N sentences")
+    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
 
 
 def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -70,15 +86,23 @@ def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
                         "with random weights (the random-BERT baseline)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
-    g.add_argument("--metric", default="dist", choices=list(METRICS), help="impact metric")
-    g.add_argument("--subword", default="avg", choices=list(SUBWORD_POLICIES), help="merge policy over the measured word's pieces")
+    g.add_argument("--metric", default=None, choices=list(METRICS),
+                   help="impact metric (default: dist; a store's own when reading a store)")
+    g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
+                   help="merge policy over the measured word's pieces (default: avg; a store's own)")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
     g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
-    g.add_argument("--batch-tokens", type=int, default=None, metavar="N", help="token budget per forward batch")
+    g.add_argument("--batch-tokens", type=_positive_int, default=None, metavar="N", help="token budget per forward batch")
 
 
 def _add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
     p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
+
+
+def _add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
+                        "needs free)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,8 +134,9 @@ def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argu
     _add_model(p, required=True)
     p.add_argument("--layers", type=_layers_arg, default=[-1],
                    help="layers to keep: 0 = embeddings … L = last, negative from the end, or 'all'")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
+    again.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="STORE", help="store directory")
     p.set_defaults(func=cmd_impact)
 
@@ -134,8 +159,7 @@ def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     _add_model(p)
     _add_decoder(p, "eisner", "one of: " + ", ".join(decoder_names()))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
-    p.add_argument("--root", default="free", choices=sorted(ROOT_MODES),
-                   help="gold: the gold root word is ROOT's only child (the paper's setting)")
+    _add_root(p)
     p.add_argument("--faithful", action="store_true",
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
@@ -158,7 +182,8 @@ def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argume
                "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")
     p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
     p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
-    p.add_argument("--max-words", type=int, default=None, metavar="N", help="PTB gold: WSJ10-style filter")
+    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N",
+                   help=MAX_WORDS_HELP + "; default: the prediction's own, from its .meta.json")
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES),
                    help="score punctuation words (the paper includes them)")
     p.add_argument("--baselines", action="store_true", help="add every baseline's scores on the same sentences")
@@ -204,8 +229,8 @@ def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     _add_model(p)
     p.add_argument("--layers", type=_layers_arg, default="all", help="layers to score, or 'all'")
     _add_decoder(p, None, "default: eisner for CoNLL-U, mart for PTB")
-    p.add_argument("--root", default="gold", choices=sorted(ROOT_MODES))
-    p.add_argument("--faithful", action="store_true")
+    _add_root(p)
+    p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES))
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
     p.add_argument("--store", type=Path, default=None, metavar="DIR", help="cache impacts in this store")
@@ -238,6 +263,21 @@ def _model(args: argparse.Namespace) -> ModelSpec:
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
     return ImpactSource.open(_corpus(args, args.source), model=_model(args), store=getattr(args, "store", None),
                              corpus=getattr(args, "corpus", None), progress=not args.quiet)
+
+
+INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store")
+OUTPUT_ARGS = ("output", "json", "csv", "plot")
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """No output may resolve to one of the command's inputs (or lie inside an input store), nor
+    sit below a path that is a file."""
+    outputs = [getattr(args, name, None) for name in OUTPUT_ARGS]
+    refuse_overwriting_inputs(outputs, [getattr(args, name, None) for name in INPUT_ARGS])
+    for out in filter(None, outputs):
+        blocking = next((p for p in Path(out).parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            raise PmaskError(f"{out}: cannot write there, {blocking} is a file, not a folder")
 
 
 def _command_line() -> list[str] | None:
@@ -309,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        _check_paths(args)
         return int(args.func(args) or 0)
     except SettingError as exc:
         print(f"pmask: error: {exc.render(FLAGS)}", file=sys.stderr)

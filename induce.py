@@ -23,10 +23,11 @@ import numpy as np
 from pmask.corpora import Sentence, write_brackets, write_conllu
 from pmask.errors import PmaskError, SettingError
 from pmask.eval.compare import score_brackets, score_dependencies
-from pmask.options import ROOT_MODES
+from pmask.options import DEFAULT_ROOT, ROOT_MODES
+from pmask.files import refuse_overwriting_inputs
 from pmask.provenance import Provenance, corpus_record, meta_path
 from pmask.source import (CorpusSpec, Impact, ImpactSource, ModelSpec, impacts_by_layer, impacts_from_model,
-                          impacts_from_store, is_store)
+                          impacts_from_store)
 from pmask.trees.registry import DECODERS, DecodeInput, decode, get_decoder
 
 logger = logging.getLogger(__name__)
@@ -44,15 +45,20 @@ class ParseSettings:
 
     decoder: str = "eisner"
     layer: int = -1
-    root: str = "free"          # "free": the decoder picks the root; "gold": the gold root word is ROOT's only child
+    root: str = DEFAULT_ROOT    # "gold": the gold root word is ROOT's only child; "free": the decoder picks it
     faithful: bool = False      # the authors' matrix layout, normalisation and decoders (needs root="gold")
     multiroot: bool = False
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings that matter for this decoder (no layer for baselines, no root, faithful or
+        multiroot for constituency decoders)."""
         data = dict(self.__dict__)
         if not decoder_needs_model(self.decoder):
             data.pop("layer")  # baselines read no impacts
+        if self.decoder in DECODERS and DECODERS[self.decoder].task == "constituency":
+            for name in ("root", "faithful", "multiroot"):
+                data.pop(name)
         return data
 
 
@@ -105,7 +111,7 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> No
     if settings.root == "gold" and dec.task == "dependency":
         for s in sentences:
             if s.root is None:
-                raise SettingError(f"{{root}} gold needs gold heads, but {s.where()} has none")
+                raise SettingError(f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free")
 
 
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | None] | None,
@@ -132,6 +138,10 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | No
             summary.skipped.append(sent.id)
             yield Parsed(sent, skipped="too long for the model")
             continue
+        if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
+            raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, so "
+                               f"every tree would tie; layer 0 (the embeddings) is always all zeros because masking "
+                               f"word j cannot change word i's embedding: choose a layer from 1 up")
         x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
                         F_cls=impact.F_cls if impact is not None else None,
                         root=sent.root if settings.root == "gold" and task == "dependency" else None,
@@ -192,19 +202,18 @@ def parse_corpus(source: CorpusSpec, output: str | Path, settings: ParseSettings
     t0 = time.perf_counter()
     output = Path(output)
     dec = get_decoder(settings.decoder)
-    model = model or ModelSpec()
-    model_desc = None
-    if not dec.needs_model:
-        if is_store(source.path):
-            raise PmaskError(f"decoder '{settings.decoder}' needs no impacts; give it the corpus, not a store")
-        sentences, corpus_path, impacts = source.read(), source.path, None
-        check_settings(settings, sentences)
+    model_desc = impact = None
+    if not dec.needs_model:  # baselines read only the corpus (a store's own corpus for a store)
+        src = ImpactSource.open(source, corpus=corpus)
+        impacts = None
     else:
         src = ImpactSource.open(source, model=model, store=store, corpus=corpus, progress=progress)
-        sentences, corpus_path = src.sentences, src.corpus
-        check_settings(settings, sentences)
+    sentences, corpus_path = src.sentences, src.corpus
+    refuse_overwriting_inputs([output, meta_path(output)], [source.path, corpus_path, store])
+    check_settings(settings, sentences)
+    if dec.needs_model:
         impacts = src.impacts(settings.layer, include_cls=settings.faithful)
-        model_desc = src.describe_model()
+        model_desc, impact = src.describe_model(), src.impact_settings()
     summary = ParseSummary()
     parsed = list(parse_sentences(sentences, impacts, settings, summary))
     if dec.task == "dependency":
@@ -213,7 +222,7 @@ def parse_corpus(source: CorpusSpec, output: str | Path, settings: ParseSettings
         write_brackets([p.tree for p in parsed], output)
     provenance = Provenance(
         task=dec.task, settings=settings.to_dict(), model=model_desc,
-        impact={"metric": model.metric, "subword": model.subword} if dec.needs_model else None,
+        impact=impact,
         corpus=corpus_record(corpus_path, source.format, source.limit, source.max_words),
         sentences=summary.sentences, parsed=summary.parsed, skipped=summary.skipped,
         seconds=round(time.perf_counter() - t0, 3), command=command)

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -21,10 +21,14 @@ import numpy as np
 
 from pmask.corpora import Sentence, read_corpus
 from pmask.errors import PmaskError, SettingError
+from pmask.options import RANDOM_PREFIX, resolve_layers, split_random
 from pmask.perturb.pipeline import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_METRIC = "dist"
+DEFAULT_SUBWORD = "avg"
 
 
 @dataclass
@@ -51,8 +55,11 @@ class CorpusSpec:
         """The sentences (``limit`` overrides the spec's own)."""
         if not self.path.exists():
             raise PmaskError(f"{self.path}: no such file or directory")
-        return read_corpus(self.path, self.format, max_words=self.max_words,
-                           limit=self.limit if limit is None else limit)
+        sentences = read_corpus(self.path, self.format, max_words=self.max_words,
+                                limit=self.limit if limit is None else limit)
+        if not sentences and self.max_words is not None:
+            raise SettingError(f"{self.path}: no sentence has at most {self.max_words} words ({{max_words}})")
+        return sentences
 
 
 @dataclass(frozen=True)
@@ -65,11 +72,32 @@ class ModelSpec:
 
     name: str | None = None
     random_init: bool = False
-    metric: str = "dist"
-    subword: str = "avg"
+    metric: str | None = None        # None: "dist", or a store's own metric when reading a store
+    subword: str | None = None       # None: "avg", or a store's own policy
     device: str = "auto"
     dtype: str = "auto"
     batch_tokens: int | None = None
+
+    def with_defaults(self) -> "ModelSpec":
+        """This spec with unset settings given their defaults (metric dist, subword avg)."""
+        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD)
+
+    def check_store(self, store: Any) -> "ModelSpec":
+        """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
+        store's own value for any setting given here that differs from it."""
+        held = store.settings
+        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword)):
+            if mine is not None and mine != theirs:
+                raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
+                                   f"{name} {theirs}; leave {{{name}}} out or compute another store")
+        if self.name is not None:
+            name, random_init = split_random(self.name)
+            random_init = random_init or self.random_init
+            if _same_model(name, held.model) is False or bool(held.random_init) != random_init:
+                stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
+                raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
+                                   f"with {stored}; leave {{model}} out to read the store")
+        return replace(self, metric=held.metric, subword=held.subword)
 
     def load(self) -> Any:
         """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
@@ -83,6 +111,19 @@ class ModelSpec:
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
         return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+
+
+def _absolute_if_local(name: str) -> str:
+    """A local model directory as an absolute path; a hub name as given."""
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
+
+
+def _same_model(given: str, stored: str | None) -> bool | None:
+    """Whether a model name names the stored one (None when the store does not say)."""
+    if stored is None:
+        return None
+    return _absolute_if_local(given) == _absolute_if_local(stored)
 
 
 def is_store(path: str | Path) -> bool:
@@ -174,8 +215,10 @@ class ImpactSource:
             held = [*opened.indices, *(e["index"] for e in opened.skipped)]
             limit = min(source.limit or len(held), len(held)) if held else 0
             sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
-            return cls(sentences, path, store=opened, model=model, progress=progress)
-        return cls(source.read(), source.path, model=model, store_dir=None if store is None else Path(store),
+            spec = (model or ModelSpec()).check_store(opened)
+            return cls(sentences, path, store=opened, model=spec, progress=progress)
+        spec = (model or ModelSpec()).with_defaults()
+        return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress)
 
     # -- model
@@ -188,26 +231,46 @@ class ImpactSource:
         return self._model
 
     def describe_model(self) -> dict[str, Any] | None:
-        """The model's description: from the store's manifest, else from the loaded model."""
+        """The model's description (``LoadedModel.describe()``, as recorded in a store's manifest),
+        with a local model directory named by its absolute path on every route."""
         if self.store is not None:
-            return self.store.manifest.get("model")
-        return self.model.describe()
+            held = self.store.manifest.get("model") or {}
+            described = dict(held.get("describe") or held)
+        else:
+            described = dict(self.model.describe())
+        if described.get("name"):
+            described["name"] = _absolute_if_local(str(described["name"]))
+        return described
 
     def model_name(self) -> str | None:
-        if self.store is not None:
-            return (self.store.manifest.get("model") or {}).get("name")
-        return self.model.name
+        """The model's name as :meth:`describe_model` gives it."""
+        return (self.describe_model() or {}).get("name")
+
+    def impact_settings(self) -> dict[str, Any]:
+        """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
+        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword}
 
     # -- impacts
 
     def _ensure_store(self, layers: Sequence[int] | str) -> None:
         if self.store is not None or self.store_dir is None:
             return
-        spec = self.model_spec
-        compute_store(self.model, self.sentences, self.store_dir, layers=layers, metric=spec.metric,
-                      subword=spec.subword, batch_tokens=spec.batch_tokens, corpus_path=self.corpus, resume=True,
-                      progress=self.progress)
+        if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
+            self.store = ImpactStore.open(self.store_dir)
+            self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
+            return
+        run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
+                          progress=self.progress, model=lambda: self.model)
+        logger.info("%s", run.describe())
         self.store = ImpactStore.open(self.store_dir)
+
+    def _check_layer(self, layer: int) -> None:
+        held = list(self.store.layers)
+        num = self.store.num_layers
+        absolute = layer + num + 1 if layer < 0 and num is not None else layer
+        if absolute not in held:
+            raise SettingError(f"{{layer}} {layer} is not in the store {self.store.path} (it holds layers "
+                               f"{', '.join(map(str, held))}); compute it with pmask impact --layers")
 
     def impacts(self, layer: int = -1, *, include_cls: bool = False,
                 indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
@@ -215,6 +278,7 @@ class ImpactSource:
         self._ensure_store([layer])
         chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
         if self.store is not None:
+            self._check_layer(layer)
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
@@ -225,10 +289,13 @@ class ImpactSource:
         """``{layer: [Impact or None per sentence]}`` for ``layers`` ("all": every layer the source has)."""
         self._ensure_store(layers)
         if self.store is not None:
-            chosen = list(self.store.manifest["layers"]["resolved"]) if layers == "all" else list(layers)
+            every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
+            chosen = every if layers == "all" else list(layers)
+            for layer in chosen:
+                self._check_layer(layer)
             return {layer: list(impacts_from_store(self.store, self.sentences, layer=layer, include_cls=include_cls))
                     for layer in chosen}
-        chosen = list(range(self.model.num_layers + 1)) if layers == "all" else list(layers)
+        chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
         spec = self.model_spec
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
         for item in impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
@@ -272,15 +339,21 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     Returns:
         A :class:`StoreRun`.
     """
-    output = Path(output)
-    sentences = corpus.read()
-    wanted = StoreSettings(model=model.name, metric=model.metric, subword=model.subword,
+    return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
+                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load)
+
+
+def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, output: Path, *,
+                layers: Sequence[int] | str, resume: bool, progress: bool, model: Any,
+                overwrite: bool = False) -> StoreRun:
+    """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
+    wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
                            layers=layers if layers == "all" else tuple(layers),
-                           random_init=True if model.random_init else None)
-    remaining = plan_store(output, sentences, wanted, corpus_path=corpus.path, resume=resume, overwrite=overwrite)
+                           random_init=True if spec.random_init else None)
+    remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
     if not remaining and resume:
         return StoreRun(output, len(sentences))
-    summary = compute_store(model.load(), sentences, output, layers=layers, metric=model.metric,
-                            subword=model.subword, batch_tokens=model.batch_tokens, corpus_path=corpus.path,
-                            resume=resume, overwrite=overwrite, progress=progress)
+    summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
+                            batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
+                            overwrite=overwrite, progress=progress)
     return StoreRun(output, len(sentences), summary)

@@ -39,7 +39,8 @@ class SweepResult:
 
     def plot(self, path: str | Path) -> Path:
         """Line plot of the scores against layer, the baselines as horizontal lines (PNG/SVG/PDF by suffix)."""
-        return plot_layer_sweep(self.sweep, path, baselines=self.baselines or None, title=self.title)
+        return plot_layer_sweep(self.sweep, path, baselines=self.baselines or None, title=self.title,
+                                baseline_key=SWEEP_KEYS[self.task][0])
 
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,

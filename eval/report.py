@@ -267,10 +267,13 @@ class LayerSweep:
 
 
 def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
-                     baselines: Mapping[str, float] | None = None, title: str | None = None) -> Path:
+                     baselines: Mapping[str, float] | None = None, title: str | None = None,
+                     baseline_key: str | None = None) -> Path:
     """Line plot of each metric key against layer, baselines as dashed horizontal lines.
 
-    Format from the suffix (.png at 150 dpi, .svg, .pdf); returns the path written.
+    The y axis names the scores shown (e.g. "UAS / UUAS (%)"); ``baseline_key`` names the score
+    the baseline values are (e.g. "uas"), shown in their legend entries. Format from the suffix
+    (.png at 150 dpi, .svg, .pdf); returns the path written.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -289,10 +292,12 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
         if value is None or not math.isfinite(float(value)):
             continue
         ax.axhline(float(value), linestyle=styles[n % len(styles)], linewidth=1.2, color=f"C{len(sweep.metric_keys) + n}",
-                   label=f"{name} ({float(value):.1f})")
+                   label=f"{name} ({LABELS.get(baseline_key, baseline_key) + ' ' if baseline_key else ''}"
+                         f"{float(value):.1f})")
     percent = all(k in ALL_PERCENT_KEYS for k in sweep.metric_keys)
     ax.set_xlabel("layer")
-    ax.set_ylabel("score (%)" if percent else "score")
+    names = " / ".join(LABELS.get(k, k) for k in sweep.metric_keys) or "score"
+    ax.set_ylabel(f"{names} (%)" if percent else names)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)
     if title is None and sweep.meta:
