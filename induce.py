@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "Impact", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings", "decoder_task",
-    "decoder_needs_model", "parse_sentences", "parse_corpus", "score_against_gold", "meta_path",
+    "decoder_needs_model", "parse", "parse_sentences", "parse_corpus", "score_against_gold", "meta_path",
     "impacts_by_layer", "impacts_from_model", "impacts_from_store",
 ]
 
@@ -70,6 +70,12 @@ class Parsed:
     heads: np.ndarray | None = None
     tree: Any = None
     skipped: str | None = None  # why no tree was produced (e.g. too long for the model)
+    impact: Impact | None = None  # the impacts the tree was decoded from (None for baselines)
+
+    @property
+    def F(self) -> np.ndarray | None:
+        """The word-level impact matrix [n, n] (``F[i, j]`` = impact of word j on word i), or None."""
+        return None if self.impact is None else self.impact.F
 
 
 @dataclass
@@ -149,7 +155,10 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[Impact | No
                         where=sent.where())
         out = decode(settings.decoder, x)
         summary.parsed += 1
-        yield Parsed(sent, heads=np.asarray(out)) if task == "dependency" else Parsed(sent, tree=out)
+        if task == "dependency":
+            yield Parsed(sent, heads=np.asarray(out), impact=impact)
+        else:
+            yield Parsed(sent, tree=out, impact=impact)
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Iterable[Impact | None] | None,
@@ -165,6 +174,59 @@ def score_against_gold(sentences: Sequence[Sentence], impacts: Iterable[Impact |
         pairs = [(replace(p.sentence, heads=[int(h) for h in p.heads]), p.sentence) for p in parsed]
         return score_dependencies(pairs, punct), golds
     return score_brackets([(p.tree, p.sentence) for p in parsed]), golds
+
+
+def _as_sentences(sentences: Iterable[Sentence | str | Sequence[str]]) -> list[Sentence]:
+    out = []
+    for k, s in enumerate(sentences, start=1):
+        if isinstance(s, Sentence):
+            out.append(s)
+        else:
+            words = s.split() if isinstance(s, str) else [str(w) for w in s]
+            out.append(Sentence(id=str(k), words=words, path="<input>"))
+    return out
+
+
+def parse(sentences: Iterable[Sentence | str | Sequence[str]], *, model: Any = None, decoder: str = "eisner",
+          layer: int = -1, root: str | None = None, faithful: bool = False, multiroot: bool = False,
+          metric: str | None = None, subword: str | None = None, seed: int = 0, device: str = "auto",
+          dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False) -> list[Parsed]:
+    """Induce a tree for each sentence in one call (also available as ``pmask.parse``).
+
+    Args:
+        sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
+        model: a hub name, a local directory, ``random:NAME``, or a loaded ``LoadedModel``; not
+            needed by the baselines.
+        decoder: a name from :data:`pmask.trees.registry.DECODERS`.
+        layer: the layer whose impacts are decoded (-1 = last).
+        root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
+            sentence carries gold heads, else "free".
+        metric, subword: the impact metric and subword policy (default dist, avg).
+
+    Returns:
+        One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
+        0 = ROOT) or ``tree`` (an ``nltk.Tree``), with ``F`` [n, n], the impacts it was decoded from
+        (None for baselines and for sentences too long for the model, whose ``skipped`` says why).
+
+    Example:
+        >>> import pmask
+        >>> [p.heads.tolist() for p in pmask.parse(["the cat sat"], decoder="right-chain")]
+        [[2, 3, 0]]
+    """
+    sents = _as_sentences(sentences)
+    if root is None:
+        root = "gold" if sents and all(s.heads for s in sents) else "free"
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
+                             seed=seed)
+    check_settings(settings, sents)
+    impacts = None
+    if get_decoder(decoder).needs_model:
+        spec = ModelSpec(model if isinstance(model, str) or model is None else None, metric=metric,
+                         subword=subword, device=device, dtype=dtype, batch_tokens=batch_tokens).with_defaults()
+        loaded = None if model is None or isinstance(model, str) else model
+        source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
+        impacts = source.impacts(layer, include_cls=faithful)
+    return list(parse_sentences(sents, impacts, settings))
 
 
 @dataclass

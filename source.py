@@ -185,14 +185,15 @@ class ImpactSource:
     """
 
     def __init__(self, sentences: list[Sentence], corpus: Path, *, store: Any = None,
-                 model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True):
+                 model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True,
+                 loaded_model: Any = None):
         self.sentences = sentences
         self.corpus = corpus
         self.store = store
         self.model_spec = model or ModelSpec()
         self.store_dir = store_dir
         self.progress = progress
-        self._model: Any = None
+        self._model: Any = loaded_model
 
     @classmethod
     def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
