@@ -13,6 +13,8 @@ Example:
 from __future__ import annotations
 
 import logging
+import sys
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -52,13 +54,28 @@ class CorpusSpec:
         object.__setattr__(self, "path", Path(self.path))
 
     def read(self, limit: int | None = None) -> list[Sentence]:
-        """The sentences (``limit`` overrides the spec's own)."""
+        """The sentences (``limit`` overrides the spec's own); path ``-`` reads standard input."""
+        if str(self.path) == "-":
+            return self._read_stdin(limit)
         if not self.path.exists():
             raise PmaskError(f"{self.path}: no such file or directory")
         sentences = read_corpus(self.path, self.format, max_words=self.max_words,
                                 limit=self.limit if limit is None else limit)
         if not sentences and self.max_words is not None:
             raise SettingError(f"{self.path}: no sentence has at most {self.max_words} words ({{max_words}})")
+        return sentences
+
+    def _read_stdin(self, limit: int | None) -> list[Sentence]:
+        text = sys.stdin.read()
+        fmt = _stdin_format(text) if self.format == "auto" else self.format
+        if fmt == "ptb":
+            raise PmaskError("-: PTB input must be a .mrg file or folder, not standard input")
+        with tempfile.TemporaryDirectory(prefix="pmask-stdin-") as folder:
+            path = Path(folder) / ("stdin.conllu" if fmt == "conllu" else "stdin.txt")
+            path.write_text(text, encoding="utf-8")
+            sentences = CorpusSpec(path, fmt, self.limit, self.max_words).read(limit)
+        for s in sentences:
+            s.path = "<stdin>"
         return sentences
 
 
@@ -124,6 +141,12 @@ def _same_model(given: str, stored: str | None) -> bool | None:
     if stored is None:
         return None
     return _absolute_if_local(given) == _absolute_if_local(stored)
+
+
+def _stdin_format(text: str) -> str:
+    """CoNLL-U when the input has tab-separated lines of 10 columns, else plain text."""
+    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return "conllu" if rows and all(line.count("\t") == 9 for line in rows) else "text"
 
 
 def is_store(path: str | Path) -> bool:

@@ -249,3 +249,13 @@ def test_one_call_api_returns_trees_with_their_impacts(tiny_bert_dir):
     assert parsed[0].F.shape == (5, 5)
     baseline = pmask.parse(["a b c"], decoder="right-chain")
     assert baseline[0].heads.tolist() == [2, 3, 0] and baseline[0].F is None
+
+
+def test_standard_input_as_corpus(tmp_path, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("the cat sat\ndogs bark\n"))
+    out = tmp_path / "stdin.conllu"
+    code, stdout, err = run(["parse", "-", "--decoder", "right-chain", "--root", "free", "-o", out], capsys)
+    assert code == 0, err
+    assert heads_of(out) == [[2, 3, 0], [2, 0]] and "2 dependency trees" in stdout
