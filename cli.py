@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     vg.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
     vg.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser):
+    for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
+                _add_export_parser):
         add(sub, verbosity)
     return parser
 
@@ -242,6 +243,21 @@ def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     p.set_defaults(func=cmd_sweep)
 
 
+def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "export", parents=[verbosity], formatter_class=_Formatter,
+        help="write a store's matrices as .npy, CSV or JSON",
+        description="Export the word-level impact matrices of a store (matrix[i, j] = impact of word j on word i) "
+                    "so they can be used without Python: npy and csv write a folder with one file per sentence "
+                    "and layer plus index.json, json writes one file.",
+        epilog="example:\n  pmask export pud-store/ --format csv --layers -1 -o pud-csv/")
+    p.add_argument("store", type=Path, help="impact store directory")
+    p.add_argument("--format", default="npy", help="npy, csv or json")
+    p.add_argument("--layers", type=_layers_arg, default=None, help="layers to export (default: every stored layer)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="folder (npy, csv) or file (json)")
+    p.set_defaults(func=cmd_export)
+
+
 # ---------------------------------------------------------------------------- shared helpers
 
 def _setup_logging(args: argparse.Namespace) -> None:
@@ -334,6 +350,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         result.sweep.write_json(args.json)
     if args.csv:
         result.sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    # lazy: the store package is imported only by the commands that read stores
+    from pmask.perturb.store import export_store
+
+    layers = None if args.layers in (None, "all") else args.layers
+    paths = export_store(args.store, args.output, args.format, layers=layers)
+    print(f"wrote {len(paths)} file(s) to {args.output}")
     return 0
 
 

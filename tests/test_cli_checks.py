@@ -259,3 +259,16 @@ def test_standard_input_as_corpus(tmp_path, capsys, monkeypatch):
     code, stdout, err = run(["parse", "-", "--decoder", "right-chain", "--root", "free", "-o", out], capsys)
     assert code == 0, err
     assert heads_of(out) == [[2, 3, 0], [2, 0]] and "2 dependency trees" in stdout
+
+
+def test_export_command(store, tmp_path, capsys):
+    import pmask.perturb.store as store_module
+
+    if not hasattr(store_module, "export_store"):
+        pytest.skip("pmask.perturb.store.export_store is not available in this checkout")
+    import numpy as np
+
+    code, out, err = run(["export", store, "--format", "npy", "--layers", "-1", "-o", tmp_path / "npy"], capsys)
+    assert code == 0, err
+    files = sorted((tmp_path / "npy").glob("*.npy"))
+    assert len(files) == 2 and np.load(files[0]).shape == (5, 5)
