@@ -6,6 +6,22 @@ Subpackages (imported lazily, nothing is loaded here):
 - ``pmask.trees``    dependency/constituency decoders and baselines
 - ``pmask.eval``     metrics, reports and heatmaps
 - ``pmask.corpora``  CoNLL-U, PTB and plain-text readers and writers
+
+``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call (see
+:func:`pmask.induce.parse`).
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "parse"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``pmask.parse`` is imported on first use so that ``import pmask`` stays light
+    if name == "parse":
+        from pmask.induce import parse
+
+        return parse
+    raise AttributeError(f"module 'pmask' has no attribute {name!r}")

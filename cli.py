@@ -5,25 +5,31 @@ Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usag
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
-import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from pmask import __version__
-from pmask.errors import PmaskError
-from pmask.files import atomic_write, sha256_file
-from pmask.options import resolve_layers
+from pmask.errors import PmaskError, SettingError
+from pmask.files import refuse_overwriting_inputs
+from pmask.eval.compare import evaluate_files
+from pmask.eval.heatmap import HEATMAP_FORMATS
+from pmask.induce import ParseSettings, parse_corpus
+from pmask.maps import draw_impact_maps
+from pmask.perturb.store import EXPORT_FORMATS, export_store
+from pmask.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES
+from pmask.source import CorpusSpec, ImpactSource, ModelSpec, build_store
+from pmask.sweep import sweep_layers
+from pmask.trees.registry import decoder_names
 
-logger = logging.getLogger("pmask")
-
-METRICS = ("dist", "prob", "cos")
-SUBWORDS = ("avg", "first", "sum", "max")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-FORMATS = ("auto", "conllu", "ptb", "dep3", "text")
+#: How library setting names are spelled on the command line (for :class:`SettingError` messages).
+FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus": "--corpus",
+         "sentence": "--sentence", "layer": "--layer", "layers": "--layers", "decoder": "--decoder",
+         "metric": "--metric", "subword": "--subword", "limit": "--limit", "max_words": "--max-words",
+         "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store",
+         "punct": "--punct", "output": "--output"}
 
 
 # ---------------------------------------------------------------------------- argument parsing
@@ -44,12 +50,6 @@ class _Formatter(argparse.HelpFormatter):
         return text
 
 
-def _decoder_names() -> list[str]:
-    from pmask.trees.registry import CONSTITUENCY_DECODERS, DEPENDENCY_DECODERS
-
-    return [*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]
-
-
 def _layers_arg(text: str) -> list[int] | str:
     if text == "all":
         return "all"
@@ -59,11 +59,26 @@ def _layers_arg(text: str) -> list[int] | str:
         raise argparse.ArgumentTypeError(f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+MAX_WORDS_HELP = ("keep sentences of at most N words (PTB: counted after removing punctuation, traces and $/#, "
+                  "the WSJ10 filter; other formats: every word counts)")
+
+
 def _add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
-    p.add_argument("--format", default="auto", choices=FORMATS, help=f"{what} format (auto: from the file suffix)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N sentences")
-    p.add_argument("--max-words", type=int, default=None, metavar="N",
-                   help="PTB: WSJ10-style filter, keep sentences of at most N words (no punctuation or traces)")
+    p.add_argument("--format", default="auto", choices=list(CORPUS_FORMATS),
+                   help=f"{what} format (auto: from the file suffix; text = one whitespace-tokenised sentence "
+                        "per line)")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="use only the first N sentences")
+    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
 
 
 def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -72,15 +87,26 @@ def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
                         "with random weights (the random-BERT baseline)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
-    g.add_argument("--metric", default="dist", choices=METRICS, help="impact metric")
-    g.add_argument("--subword", default="avg", choices=SUBWORDS, help="merge policy over the measured word's pieces")
+    g.add_argument("--metric", default=None, choices=list(METRICS),
+                   help="impact metric (default: dist; a store's own when reading a store)")
+    g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
+                   help="merge policy over the measured word's pieces (default: avg; a store's own)")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
-    g.add_argument("--dtype", default="auto", choices=DTYPES, help="auto = the engine's default for the device")
-    g.add_argument("--batch-tokens", type=int, default=None, metavar="N", help="token budget per forward batch")
+    g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
+    g.add_argument("--batch-tokens", type=_positive_int, default=None, metavar="N", help="token budget per forward batch")
+
+
+def _add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
+    p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
+
+
+def _add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
+                        "needs free)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    decoders = _decoder_names()
     parser = argparse.ArgumentParser(
         prog="pmask", formatter_class=_Formatter,
         description="Induce syntax from masked language models with Perturbed Masking (Wu et al., ACL 2020).",
@@ -92,7 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     vg.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
     vg.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
+                _add_export_parser):
+        add(sub, verbosity)
+    return parser
 
+
+def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "impact", parents=[verbosity], formatter_class=_Formatter,
         help="compute impact matrices into a store",
@@ -104,11 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(p, required=True)
     p.add_argument("--layers", type=_layers_arg, default=[-1],
                    help="layers to keep: 0 = embeddings … L = last, negative from the end, or 'all'")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
+    again.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="STORE", help="store directory")
     p.set_defaults(func=cmd_impact)
 
+
+def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "parse", parents=[verbosity], formatter_class=_Formatter,
         help="induce trees (the main job)",
@@ -124,11 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", type=Path, help="corpus file/directory, or an impact store directory")
     _add_input(p)
     _add_model(p)
-    p.add_argument("--decoder", "-d", default="eisner", choices=decoders, metavar="NAME",
-                   help="one of: " + ", ".join(decoders))
+    _add_decoder(p, "eisner", "one of: " + ", ".join(decoder_names()))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
-    p.add_argument("--root", default="free", choices=("free", "gold"),
-                   help="gold: the gold root word is ROOT's only child (the paper's setting)")
+    _add_root(p)
     p.add_argument("--faithful", action="store_true",
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
@@ -140,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, required=True, help="output .conllu or bracket file")
     p.set_defaults(func=cmd_parse)
 
+
+def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "eval", parents=[verbosity], formatter_class=_Formatter,
         help="score predicted trees against gold and the baselines",
@@ -149,11 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
                "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")
     p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
     p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
-    p.add_argument("--max-words", type=int, default=None, metavar="N", help="PTB gold: WSJ10-style filter")
-    p.add_argument("--punct", default="include", choices=("include", "exclude"),
+    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N",
+                   help=MAX_WORDS_HELP + "; default: the prediction's own, from its .meta.json")
+    p.add_argument("--punct", default="include", choices=list(PUNCT_MODES),
                    help="score punctuation words (the paper includes them)")
     p.add_argument("--baselines", action="store_true", help="add every baseline's scores on the same sentences")
-    p.add_argument("--root", default=None, choices=("free", "gold"),
+    p.add_argument("--root", default=None, choices=sorted(ROOT_MODES),
                    help="root setting of the dependency baselines (default: the prediction's, else gold)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
@@ -161,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--details", action="store_true", help="print breakdowns by relation and arc length")
     p.set_defaults(func=cmd_eval)
 
+
+def _add_heatmap_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "heatmap", parents=[verbosity], formatter_class=_Formatter,
         help="draw impact maps (PNG, SVG, PDF or self-contained HTML)",
@@ -175,11 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sentence id, 0-based index or range A-B (repeatable; 'all' for every sentence)")
     p.add_argument("--layer", type=int, default=-1, help="layer to draw (-1 = last)")
     p.add_argument("--gold", type=Path, default=None, help="CoNLL-U whose gold arcs are drawn over the map")
-    p.add_argument("--as", dest="fmt", default="png", choices=("png", "svg", "pdf", "html"),
+    p.add_argument("--as", dest="fmt", default="png", choices=list(HEATMAP_FORMATS),
                    help="file type when OUTPUT is a folder")
     p.add_argument("-o", "--output", type=Path, required=True, help="FILE.{png,svg,pdf,html}, or a folder")
     p.set_defaults(func=cmd_heatmap)
 
+
+def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "sweep", parents=[verbosity], formatter_class=_Formatter,
         help="score every layer (one model pass) and plot score against layer",
@@ -190,11 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(p)
     _add_model(p)
     p.add_argument("--layers", type=_layers_arg, default="all", help="layers to score, or 'all'")
-    p.add_argument("--decoder", "-d", default=None, choices=decoders, metavar="NAME",
-                   help="default: eisner for CoNLL-U, mart for PTB")
-    p.add_argument("--root", default="gold", choices=("free", "gold"))
-    p.add_argument("--faithful", action="store_true")
-    p.add_argument("--punct", default="include", choices=("include", "exclude"))
+    _add_decoder(p, None, "default: eisner for CoNLL-U, mart for PTB")
+    _add_root(p)
+    p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")
+    p.add_argument("--punct", default="include", choices=list(PUNCT_MODES))
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
     p.add_argument("--store", type=Path, default=None, metavar="DIR", help="cache impacts in this store")
     p.add_argument("--corpus", type=Path, default=None, help="with a store SOURCE: its corpus")
@@ -204,21 +243,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
 
-    from pmask.perturb.store.export import EXPORT_FORMATS
 
+def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "export", parents=[verbosity], formatter_class=_Formatter,
         help="write a store's matrices as .npy, CSV or JSON",
-        description="Export the word-level impact matrices of a store (matrix[i][j] = impact of word j on word "
-                    "i). " + " ".join(f"{k}: {v}." for k, v in EXPORT_FORMATS.items()),
-        epilog="example:\n  pmask export pud-store/ --format csv --layer -1 -o pud-csv/")
-    p.add_argument("store", type=Path, metavar="STORE", help="impact store directory")
-    p.add_argument("--format", dest="export_format", default="npy", choices=EXPORT_FORMATS, help="output format")
-    p.add_argument("--layer", type=int, action="append", default=None, metavar="L",
-                   help="layer to export (repeatable; negative from the top; default: every stored layer)")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="folder (npy, csv) or file (json)")
+        description="Export the word-level impact matrices of a store (matrix[i, j] = impact of word j on word i) "
+                    "so they can be used without Python: npy and csv write a folder with one file per sentence "
+                    "and layer plus index.json, json writes one file.",
+        epilog="example:\n  pmask export pud-store/ --format csv --layers -1 -o pud-csv/")
+    p.add_argument("store", type=Path, help="impact store directory")
+    p.add_argument("--format", default="npy", choices=list(EXPORT_FORMATS),
+                   help="; ".join(f"{k}: {v}" for k, v in EXPORT_FORMATS.items()))
+    p.add_argument("--layers", type=_layers_arg, default=None, help="layers to export (default: every stored layer)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="folder (npy, csv) or file (json)")
     p.set_defaults(func=cmd_export)
-    return parser
 
 
 # ---------------------------------------------------------------------------- shared helpers
@@ -230,296 +269,97 @@ def _setup_logging(args: argparse.Namespace) -> None:
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    return not args.quiet
+def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
+    return CorpusSpec(path, args.format, limit=args.limit, max_words=args.max_words)
 
 
-def _is_store(path: Path) -> bool:
-    return path.is_dir() and (path / "manifest.json").is_file()
+def _model(args: argparse.Namespace) -> ModelSpec:
+    return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
+                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
 
 
-def _read(path: Path, fmt: str = "auto", *, limit: int | None = None, max_words: int | None = None) -> list:
-    from pmask.corpora import read_corpus
-
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    return read_corpus(path, fmt, max_words=max_words, limit=limit)
+def _impact_source(args: argparse.Namespace) -> ImpactSource:
+    return ImpactSource.open(_corpus(args, args.source), model=_model(args), store=getattr(args, "store", None),
+                             corpus=getattr(args, "corpus", None), progress=not args.quiet)
 
 
-def _load_model(args: argparse.Namespace):
-    from transformers.utils import logging as hf_logging
-
-    from pmask.perturb import load_model
-
-    hf_logging.disable_progress_bar()
-    if not args.model:
-        raise PmaskError("this needs --model (a hub name, a local directory, or random:NAME)")
-    dtype = None if args.dtype == "auto" else args.dtype
-    return load_model(args.model, device=args.device, dtype=dtype, random_init=args.random_init)
+INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store")
+OUTPUT_ARGS = ("output", "json", "csv", "plot")
 
 
-def _write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+def _check_paths(args: argparse.Namespace) -> None:
+    """No output may resolve to one of the command's inputs (or lie inside an input store), nor
+    sit below a path that is a file."""
+    outputs = [getattr(args, name, None) for name in OUTPUT_ARGS]
+    refuse_overwriting_inputs(outputs, [getattr(args, name, None) for name in INPUT_ARGS])
+    for out in filter(None, outputs):
+        blocking = next((p for p in Path(out).parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            raise PmaskError(f"{out}: cannot write there, {blocking} is a file, not a folder")
 
 
-def _source(args: argparse.Namespace, *, layers: Sequence[int] | str, include_cls: bool):
-    """(sentences, store or None, corpus path) for a parse/heatmap/sweep SOURCE argument."""
-    from pmask.perturb.store import ImpactStore
-
-    if _is_store(args.source):
-        store = ImpactStore.open(args.source)
-        corpus = getattr(args, "corpus", None) or store.manifest.get("corpus", {}).get("path")
-        if not corpus:
-            raise PmaskError(f"{args.source}: the store does not record its corpus; name it with --corpus")
-        corpus = Path(corpus)
-        held = [*store.indices, *(e["index"] for e in store.skipped)]
-        limit = min(args.limit or len(held), len(held)) if held else 0
-        sentences = _read(corpus, args.format, limit=limit, max_words=args.max_words)
-        return sentences, store, corpus
-    sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
-    store_dir = getattr(args, "store", None)
-    if store_dir is not None:
-        from pmask.perturb.pipeline import compute_store
-
-        model = _load_model(args)
-        compute_store(model, sentences, store_dir, layers=layers, metric=args.metric, subword=args.subword,
-                      batch_tokens=args.batch_tokens, corpus_path=args.source, resume=True,
-                      progress=_progress(args))
-        return sentences, ImpactStore.open(store_dir), args.source
-    return sentences, None, args.source
+def _command_line() -> list[str] | None:
+    return ["pmask", *sys.argv[1:]] if sys.argv else None
 
 
 # ---------------------------------------------------------------------------- commands
 
 def cmd_impact(args: argparse.Namespace) -> int:
-    from pmask.perturb.pipeline import compute_store
-    from pmask.perturb.store import StoreSettings, plan_store
-
-    sentences = _read(args.input, args.format, limit=args.limit, max_words=args.max_words)
-    wanted = StoreSettings(model=args.model, metric=args.metric, subword=args.subword,
-                           layers=args.layers if args.layers == "all" else tuple(args.layers),
-                           random_init=True if args.random_init else None)
-    remaining = plan_store(args.output, sentences, wanted, corpus_path=args.input, resume=args.resume,
-                           overwrite=args.overwrite)
-    if not remaining and args.resume:  # a finished store: not even the model is loaded
-        print(f"{args.output}: 0 computed, {len(sentences)} reused (store complete)")
-        return 0
-    from pmask.perturb.distributed import init_distributed
-
-    rank = init_distributed(args.device)   # under torchrun: this rank's GPU and process group; else a no-op
-    model = _load_model(args)
-    summary = compute_store(model, sentences, args.output, layers=args.layers, metric=args.metric,
-                            subword=args.subword, batch_tokens=args.batch_tokens, corpus_path=args.input,
-                            resume=args.resume, overwrite=args.overwrite, progress=_progress(args))
-    if rank.is_main:
-        print(f"{args.output}: {summary.computed} computed, {summary.reused} reused, "
-              f"{summary.skipped_too_long} skipped as too long, {summary.seconds:.1f} s")
+    run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
+                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
+    if run.is_main:
+        print(run.describe())
     return 0
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from pmask import induce
-    from pmask.corpora import write_brackets, write_conllu
-
-    settings = induce.ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root,
-                                    faithful=args.faithful, multiroot=args.multiroot, seed=args.seed)
-    task = induce.decoder_task(args.decoder)
-    needs_model = induce.decoder_needs_model(args.decoder)
-    model_desc: dict[str, Any] | None = None
-    t0 = time.perf_counter()
-    if not needs_model:
-        if _is_store(args.source):
-            raise PmaskError(f"decoder '{args.decoder}' needs no impacts; give it the corpus, not a store")
-        sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
-        induce.check_settings(settings, sentences)
-        impacts = None
-        corpus = args.source
-    else:
-        if not _is_store(args.source) and args.store is None:
-            sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
-            induce.check_settings(settings, sentences)
-            model = _load_model(args)
-            model_desc = model.describe()
-            impacts = induce.impacts_from_model(model, sentences, layer=args.layer, metric=args.metric,
-                                                subword=args.subword, include_cls=args.faithful,
-                                                batch_tokens=args.batch_tokens, progress=_progress(args))
-            corpus = args.source
-        else:
-            sentences, store, corpus = _source(args, layers=[args.layer], include_cls=args.faithful)
-            induce.check_settings(settings, sentences)
-            model_desc = store.manifest.get("model")
-            impacts = induce.impacts_from_store(store, sentences, layer=args.layer, include_cls=args.faithful)
-    summary = induce.ParseSummary()
-    parsed = list(induce.parse_sentences(sentences, impacts, settings, summary))
-    if task == "dependency":
-        write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], args.output, deprel=args.deprel)
-    else:
-        write_brackets([p.tree for p in parsed], args.output)
-    meta = {
-        "pmask": __version__, "command": ["pmask", *sys.argv[1:]] if sys.argv else None, "task": task,
-        "settings": settings.to_dict(), "model": model_desc,
-        "impact": {"metric": args.metric, "subword": args.subword} if needs_model else None,
-        "corpus": {"path": str(corpus), "sha256": sha256_file(corpus) if Path(corpus).is_file() else None, "format": args.format,
-                   "limit": args.limit, "max_words": args.max_words},
-        "sentences": summary.sentences, "parsed": summary.parsed, "skipped": summary.skipped,
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
-    _write_json(induce.meta_path(args.output), meta)
-    skipped = f", {len(summary.skipped)} skipped (too long): {', '.join(summary.skipped[:5])}" if summary.skipped else ""
-    print(f"{args.output}: {summary.parsed} {task} trees{skipped}")
+    settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
+                             multiroot=args.multiroot, seed=args.seed)
+    result = parse_corpus(_corpus(args, args.source), args.output, settings, model=_model(args), store=args.store,
+                          corpus=args.corpus, deprel=args.deprel, command=_command_line(), progress=not args.quiet)
+    print(result.describe())
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from pmask.eval.compare import evaluate_files
-
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
                             seed=args.seed, max_words=args.max_words)
     print(result.table.to_markdown())
     if args.details and result.task == "dependency":
-        _print_details(result.score)
+        print(result.details_text())
     if args.json:
-        _write_json(args.json, result.to_dict())
+        result.write_json(args.json)
     if args.csv:
         result.table.write_csv(args.csv)
     return 0
 
 
-def _print_details(score: Any) -> None:
-    for title, rows in (("by gold relation", score.by_relation()), ("by gold arc length", score.by_length())):
-        print(f"\n{title}:")
-        for key, row in rows.items():
-            print(f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}")
-
-
-def _select(sentences: Sequence[Any], specs: Sequence[str]) -> list[int]:
-    """0-based indices for --sentence values: ids, indices, ranges A-B, or 'all'."""
-    ids = {s.id: k for k, s in enumerate(sentences)}
-    out: list[int] = []
-    for spec in specs:
-        for part in spec.split(","):
-            part = part.strip()
-            if part == "all":
-                out.extend(range(len(sentences)))
-            elif part in ids:
-                out.append(ids[part])
-            elif part.isdigit() and int(part) < len(sentences):
-                out.append(int(part))
-            elif "-" in part and all(x.isdigit() for x in part.split("-", 1)):
-                a, b = (int(x) for x in part.split("-", 1))
-                if b >= len(sentences) or a > b:
-                    raise PmaskError(f"--sentence {part}: out of range (0-{len(sentences) - 1})")
-                out.extend(range(a, b + 1))
-            else:
-                raise PmaskError(f"--sentence {part}: no sentence with that id or index")
-    return list(dict.fromkeys(out))
-
-
 def cmd_heatmap(args: argparse.Namespace) -> int:
-    from pmask import induce
-    from pmask.eval.heatmap import render_heatmap, render_heatmaps
-
-    if _is_store(args.source):
-        sentences, store, _ = _source(args, layers=[args.layer], include_cls=False)
-        chosen = _select(sentences, args.sentence)
-        sub = [sentences[k] for k in chosen]
-        mats = []
-        for k in chosen:
-            item = store.get(k)
-            mats.append(None if item is None else item.matrix[item.layer_index(args.layer)])
-    else:
-        sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
-        chosen = _select(sentences, args.sentence)
-        sub = [sentences[k] for k in chosen]
-        model = _load_model(args)
-        mats = [None if imp is None else imp.F for imp in
-                induce.impacts_from_model(model, sub, layer=args.layer, metric=args.metric, subword=args.subword,
-                                          batch_tokens=args.batch_tokens, progress=_progress(args))]
-    gold_by_id: dict[str, Any] = {}
-    if args.gold is not None:
-        gold_by_id = {g.id: g for g in _read(args.gold)}
-    items = []
-    for sent, F in zip(sub, mats):
-        if F is None:
-            logger.warning("sentence %s: no impacts (too long for the model); skipped", sent.id)
-            continue
-        gold = gold_by_id.get(sent.id) if args.gold is not None else None
-        heads = gold.heads if gold is not None else None
-        items.append((sent.id, F, list(sent.words), heads))
-    if not items:
-        raise PmaskError("no sentence to draw")
-    out = args.output
-    if len(items) == 1 and out.suffix.lower() in (".png", ".svg", ".pdf", ".html"):
-        sid, F, words, heads = items[0]
-        paths = [render_heatmap(F, words, out, gold_heads=heads, title=f"sentence {sid}, layer {args.layer}")]
-    else:
-        paths = render_heatmaps(items, out, fmt=args.fmt)
+    paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
+                             fmt=args.fmt)
     print(f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
     return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from pmask import induce
-    from pmask.eval import compare
-    from pmask.eval.report import LayerSweep, plot_layer_sweep
-
-    if _is_store(args.source) or args.store is not None:
-        sentences, store, corpus = _source(args, layers=args.layers, include_cls=args.faithful)
-        layers = list(store.manifest["layers"]["resolved"]) if args.layers == "all" else list(args.layers)
-        model_name = (store.manifest.get("model") or {}).get("name")
-        per_layer = {layer: list(induce.impacts_from_store(store, sentences, layer=layer, include_cls=args.faithful))
-                     for layer in layers}
-    else:
-        sentences = _read(args.source, args.format, limit=args.limit, max_words=args.max_words)
-        model = _load_model(args)
-        layers = list(resolve_layers("all", model.num_layers)) if args.layers == "all" else list(args.layers)
-        model_name = model.name
-        per_layer = {layer: [] for layer in layers}
-        for item in induce.impacts_by_layer(model, sentences, layers=layers, metric=args.metric,
-                                            subword=args.subword, include_cls=args.faithful,
-                                            batch_tokens=args.batch_tokens, progress=_progress(args)):
-            for k, layer in enumerate(layers):
-                per_layer[layer].append(None if item is None else item[k])
-    dependency = sentences[0].heads is not None if sentences else True
-    decoder = args.decoder or ("eisner" if dependency else "mart")
-    task = induce.decoder_task(decoder)
-    rows = []
-    golds = sentences
-    for layer in layers:
-        settings = induce.ParseSettings(decoder=decoder, layer=layer, root=args.root, faithful=args.faithful,
-                                        seed=args.seed)
-        score, golds = induce.score_against_gold(sentences, per_layer[layer], settings, punct=args.punct)
-        rows.append((layer, score.to_dict()))
-    baselines = {}
-    if args.baselines:
-        if task == "dependency":
-            bl = compare.dependency_baseline_scores(golds, punct=args.punct, root=args.root, seed=args.seed)
-        else:
-            bl = compare.constituency_baseline_scores(golds, seed=args.seed)
-        key = "uas" if task == "dependency" else "f1_sentence"
-        baselines = {name: s.to_dict()[key] for name, s in bl.items()}
-    keys = ["uas", "uuas"] if task == "dependency" else ["f1_sentence", "f1_corpus"]
-    sweep = LayerSweep(rows=rows, metric_keys=keys,
-                       meta={"model": model_name, "decoder": decoder, "corpus": str(args.source),
-                             **({"root": args.root} if task == "dependency" else {})})
-    print(sweep.to_markdown())
+    result = sweep_layers(_impact_source(args), layers=args.layers, decoder=args.decoder, root=args.root,
+                          faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
+                          label=args.source)
+    print(result.sweep.to_markdown())
     if args.plot:
-        title = f"{Path(str(model_name)).name or model_name} · {decoder}" + (
-            f" · root {args.root}" if task == "dependency" else "")
-        plot_layer_sweep(sweep, args.plot, baselines=baselines or None, title=title)
+        result.plot(args.plot)
         print(f"wrote {args.plot}")
     if args.json:
-        _write_json(args.json, json.loads(sweep.to_json()))
+        result.sweep.write_json(args.json)
     if args.csv:
-        sweep.write_csv(args.csv)
+        result.sweep.write_csv(args.csv)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from pmask.perturb.store import export_store
-
-    written = export_store(args.store, args.output, args.export_format, layers=args.layer)
-    print(f"{args.output}: wrote {len(written)} file{'s' if len(written) != 1 else ''}")
+    layers = None if args.layers in (None, "all") else args.layers
+    paths = export_store(args.store, args.output, args.format, layers=layers)
+    print(f"wrote {len(paths)} file(s) to {args.output}")
     return 0
 
 
@@ -535,7 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        _check_paths(args)
         return int(args.func(args) or 0)
+    except SettingError as exc:
+        print(f"pmask: error: {exc.render(FLAGS)}", file=sys.stderr)
     except PmaskError as exc:
         print(f"pmask: error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

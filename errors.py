@@ -47,3 +47,22 @@ class MissingSentenceError(StoreError, KeyError):
 
     def __str__(self) -> str:   # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class SettingError(PmaskError):
+    """Settings that cannot work together. The message names settings as ``{name}``: ``str()``
+    shows the bare name, a front end may show its own spelling (the CLI shows its flag)."""
+
+    def __init__(self, template: str):
+        super().__init__(template)
+        self.template = template
+
+    def render(self, names: dict[str, str] | None = None) -> str:
+        """The message with each ``{name}`` replaced by ``names[name]`` (default: the bare name)."""
+        import re  # noqa: PLC0415 - keep this module free of imports at load time
+
+        names = names or {}
+        return re.sub(r"\{(\w+)\}", lambda m: names.get(m[1], m[1]), self.template)
+
+    def __str__(self) -> str:
+        return self.render()

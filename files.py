@@ -250,3 +250,23 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def refuse_overwriting_inputs(outputs: list[str | os.PathLike | None],
+                              inputs: list[str | os.PathLike | None]) -> None:
+    """Raise ``PmaskError`` when an output path resolves to one of ``inputs`` (or lies inside an
+    input directory, such as a store). ``None`` entries are ignored; symlinks are followed.
+
+    Example:
+        >>> refuse_overwriting_inputs(["out.conllu"], ["in.conllu"])   # fine: nothing raised
+    """
+    from pmask.errors import PmaskError  # noqa: PLC0415 - keeps this block self-contained
+
+    sources = [(Path(p), Path(p).resolve()) for p in inputs if p is not None and str(p) != "-"]
+    for out in outputs:
+        if out is None or str(out) == "-":
+            continue
+        target = Path(out).resolve()
+        for given, resolved in sources:
+            if target == resolved or (resolved.is_dir() and resolved in target.parents):
+                raise PmaskError(f"{out}: refusing to write over the input {given}; choose another output")

@@ -12,17 +12,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora import Sentence
-from pmask.errors import PmaskError
+from pmask.corpora import Sentence, read_brackets, read_corpus
+from pmask.corpora.read import detect_format
+from pmask.errors import PmaskError, SettingError
+from pmask.files import atomic_write
+from pmask.options import PUNCT_MODES
 from pmask.eval.brackets import BracketScore
 from pmask.eval.dependency import DependencyScore
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
+from pmask.provenance import read_provenance
+from pmask.trees.registry import (CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
+                                  decode_dependencies)
 
 logger = logging.getLogger(__name__)
 
-DEPENDENCY_BASELINES = ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle")
-CONSTITUENCY_BASELINES = ("right-branching", "left-branching", "balanced", "random-binary")
+__all__ = ["CONSTITUENCY_BASELINES", "DEPENDENCY_BASELINES", "Evaluation", "align", "comparison",
+           "constituency_baseline_scores", "dependency_baseline_scores", "evaluate_files", "read_prediction",
+           "score_brackets", "score_dependencies"]
 
 
 def align(pred: Sequence[Sentence], gold: Sequence[Sentence], pred_name: str, gold_name: str
@@ -46,7 +53,7 @@ def _mask(gold: Sentence, punct: str):
     if punct == "include":
         return None
     if punct != "exclude":
-        raise PmaskError(f"--punct must be include or exclude, not '{punct}'")
+        raise SettingError(f"{{punct}} must be one of {', '.join(PUNCT_MODES)}, not '{punct}'")
     return punct_mask(gold)
 
 
@@ -64,8 +71,6 @@ def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "inclu
                                seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES
                                ) -> dict[str, DependencyScore]:
     """Each baseline decoder run on ``golds`` (root="gold" hands it the gold root word)."""
-    from pmask.trees.registry import decode_dependencies
-
     out: dict[str, DependencyScore] = {}
     for name in names:
         score = DependencyScore()
@@ -87,8 +92,7 @@ def score_brackets(pairs: Sequence[tuple[Any, Sentence]]) -> BracketScore:
 
 def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
                                  names: Sequence[str] = CONSTITUENCY_BASELINES) -> dict[str, BracketScore]:
-    from pmask.trees.registry import decode_constituency
-
+    """Each constituency baseline run on ``golds`` (the random one seeded per sentence)."""
     out: dict[str, BracketScore] = {}
     for name in names:
         score = BracketScore()
@@ -124,11 +128,23 @@ class Evaluation:
                 "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
                 "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
 
+    def write_json(self, path: str | Path) -> Path:
+        """Write :meth:`to_dict` as indented JSON."""
+        return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
+
+    def details_text(self) -> str:
+        """Dependency breakdowns by gold relation and by gold arc length, as aligned text lines."""
+        lines = []
+        for title, rows in (("by gold relation", self.score.by_relation()),
+                            ("by gold arc length", self.score.by_length())):
+            lines += ["", f"{title}:"]
+            lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
+                      for key, row in rows.items()]
+        return "\n".join(lines)
+
 
 def read_prediction(path: Path) -> tuple[str, list]:
     """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees."""
-    from pmask.corpora import read_brackets, read_corpus
-
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
     if path.suffix in (".conllu", ".conll"):
@@ -136,54 +152,84 @@ def read_prediction(path: Path) -> tuple[str, list]:
     return "constituency", read_brackets(path)
 
 
-def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
-                   root: str | None = None, seed: int = 0, max_words: int | None = None) -> Evaluation:
-    """Score ``pred_path`` against ``gold_path`` (and, with ``baselines``, every baseline on the same
-    sentences). The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
-    baselines' root setting unless ``root`` is given."""
-    from pmask.corpora import read_corpus
-    from pmask.induce import meta_path
-
-    pred_path, gold_path = Path(pred_path), Path(gold_path)
-    task, pred = read_prediction(pred_path)
-    meta_file = meta_path(pred_path)
-    pred_meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
-    settings = pred_meta.get("settings", {})
-    name = settings.get("decoder", "prediction")
-    if pred_meta.get("model"):
-        name = f"{name} ({pred_meta['model'].get('name', 'model')}, layer {settings.get('layer', -1)})"
+def _read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | None) -> list[Sentence]:
+    """Gold sentences for a ``task`` prediction; a one-line error when the gold holds the other kind of tree."""
     if not gold_path.exists():
         raise PmaskError(f"{gold_path}: no such file or directory")
+    fmt = detect_format(gold_path)
+    kinds = {"dependency": "dependency heads (CoNLL-U or .dp)", "constituency": "bracketed trees (PTB .mrg)"}
+    if (task == "constituency") != (fmt == "ptb"):
+        other = "constituency" if task == "dependency" else "dependency"
+        raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
+                         f"(format {fmt}); give a gold file of the same kind")
+    gold = read_corpus(gold_path, fmt, max_words=max_words)
+    if not gold and max_words is not None:
+        raise SettingError(f"{gold_path}: no sentence has at most {max_words} words ({{max_words}})")
+    return gold
+
+
+def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path: Path, gold_path: Path,
+                           punct: str) -> tuple[DependencyScore, list[Sentence], list[str]]:
+    pairs = align(pred, gold, str(pred_path), str(gold_path))
+    missing = [g for _, g in pairs if g.heads is None]
+    if missing:
+        raise PmaskError(f"{missing[0].where()}: the gold sentence has no heads to score against")
+    unscored = [g.id for p, g in pairs if p.heads is None]
+    pairs = [(p, g) for p, g in pairs if p.heads is not None]
+    return score_dependencies(pairs, punct), [g for _, g in pairs], unscored
+
+
+def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, gold_path: Path
+                        ) -> tuple[BracketScore, list[Sentence], list[str]]:
+    if len(pred) > len(gold):
+        raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
+    pairs, unscored = [], []
+    for k, (tree, g) in enumerate(zip(pred, gold)):
+        if tree is None:
+            unscored.append(g.id)
+            continue
+        if list(tree.leaves()) != list(g.words):
+            raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
+        pairs.append((tree, g))
+    return score_brackets(pairs), [g for _, g in pairs], unscored
+
+
+def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
+                   root: str | None = None, seed: int = 0, max_words: int | None = None) -> Evaluation:
+    """Score ``pred_path`` against ``gold_path``, with every baseline on the same sentences.
+
+    The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
+    baselines' root setting and the corpus's ``max_words`` filter unless ``root`` / ``max_words``
+    are given.
+
+    Args:
+        pred_path: predicted CoNLL-U, or bracketed trees one per line.
+        gold_path: gold CoNLL-U (or .dp), or PTB .mrg file/folder.
+        punct: "include" or "exclude" punctuation words (dependency only).
+        baselines: also score every baseline of the task.
+
+    Returns:
+        An :class:`Evaluation` (score, baselines, comparison table).
+    """
+    pred_path, gold_path = Path(pred_path), Path(gold_path)
+    task, pred = read_prediction(pred_path)
+    provenance = read_provenance(pred_path)
+    settings = provenance.settings if provenance is not None else {}
+    name = provenance.row_name() if provenance is not None else "prediction"
+    if max_words is None and provenance is not None:
+        max_words = (provenance.corpus or {}).get("max_words")
+    gold = _read_gold(gold_path, task, pred_path, max_words)
     if task == "dependency":
-        gold = read_corpus(gold_path, "conllu" if gold_path.suffix in (".conllu", ".conll") else "auto",
-                           max_words=max_words)
-        pairs = align(pred, gold, str(pred_path), str(gold_path))
-        unscored = [g.id for p, g in pairs if p.heads is None]
-        pairs = [(p, g) for p, g in pairs if p.heads is not None]
-        score = score_dependencies(pairs, punct)
+        score, golds, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
         root = root or settings.get("root", "gold")
-        base = dependency_baseline_scores([g for _, g in pairs], punct=punct, root=root, seed=seed) if baselines else {}
+        base = dependency_baseline_scores(golds, punct=punct, root=root, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
-        if unscored:
-            meta["unscored"] = len(unscored)
     else:
-        gold = read_corpus(gold_path, "ptb", max_words=max_words)
-        if len(pred) > len(gold):
-            raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
-        pairs, unscored = [], []
-        for k, (tree, g) in enumerate(zip(pred, gold)):
-            if tree is None:
-                unscored.append(g.id)
-                continue
-            if list(tree.leaves()) != list(g.words):
-                raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
-            pairs.append((tree, g))
-        score = score_brackets(pairs)
-        base = constituency_baseline_scores([g for _, g in pairs], seed=seed) if baselines else {}
+        score, golds, unscored = _score_bracket_file(pred, gold, pred_path, gold_path)
+        base = constituency_baseline_scores(golds, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
-        if unscored:
-            meta["unscored"] = len(unscored)
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
+        meta["unscored"] = len(unscored)
         logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,
                        len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)

@@ -21,7 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pmask.errors import PmaskError
-from pmask.eval.report import atomic_write, new_figure, save_figure
+from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ HEATMAP_FORMATS = ("png", "svg", "pdf", "html")
 HEATMAP_DPI = 150
 GOLD_COLOUR = "#e8112d"
 NAN_COLOUR = "#d0d0d0"
+PRED_COLOUR = "#ffffff"
 
 # Sizing rule (inches). Cells are fixed-size so labels never crowd; margins grow with the
 # rendered width of the longest (truncated) word; the total is rounded up to a whole number
@@ -46,6 +47,19 @@ class HeatmapError(PmaskError, ValueError):
 
 
 # --------------------------------------------------------------------------- input checks
+
+def _check_heads(given: Sequence[int] | None, n: int, where: str, what: str) -> list[int] | None:
+    if given is None:
+        return None
+    heads = [int(h) for h in given]
+    if len(heads) != n:
+        raise HeatmapError(f"{where}: {len(heads)} {what} heads for {n} words")
+    bad = [(k, h) for k, h in enumerate(heads, start=1) if not 0 <= h <= n or h == k]
+    if bad:
+        k, h = bad[0]
+        raise HeatmapError(f"{where}: {what} head {h} of word {k} is out of range 0..{n} or points at itself")
+    return heads
+
 
 def _short(word: str) -> str:
     return word if len(word) <= MAX_LABEL_CHARS else word[: MAX_LABEL_CHARS - 1] + "…"
@@ -66,15 +80,7 @@ def _check(F: Any, words: Sequence[str], gold_heads: Sequence[int] | None, where
     if np.isinf(arr).any():
         i, j = map(int, np.argwhere(np.isinf(arr))[0])
         raise HeatmapError(f"{where}: impact matrix has an infinite value at F[{i}][{j}]")
-    heads = None
-    if gold_heads is not None:
-        heads = [int(h) for h in gold_heads]
-        if len(heads) != n:
-            raise HeatmapError(f"{where}: {len(heads)} gold heads for {n} words")
-        bad = [(k, h) for k, h in enumerate(heads, start=1) if not 0 <= h <= n or h == k]
-        if bad:
-            k, h = bad[0]
-            raise HeatmapError(f"{where}: gold head {h} of word {k} is out of range 0..{n} or points at itself")
+    heads = _check_heads(gold_heads, n, where, "gold")
     return arr, words, heads
 
 
@@ -141,12 +147,13 @@ def heatmap_figsize(words: Sequence[str], *, title: str | None = None, gold: boo
 
 
 def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
-          cmap: Any, lo: float, hi: float) -> Any:
+          cmap: Any, lo: float, hi: float, pred: list[int] | None = None) -> Any:
     from matplotlib.patches import Rectangle
 
     n = len(words)
-    lay = _layout(words, title, heads is not None)
-    W, H = heatmap_figsize(words, title=title, gold=heads is not None)
+    marked = heads is not None or pred is not None
+    lay = _layout(words, title, marked)
+    W, H = heatmap_figsize(words, title=title, gold=marked)
     fig = new_figure((W, H), HEATMAP_DPI)
     g = lay["grid"]
     ax = fig.add_axes((lay["left"] / W, lay["bottom"] / H, g / W, g / H))
@@ -175,6 +182,10 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
                                        linewidth=1.4, linestyle=(0, (3, 2))))
                 ax.get_yticklabels()[k - 1].set_color(GOLD_COLOUR)
                 ax.get_yticklabels()[k - 1].set_fontweight("bold")
+    if pred is not None:  # predicted arc of word k: a dot in cell (k, head); the predicted root: on its diagonal
+        xs = [(h or k) - 1 for k, h in enumerate(pred, start=1)]
+        ax.scatter(xs, range(n), s=22, c=PRED_COLOUR, edgecolors="black", linewidths=0.8, zorder=3)
+    if marked:
         ax.set_xlim(-0.5, n - 0.5)
         ax.set_ylim(n - 0.5, -0.5)
 
@@ -185,10 +196,17 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
         fig.text(0.5, y, textwrap.shorten(title, width_chars, placeholder="…"), ha="center", va="top",
                  fontsize=11, parse_math=False)
         y -= 0.28 / H
-    if heads is not None:
-        fig.text(0.5, y, "red boxes: gold arc (column = gold head of the row's word);  dashed row: gold root",
-                 ha="center", va="top", fontsize=7.5, color=GOLD_COLOUR)
+    if marked:
+        fig.text(0.5, y, _caption(heads is not None, pred is not None), ha="center", va="top", fontsize=7.5,
+                 color=GOLD_COLOUR if heads is not None else "black")
     return fig
+
+
+def _caption(gold: bool, pred: bool) -> str:
+    parts = ["red boxes: gold arc (column = gold head of the row's word);  dashed row: gold root"] if gold else []
+    if pred:
+        parts.append("dots: predicted head (on the diagonal: predicted root)")
+    return ";  ".join(parts)
 
 
 # --------------------------------------------------------------------------- HTML
@@ -201,6 +219,7 @@ table.hm{border-collapse:collapse;font-size:12px}
 table.hm td{width:22px;height:22px;min-width:22px;padding:0;border:1px solid #fff;cursor:crosshair}
 table.hm td.gold{outline:2px solid %(gold)s;outline-offset:-2px}
 table.hm td.nan{background:%(nan)s}
+table.hm td.pred::after{content:"";display:block;width:8px;height:8px;margin:auto;border-radius:50%%;background:#fff;border:1.5px solid #000}
 table.hm td:hover{outline:2px solid #000;outline-offset:-2px}
 table.hm th{font-weight:normal;white-space:nowrap;padding:1px 4px}
 table.hm th.row{text-align:right}
@@ -230,7 +249,7 @@ t.addEventListener('mouseleave',function(){clear();r.textContent='';});
 
 
 def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
-          cmap: Any, lo: float, hi: float) -> str:
+          cmap: Any, lo: float, hi: float, pred: list[int] | None = None) -> str:
     from matplotlib.colors import Normalize, to_hex
 
     norm = Normalize(lo, hi, clip=True)
@@ -248,6 +267,8 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
     if heads is not None:
         out.append(f' <span style="color:{GOLD_COLOUR}">Outlined cells: gold arc (column = gold head of the '
                    "row's word); dashed row: gold root.</span>")
+    if pred is not None:
+        out.append(" Dots: predicted head (on the diagonal: predicted root).")
     out.append("</p>")
     out.append('<div id="readout"></div><table class="hm" id="hm"><thead><tr>'
                '<th class="axis">i (measured) \\ j (masked)</th>')
@@ -256,13 +277,15 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
     out.append("</tr></thead><tbody>")
     gold = {(k - 1, h - 1) for k, h in enumerate(heads or [], start=1) if h}
     roots = {k - 1 for k, h in enumerate(heads or [], start=1) if h == 0}
+    predicted = {(k - 1, (h or k) - 1) for k, h in enumerate(pred or [], start=1)}
     for i, wi in enumerate(words):
         cls = ' class="root"' if i in roots else ""
         out.append(f'<tr data-i="{i}"{cls}><th class="row" id="r{i}">{esc(wi)}</th>')
         for j, wj in enumerate(words):
             v = float(arr[i, j])
             tip = esc(f"{j + 1} {wj} → {i + 1} {wi}: {_fmt_value(v)}", quote=True)
-            classes = (["gold"] if (i, j) in gold else []) + (["nan"] if math.isnan(v) else [])
+            classes = ((["gold"] if (i, j) in gold else []) + (["pred"] if (i, j) in predicted else [])
+                       + (["nan"] if math.isnan(v) else []))
             attr = f' class="{" ".join(classes)}"' if classes else ""
             style = "" if math.isnan(v) else f' style="background:{to_hex(cmap(norm(v)))}"'
             out.append(f'<td data-j="{j}"{attr}{style} title="{tip}"></td>')
@@ -278,13 +301,19 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
 
 def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                    gold_heads: Sequence[int] | None = None, title: str | None = None,
-                   cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None) -> Path:
+                   cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None,
+                   pred_heads: Sequence[int] | None = None) -> Path:
     """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j).
 
     The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
     .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
-    ``gold_heads`` (CoNLL-U, 0 = ROOT) outlines each gold arc and the root word's row.
-    Returns the path written (atomically).
+    ``gold_heads`` (CoNLL-U, 0 = ROOT) outlines each gold arc and the root word's row;
+    ``pred_heads`` (same convention) puts a dot in each predicted arc's cell (the predicted
+    root's dot sits on its diagonal cell). Returns the path written (atomically).
+
+    Example:
+        >>> render_heatmap(F, ["The", "cat", "sat"], "map.svg", gold_heads=[2, 3, 0], pred_heads=[2, 0, 2])
+        ... # doctest: +SKIP
     """
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in HEATMAP_FORMATS:
@@ -292,11 +321,12 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                            f"use one of {', '.join('.' + f for f in HEATMAP_FORMATS)}")
     where = str(path)
     arr, words, heads = _check(F, words, gold_heads, where)
+    pred = _check_heads(pred_heads, len(words), where, "predicted")
     lo, hi = _value_range(arr, vmin, vmax, where)
     colours = _colormap(cmap, where)
     if fmt == "html":
-        return atomic_write(path, _html(arr, words, heads, title, colours, lo, hi))
-    return save_figure(_draw(arr, words, heads, title, colours, lo, hi), path, dpi=HEATMAP_DPI)
+        return atomic_write(path, _html(arr, words, heads, title, colours, lo, hi, pred))
+    return save_figure(_draw(arr, words, heads, title, colours, lo, hi, pred), path, dpi=HEATMAP_DPI)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -6,191 +6,27 @@ Everything here works on plain metric dicts, the ``to_dict()`` output of
 Files are written atomically (temporary file in the same folder, then ``os.replace``),
 so a crashed run never leaves a half-written report behind.
 """
+
 from __future__ import annotations
 
-import csv
-import io
 import json
-import logging
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Mapping
 
-from pmask.errors import PmaskError
-from pmask.files import atomic_write
-
-logger = logging.getLogger(__name__)
-
-Task = Literal["dependency", "constituency"]
-Kind = Literal["model", "baseline"]
-
-TASKS = ("dependency", "constituency")
-KINDS = ("model", "baseline")
-
-# Percent-valued metrics (higher is better) per task, in column order.
-PERCENT_KEYS: dict[str, tuple[str, ...]] = {
-    "dependency": ("uas", "uuas"),
-    "constituency": ("f1_sentence", "f1_corpus", "precision", "recall"),
-}
-ALL_PERCENT_KEYS = PERCENT_KEYS["dependency"] + PERCENT_KEYS["constituency"]
-
-LABELS = {
-    "uas": "UAS",
-    "uuas": "UUAS",
-    "f1_sentence": "Sentence F1",
-    "f1_corpus": "Corpus F1",
-    "precision": "P",
-    "recall": "R",
-    "words": "Words",
-    "sentences": "Sentences",
-}
+from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS, TASKS,
+                               Kind, ReportError, Task, atomic_write, best_indices, csv_text, figure_format,
+                               fmt_value, is_number, markdown_table, meta_line, metrics_dict, new_figure,
+                               ordered_keys, plain_value, save_figure)
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
-FIGURE_FORMATS = ("png", "svg", "pdf")
-FIGURE_DPI = 150
 
-
-class ReportError(PmaskError, ValueError):
-    """A report was built from inconsistent input (unknown task or kind, duplicate layer, ...)."""
-
-
-# --------------------------------------------------------------------------- file output
-
-def figure_format(path: str | os.PathLike, allowed: Sequence[str] = FIGURE_FORMATS) -> str:
-    """The output format named by ``path``'s suffix; ReportError (a ValueError) if unsupported."""
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in allowed:
-        shown = ", ".join(f".{s}" for s in allowed)
-        raise ReportError(f"{path}: unsupported output format {Path(path).suffix or '(no suffix)'!r}; use one of {shown}")
-    return suffix
-
-
-def save_figure(fig: Any, path: str | os.PathLike, *, dpi: int = FIGURE_DPI) -> Path:
-    """Save a matplotlib ``Figure`` as PNG/SVG/PDF (from the suffix), atomically and reproducibly.
-
-    SVG keeps text as ``<text>`` (searchable, words stay words); dates are left out of
-    SVG/PDF metadata so identical input gives identical files.
-    """
-    import matplotlib
-
-    fmt = figure_format(path)
-    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
-    buf = io.BytesIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pmask", "pdf.fonttype": 42}):
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
-    return atomic_write(path, buf.getvalue())
-
-
-def new_figure(figsize: tuple[float, float], dpi: int = FIGURE_DPI) -> Any:
-    """A pyplot-free ``Figure`` on an Agg canvas (never touches the global backend)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, dpi=dpi)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-# --------------------------------------------------------------------------- value helpers
-
-def _plain(value: Any) -> Any:
-    """numpy scalars → Python numbers, NaN/inf → None, Paths → str (JSON-safe)."""
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()
-        except (TypeError, ValueError):
-            pass
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _fmt(value: Any, percent: bool) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.2f}" if percent or not value.is_integer() else str(int(value))
-    return str(value)
-
-
-def _best_indices(values: Sequence[Any]) -> set[int]:
-    """Row indices holding the maximum of a column (ties all win); empty unless ≥2 numbers."""
-    numbers = [(i, v) for i, v in enumerate(values) if _is_number(v)]
-    if len(numbers) < 2:
-        return set()
-    top = max(v for _, v in numbers)
-    return {i for i, v in numbers if v == top}
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
-    """A GitHub table padded so it also lines up in a terminal; numeric columns right-aligned."""
-    header = [_md_cell(h) for h in header]
-    rows = [[_md_cell(c) for c in r] for r in rows]
-    widths = [max([len(header[c])] + [len(r[c]) for r in rows] + [3]) for c in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(cells, widths, numeric)]
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "| " + " | ".join(("-" * (w - 1) + ":") if num else "-" * w for w, num in zip(widths, numeric)) + " |"
-    return "\n".join([line(header), rule] + [line(r) for r in rows]) + "\n"
-
-
-def _csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow(["" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v) for v in row])
-    return buf.getvalue()
-
-
-def _ordered_keys(first: Sequence[str], dicts: Iterable[Mapping[str, Any]]) -> list[str]:
-    """``first`` (those present) then every other key in first-seen order."""
-    seen: dict[str, None] = {}
-    dicts = list(dicts)
-    for key in first:
-        if any(key in d for d in dicts):
-            seen[key] = None
-    for d in dicts:
-        for key in d:
-            seen.setdefault(key, None)
-    return list(seen)
-
-
-def _meta_line(title: str, meta: Mapping[str, Any]) -> str:
-    parts = [f"{k}: {_fmt(_plain(v), False)}" for k, v in meta.items()]
-    return " · ".join([f"**{title}**"] + parts) + "\n\n"
-
-
-def metrics_dict(score: Any) -> dict[str, Any]:
-    """A score object's ``to_dict()``, or a copy of a plain mapping."""
-    if hasattr(score, "to_dict"):
-        score = score.to_dict()
-    if not isinstance(score, Mapping):
-        raise ReportError(f"expected a metrics dict or an object with to_dict(), got {type(score).__name__}")
-    return {str(k): _plain(v) for k, v in score.items()}
+__all__ = ["ALL_PERCENT_KEYS", "FIGURE_DPI", "FIGURE_FORMATS", "KINDS", "LABELS", "PERCENT_KEYS", "TASKS",
+           "Comparison", "ComparisonRow", "LayerSweep", "ReportError", "atomic_write", "figure_format",
+           "metrics_dict", "new_figure", "plot_layer_sweep", "save_figure"]
 
 
 # --------------------------------------------------------------------------- comparison
@@ -225,7 +61,7 @@ class ComparisonRow:
 
     def to_dict(self) -> dict[str, Any]:
         """Flat JSON row: name, kind, every metric under its plain key, then settings."""
-        return {"name": self.name, "kind": self.kind, **_plain(self.metrics), "settings": _plain(self.settings)}
+        return {"name": self.name, "kind": self.kind, **plain_value(self.metrics), "settings": plain_value(self.settings)}
 
 
 @dataclass
@@ -271,26 +107,26 @@ class Comparison:
         cols = self._columns()
         with_settings = any(r.settings for r in self.rows)
         values = [[get(r.metrics) for (_, _, _, get) in cols] for r in self.rows]
-        best = [_best_indices([v[c] for v in values]) if mark_best and cols[c][2] else set()
+        best = [best_indices([v[c] for v in values]) if mark_best and cols[c][2] else set()
                 for c in range(len(cols))]
         body = []
         for i, row in enumerate(self.rows):
             cells = [row.name, row.kind]
             for c, (_, _, percent, _) in enumerate(cols):
-                text = _fmt(values[i][c], percent)
+                text = fmt_value(values[i][c], percent)
                 cells.append(f"**{text}**" if i in best[c] else text)
             if with_settings:
-                cells.append(", ".join(f"{k}={_fmt(_plain(v), False)}" for k, v in row.settings.items()))
+                cells.append(", ".join(f"{k}={fmt_value(plain_value(v), False)}" for k, v in row.settings.items()))
             body.append(cells)
         head = ["Name", "Kind"] + [c[0] for c in cols] + (["Settings"] if with_settings else [])
         numeric = [False, False] + [True] * len(cols) + ([False] if with_settings else [])
-        table = _markdown_table(head, body, numeric)
+        table = markdown_table(head, body, numeric)
         if header:
-            table = _meta_line(f"{self.task.capitalize()} comparison", self.meta) + table
+            table = meta_line(f"{self.task.capitalize()} comparison", self.meta) + table
         return table
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "meta": _plain(self.meta), "rows": [r.to_dict() for r in self.rows]}
+        return {"task": self.task, "meta": plain_value(self.meta), "rows": [r.to_dict() for r in self.rows]}
 
     def to_json(self, *, indent: int = 2) -> str:
         """JSON: {"task", "meta", "rows": [{"name", "kind", <metric keys>, "settings"}]}."""
@@ -320,12 +156,12 @@ class Comparison:
 
     def to_csv(self) -> str:
         """CSV: name, kind, metric columns (task's percentages first), then ``settings.<key>``."""
-        metric_keys = _ordered_keys(PERCENT_KEYS[self.task], [r.metrics for r in self.rows])
-        setting_keys = _ordered_keys((), [r.settings for r in self.rows])
+        metric_keys = ordered_keys(PERCENT_KEYS[self.task], [r.metrics for r in self.rows])
+        setting_keys = ordered_keys((), [r.settings for r in self.rows])
         header = ["name", "kind"] + metric_keys + [f"settings.{k}" for k in setting_keys]
-        rows = ([r.name, r.kind] + [_plain(r.metrics.get(k)) for k in metric_keys]
-                + [_plain(r.settings.get(k)) for k in setting_keys] for r in self.rows)
-        return _csv_text(header, rows)
+        rows = ([r.name, r.kind] + [plain_value(r.metrics.get(k)) for k in metric_keys]
+                + [plain_value(r.settings.get(k)) for k in setting_keys] for r in self.rows)
+        return csv_text(header, rows)
 
     def write_csv(self, path: str | os.PathLike) -> Path:
         return atomic_write(path, self.to_csv())
@@ -380,7 +216,7 @@ class LayerSweep:
     def best(self, key: str | None = None) -> tuple[int, float]:
         """(layer, value) with the highest ``key`` (default: the first metric key); first layer wins ties."""
         key = key or (self.metric_keys[0] if self.metric_keys else None)
-        scored = [(v, -layer) for layer, v in zip(self.layers, self.values(key or "")) if _is_number(v)]
+        scored = [(v, -layer) for layer, v in zip(self.layers, self.values(key or "")) if is_number(v)]
         if not scored:
             raise ReportError(f"layer sweep has no values for metric {key!r}")
         value, neg_layer = max(scored)
@@ -389,22 +225,22 @@ class LayerSweep:
     def to_markdown(self, *, mark_best: bool = True, header: bool = True) -> str:
         """Layer | metric columns, best layer per column in bold."""
         body = []
-        best = {k: (_best_indices(self.values(k)) if mark_best else set()) for k in self.metric_keys}
+        best = {k: (best_indices(self.values(k)) if mark_best else set()) for k in self.metric_keys}
         for i, (layer, m) in enumerate(self.rows):
             cells = [str(layer)]
             for k in self.metric_keys:
-                text = _fmt(m.get(k), k in ALL_PERCENT_KEYS)
+                text = fmt_value(m.get(k), k in ALL_PERCENT_KEYS)
                 cells.append(f"**{text}**" if i in best[k] else text)
             body.append(cells)
         head = ["Layer"] + [LABELS.get(k, k) for k in self.metric_keys]
-        table = _markdown_table(head, body, [True] * len(head))
+        table = markdown_table(head, body, [True] * len(head))
         if header and self.meta:
-            table = _meta_line("Layer sweep", self.meta) + table
+            table = meta_line("Layer sweep", self.meta) + table
         return table
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric_keys": list(self.metric_keys), "meta": _plain(self.meta),
-                "rows": [{"layer": layer, **_plain(m)} for layer, m in self.rows]}
+        return {"metric_keys": list(self.metric_keys), "meta": plain_value(self.meta),
+                "rows": [{"layer": layer, **plain_value(m)} for layer, m in self.rows]}
 
     def to_json(self, *, indent: int = 2) -> str:
         """JSON: {"metric_keys", "meta", "rows": [{"layer", <metric keys>}]}."""
@@ -423,18 +259,21 @@ class LayerSweep:
 
     def to_csv(self) -> str:
         """CSV: layer, metric keys first, then any other keys found."""
-        keys = _ordered_keys(self.metric_keys, [m for _, m in self.rows])
-        return _csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
+        keys = ordered_keys(self.metric_keys, [m for _, m in self.rows])
+        return csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
 
     def write_csv(self, path: str | os.PathLike) -> Path:
         return atomic_write(path, self.to_csv())
 
 
 def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
-                     baselines: Mapping[str, float] | None = None, title: str | None = None) -> Path:
+                     baselines: Mapping[str, float] | None = None, title: str | None = None,
+                     baseline_key: str | None = None) -> Path:
     """Line plot of each metric key against layer, baselines as dashed horizontal lines.
 
-    Format from the suffix (.png at 150 dpi, .svg, .pdf); returns the path written.
+    The y axis names the scores shown (e.g. "UAS / UUAS (%)"); ``baseline_key`` names the score
+    the baseline values are (e.g. "uas"), shown in their legend entries. Format from the suffix
+    (.png at 150 dpi, .svg, .pdf); returns the path written.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -444,7 +283,7 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
     fig = new_figure((7.2, 4.2))
     ax = fig.add_subplot()
     for key in sweep.metric_keys:
-        points = [(layer, v) for layer, v in zip(sweep.layers, sweep.values(key)) if _is_number(v)]
+        points = [(layer, v) for layer, v in zip(sweep.layers, sweep.values(key)) if is_number(v)]
         if points:
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.8, label=LABELS.get(key, key))
@@ -453,14 +292,16 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
         if value is None or not math.isfinite(float(value)):
             continue
         ax.axhline(float(value), linestyle=styles[n % len(styles)], linewidth=1.2, color=f"C{len(sweep.metric_keys) + n}",
-                   label=f"{name} ({float(value):.1f})")
+                   label=f"{name} ({LABELS.get(baseline_key, baseline_key) + ' ' if baseline_key else ''}"
+                         f"{float(value):.1f})")
     percent = all(k in ALL_PERCENT_KEYS for k in sweep.metric_keys)
     ax.set_xlabel("layer")
-    ax.set_ylabel("score (%)" if percent else "score")
+    names = " / ".join(LABELS.get(k, k) for k in sweep.metric_keys) or "score"
+    ax.set_ylabel(f"{names} (%)" if percent else names)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)
     if title is None and sweep.meta:
-        title = "Layer sweep · " + " · ".join(f"{k}: {_fmt(_plain(v), False)}" for k, v in sweep.meta.items())
+        title = "Layer sweep · " + " · ".join(f"{k}: {fmt_value(plain_value(v), False)}" for k, v in sweep.meta.items())
     if title:
         ax.set_title(title, fontsize=10, parse_math=False)
     # Outside the axes so it never hides a curve or a baseline.

@@ -133,7 +133,8 @@ def test_model_parse_store_faithful_and_heatmap(small, tmp_path, tiny_bert_dir, 
                             "-o", faithful], capsys)
         assert code == 0, err
         assert all(h.count(0) >= 1 for h in heads_of(faithful))
-    code, _, err = run(["parse", small, "--model", tiny_bert_dir, "--faithful", "-o", tmp_path / "x"], capsys)
+    code, _, err = run(["parse", small, "--model", tiny_bert_dir, "--faithful", "--root", "free", "-o", tmp_path / "x"],
+                       capsys)
     assert code == 1 and "--root gold" in err
     png = tmp_path / "map.png"
     code, _, err = run(["heatmap", store, "--sentence", "a1", "--gold", small, "-o", png], capsys)

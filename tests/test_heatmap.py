@@ -177,3 +177,18 @@ def test_value_range_and_plain_lists(tmp_path):
         render_heatmap([[0.0]], ["a"], tmp_path / "x.html", cmap="no-such-map")
     with pytest.raises(HeatmapError, match="vmin"):
         render_heatmap([[0.0]], ["a"], tmp_path / "x.html", vmin=2, vmax=1)
+
+
+def test_predicted_arcs_are_drawn_next_to_gold(tmp_path, F):
+    pred = [2, 0, 2, 7, 4, 7, 3, 3]
+    page = render_heatmap(F, WORDS, tmp_path / "map.html", gold_heads=HEADS, pred_heads=pred).read_text("utf-8")
+    cells = re.findall(r'<td data-j="(\d+)"( class="[^"]*")?', page)
+    marked = [(k // len(WORDS), int(j)) for k, (j, cls) in enumerate(cells) if "pred" in cls]
+    assert marked == [(k - 1, (h or k) - 1) for k, h in enumerate(pred, start=1)]
+    assert "Dots: predicted head" in page
+    plain = render_heatmap(F, WORDS, tmp_path / "plain.png", gold_heads=HEADS)
+    dotted = render_heatmap(F, WORDS, tmp_path / "pred.png", gold_heads=HEADS, pred_heads=pred)
+    white = [int((np.asarray(Image.open(p).convert("RGB")).min(axis=2) > 250).sum()) for p in (plain, dotted)]
+    assert white[1] > white[0]
+    with pytest.raises(HeatmapError, match="predicted head 9 of word 1"):
+        render_heatmap(F, WORDS, tmp_path / "bad.png", pred_heads=[9] + pred[1:])

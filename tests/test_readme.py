@@ -28,6 +28,15 @@ def test_readme_python_runs(tiny_bert_dir, tmp_path, monkeypatch):
     code = code.replace("    ...  #", "    pass  #")
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    assert (tmp_path / "pred.conllu").is_file()
-    assert 0.0 <= namespace["score"].uas <= 100.0
+    from pmask.corpora import read_corpus
+
+    pred = read_corpus(tmp_path / "pred.conllu")
+    gold = namespace["sents"]
+    assert [p.words for p in pred] == [g.words for g in gold]
+    pairs = [(int(ph), int(gh)) for p, g in zip(pred, gold) for ph, gh in zip(p.heads, g.heads)]
+    score = namespace["score"]
+    assert score.total == len(pairs) == sum(len(g.words) for g in gold)
+    assert score.correct == sum(ph == gh for ph, gh in pairs)
+    assert score.uas == pytest.approx(100 * score.correct / score.total)
+    assert [p.root for p in pred] == [g.root for g in gold]  # the gold root is given, as the README says
     assert namespace["tree"].leaves() == namespace["sents"][-1].words

@@ -19,8 +19,8 @@ from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
-from pmask.trees.registry import (CONSTITUENCY_DECODERS, DEPENDENCY_DECODERS, decode_constituency,
-                                  decode_dependencies)
+from pmask.trees.registry import (CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_DECODERS, DecodeInput, Decoder,
+                                  decode, decode_constituency, decode_dependencies, decoder_names, get_decoder)
 from pmask.trees.scores import dependency_scores, tree_score
 from pmask.trees.validate import is_valid_tree, tree_errors
 
@@ -30,6 +30,7 @@ __all__ = [
     "right_chain", "left_chain", "random_projective", "random_scores",
     "right_branching", "left_branching", "balanced", "random_binary",
     "to_brackets", "from_brackets", "spans",
+    "DECODERS", "Decoder", "DecodeInput", "decode", "decoder_names", "get_decoder",
     "DEPENDENCY_DECODERS", "CONSTITUENCY_DECODERS", "decode_dependencies", "decode_constituency",
     "is_valid_tree", "tree_errors",
 ]

@@ -1,19 +1,30 @@
-"""Named decoders (the CLI's choices) and uniform entry points.
+"""Every named decoder in one table, with one call signature.
 
-Dependency decoders return ``heads`` (int64, length n, ``heads[k-1]`` = head of word k,
-0 = ROOT); constituency decoders return an ``nltk.Tree`` (label "X", words as leaves).
-Model decoders read the word-level n x n impact matrix ``F`` (``F[i][j]`` = impact of word j
-on word i), turned into ``scores[dependent, head]`` by :func:`dependency_scores` (raw
-impacts, ROOT column 0.0).  Baselines ignore ``F``.
+Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"``), whether it
+is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
+(authors') mode, and a one-line description. CLI choices, help text, baseline lists and
+setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
+
+Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
+``heads[k-1]`` = head of word k, 0 = ROOT) for dependency decoders or an ``nltk.Tree``
+(label "X", words as leaves) for constituency decoders. Model decoders read the word-level
+n x n impact matrix ``F`` (``F[i][j]`` = impact of word j on word i), turned into
+``scores[dependent, head]`` by :func:`dependency_scores` (raw impacts, ROOT column 0.0).
+Baselines ignore ``F``.
 
 Randomised decoders draw from ``np.random.default_rng(seed)``: give each sentence its own
 seed (e.g. base seed + sentence index) or the same-length sentences get the same tree.
+
+Example:
+    >>> import numpy as np
+    >>> decode("right-chain", DecodeInput(words=["a", "b", "c"])).tolist()
+    [2, 3, 0]
 """
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from nltk import Tree
@@ -26,108 +37,209 @@ from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 
-logger = logging.getLogger(__name__)
+TASKS = ("dependency", "constituency")
+
+
+@dataclass(frozen=True)
+class DecodeInput:
+    """Everything a decoder may read for one sentence.
+
+    Attributes:
+        words: the sentence's n words.
+        F: word-level impact matrix [n, n] (model decoders only).
+        F_cls: the authors' layout [n+1, n+1], index 0 = [CLS] (faithful mode only).
+        root: 1-based gold root word, or None for a free root (dependency decoders).
+        multiroot: allow several words under ROOT (free root only).
+        faithful: the authors' pipeline on ``F_cls`` (decoders with ``supports_faithful``).
+        seed: int or numpy Generator for the random baselines.
+        where: "file:line (sentence id)" for error messages.
+    """
+
+    words: Sequence[str]
+    F: Any = None
+    F_cls: Any = None
+    root: int | None = None
+    multiroot: bool = False
+    faithful: bool = False
+    seed: Any = 0
+    where: str | None = None
+    rng: np.random.Generator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        seed = self.seed
+        object.__setattr__(self, "rng", seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
+
+    @property
+    def n(self) -> int:
+        return len(self.words)
+
+    @property
+    def place(self) -> str:
+        return f"{self.where}: " if self.where else ""
 
 
 @dataclass(frozen=True)
 class Decoder:
-    """A named decoder: ``fn`` (see the registry's entry points), whether it needs a model's F."""
+    """A named decoder: ``fn(DecodeInput)`` -> heads or tree, and what it needs."""
 
     name: str
-    fn: Callable
-    needs_model: bool
+    task: str                       # "dependency" or "constituency"
+    fn: Callable[[DecodeInput], Any]
+    needs_model: bool               # reads the impact matrix F
     description: str
+    baseline: bool = False          # an uninformed baseline (reported next to model rows)
+    supports_faithful: bool = False  # has the authors' mode on the [CLS] layout
 
 
-def _rng(seed) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+# ---------------------------------------------------------------------------- adapters (one signature)
+
+def _need_F(x: DecodeInput, name: str) -> np.ndarray:
+    if x.F is None:
+        raise DecodeError(f"{x.place}{name} needs an impact matrix F")
+    return x.F
 
 
-DEPENDENCY_DECODERS: dict[str, Decoder] = {
-    d.name: d
-    for d in [
-        Decoder("eisner", eisner, True, "projective maximum spanning tree of the impact scores (Eisner)"),
-        Decoder("cle", chu_liu_edmonds, True, "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)"),
-        Decoder("right-chain", baselines.right_chain, False, "each word headed by its right neighbour; last word (and gold root) -> ROOT"),
-        Decoder("left-chain", baselines.left_chain, False, "each word headed by its left neighbour; first word (and gold root) -> ROOT"),
-        Decoder("random-projective", baselines.random_projective, False, "uniformly random single-rooted projective tree"),
-        Decoder("random-eisner", eisner, False, "Eisner on a U[0,1) random score matrix"),
-        Decoder("random-cle", chu_liu_edmonds, False, "Chu-Liu/Edmonds on a U[0,1) random score matrix"),
-    ]
-}
-
-CONSTITUENCY_DECODERS: dict[str, Decoder] = {
-    d.name: d
-    for d in [
-        Decoder("mart", mart, True, "the paper's top-down three-way splitting of the impact matrix (MART)"),
-        Decoder("mart-binary", mart, True, "top-down binary splitting of the impact matrix"),
-        Decoder("right-branching", baselines.right_branching, False, "right-branching binary tree"),
-        Decoder("left-branching", baselines.left_branching, False, "left-branching binary tree"),
-        Decoder("balanced", baselines.balanced, False, "balanced binary tree (left half takes the extra word)"),
-        Decoder("random-binary", baselines.random_binary, False, "uniformly random binary bracketing"),
-    ]
-}
+def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable) -> Callable[[DecodeInput], Any]:
+    def run(x: DecodeInput) -> np.ndarray:
+        if x.faithful:
+            if x.F_cls is None:
+                raise DecodeError(f"{x.place}faithful {name} needs the [CLS]-including impact matrix (F_cls)")
+            if x.root is None:
+                raise DecodeError(f"{x.place}faithful {name} needs the gold root (the paper's setup)")
+            return faithful_algorithm(x.F_cls, x.root, where=x.where)
+        scores = dependency_scores(_need_F(x, name), where=x.where)
+        if scores.shape[0] != x.n + 1:
+            raise DecodeError(f"{x.place}F is {scores.shape[0] - 1}x{scores.shape[0] - 1} but the sentence has "
+                              f"{x.n} words")
+        return algorithm(scores, root=x.root, multiroot=x.multiroot, where=x.where)
+    return run
 
 
-def _lookup(table: dict[str, Decoder], name: str, kind: str) -> Decoder:
+def _random_scores(algorithm: Callable) -> Callable[[DecodeInput], Any]:
+    def run(x: DecodeInput) -> np.ndarray:
+        return algorithm(baselines.random_scores(x.n, x.rng), root=x.root, multiroot=x.multiroot, where=x.where)
+    return run
+
+
+def _mart(variant: str, name: str) -> Callable[[DecodeInput], Tree]:
+    def run(x: DecodeInput) -> Tree:
+        return mart(_need_F(x, name), list(x.words), variant=variant, where=x.where)
+    return run
+
+
+_ENTRIES = [
+    Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
+            "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
+    Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
+            "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True),
+    Decoder("right-chain", "dependency", lambda x: baselines.right_chain(x.n, root=x.root), False,
+            "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True),
+    Decoder("left-chain", "dependency", lambda x: baselines.left_chain(x.n, root=x.root), False,
+            "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True),
+    Decoder("random-projective", "dependency", lambda x: baselines.random_projective(x.n, x.rng, root=x.root),
+            False, "uniformly random single-rooted projective tree", baseline=True),
+    Decoder("random-eisner", "dependency", _random_scores(eisner), False,
+            "Eisner on a U[0,1) random score matrix", baseline=True),
+    Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
+            "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True),
+    Decoder("mart", "constituency", _mart("three-way", "mart"), True,
+            "the paper's top-down three-way splitting of the impact matrix (MART)"),
+    Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
+            "top-down binary splitting of the impact matrix"),
+    Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
+            "right-branching binary tree", baseline=True),
+    Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
+            "left-branching binary tree", baseline=True),
+    Decoder("balanced", "constituency", lambda x: baselines.balanced(list(x.words)), False,
+            "balanced binary tree (left half takes the extra word)", baseline=True),
+    Decoder("random-binary", "constituency", lambda x: baselines.random_binary(list(x.words), x.rng), False,
+            "uniformly random binary bracketing", baseline=True),
+]
+
+#: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
+DECODERS: Mapping[str, Decoder] = MappingProxyType({d.name: d for d in _ENTRIES})
+
+
+# ---------------------------------------------------------------------------- derived views
+
+def decoders(task: str | None = None, *, baseline: bool | None = None) -> dict[str, Decoder]:
+    """The entries of :data:`DECODERS` for ``task`` (None: both), optionally only (non-)baselines."""
+    return {n: d for n, d in DECODERS.items()
+            if (task is None or d.task == task) and (baseline is None or d.baseline == baseline)}
+
+
+def decoder_names(task: str | None = None, *, baseline: bool | None = None) -> tuple[str, ...]:
+    """Names of :func:`decoders` in table order (e.g. the CLI's choices or a baseline list)."""
+    return tuple(decoders(task, baseline=baseline))
+
+
+def get_decoder(name: str) -> Decoder:
+    """The entry ``name``; a :class:`DecodeError` listing the known names otherwise."""
     try:
-        return table[name]
+        return DECODERS[name]
     except KeyError:
-        raise ValueError(f"unknown {kind} decoder {name!r}; choose from {', '.join(table)}") from None
+        raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
+
+
+def decoder_help(task: str | None = None) -> str:
+    """One line per decoder ("name: description"), for help texts."""
+    return "\n".join(f"{n}: {d.description}" for n, d in decoders(task).items())
+
+
+DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
+CONSTITUENCY_DECODERS: dict[str, Decoder] = decoders("constituency")
+DEPENDENCY_BASELINES: tuple[str, ...] = decoder_names("dependency", baseline=True)
+CONSTITUENCY_BASELINES: tuple[str, ...] = decoder_names("constituency", baseline=True)
+
+
+# ---------------------------------------------------------------------------- entry points
+
+def decode(name: str, x: DecodeInput) -> Any:
+    """Run decoder ``name`` on one sentence: heads (dependency) or an ``nltk.Tree`` (constituency).
+
+    Args:
+        name: a key of :data:`DECODERS`.
+        x: the sentence's words and, for model decoders, its impact matrix ``F`` [n, n].
+
+    Returns:
+        int64 heads of length n (0 = ROOT), or an ``nltk.Tree`` over ``x.words``.
+
+    Raises:
+        DecodeError: unknown name, empty sentence, missing or malformed matrices.
+    """
+    dec = get_decoder(name)
+    if x.n < 1:
+        what = "decode an empty sentence" if dec.task == "dependency" else "build a tree over an empty sentence"
+        raise DecodeError(f"{x.place}cannot {what}")
+    out = dec.fn(x)
+    if dec.task == "dependency" and len(out) != x.n:
+        raise DecodeError(f"{x.place}{name} returned {len(out)} heads for {x.n} words")
+    return out
+
+
+def _checked(name: str, task: str) -> None:
+    if name not in DECODERS or DECODERS[name].task != task:
+        names = ", ".join(decoder_names(task))
+        raise ValueError(f"unknown {task} decoder {name!r}; choose from {names}")
 
 
 def decode_dependencies(name: str, n: int, *, F=None, F_cls=None, root: int | None = None,
                         multiroot: bool = False, faithful: bool = False, seed=0,
                         where: str | None = None) -> np.ndarray:
-    """Heads (length n, 0 = ROOT) from the dependency decoder ``name``.
+    """Heads (length n, 0 = ROOT) from the dependency decoder ``name`` (see :func:`decode`).
 
     ``eisner``/``cle``: from ``F`` (n x n) with ``root``/``multiroot`` as in :func:`eisner`;
     with ``faithful=True`` the paper's setup on ``F_cls`` ((n+1)x(n+1), [CLS] = 0) with the
-    gold ``root`` (required).  Baselines ignore F/F_cls/faithful; the chains and
+    gold ``root`` (required). Baselines ignore F/F_cls/faithful; the chains and
     ``random-projective`` honour ``root``; ``random-eisner``/``random-cle`` honour
-    ``root``/``multiroot``.  ``seed``: int or numpy Generator for the random ones.
+    ``root``/``multiroot``. ``seed``: int or numpy Generator for the random ones.
     """
-    dec = _lookup(DEPENDENCY_DECODERS, name, "dependency")
-    place = f"{where}: " if where else ""
-    if n < 1:
-        raise DecodeError(f"{place}cannot decode an empty sentence")
-    if name in ("eisner", "cle"):
-        if faithful:
-            if F_cls is None:
-                raise DecodeError(f"{place}faithful {name} needs the [CLS]-including impact matrix (F_cls)")
-            if root is None:
-                raise DecodeError(f"{place}faithful {name} needs the gold root (the paper's setup)")
-            fn = faithful_eisner if name == "eisner" else faithful_cle
-            heads = fn(F_cls, root, where=where)
-        else:
-            if F is None:
-                raise DecodeError(f"{place}{name} needs an impact matrix F")
-            scores = dependency_scores(F, where=where)
-            if scores.shape[0] != n + 1:
-                raise DecodeError(f"{place}F is {scores.shape[0] - 1}x{scores.shape[0] - 1} but the sentence has {n} words")
-            heads = dec.fn(scores, root=root, multiroot=multiroot, where=where)
-    elif name in ("right-chain", "left-chain"):
-        heads = dec.fn(n, root=root)
-    elif name == "random-projective":
-        heads = dec.fn(n, _rng(seed), root=root)
-    else:  # random-eisner / random-cle
-        heads = dec.fn(baselines.random_scores(n, _rng(seed)), root=root, multiroot=multiroot, where=where)
-    if len(heads) != n:
-        raise DecodeError(f"{place}{name} returned {len(heads)} heads for {n} words")
-    return heads
+    _checked(name, "dependency")
+    return decode(name, DecodeInput(words=[""] * n, F=F, F_cls=F_cls, root=root, multiroot=multiroot,
+                                    faithful=faithful, seed=seed, where=where))
 
 
 def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None = None) -> Tree:
     """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for mart/mart-binary)."""
-    dec = _lookup(CONSTITUENCY_DECODERS, name, "constituency")
-    place = f"{where}: " if where else ""
-    words = list(words)
-    if not words:
-        raise DecodeError(f"{place}cannot build a tree over an empty sentence")
-    if dec.needs_model:
-        if F is None:
-            raise DecodeError(f"{place}{name} needs an impact matrix F")
-        return mart(F, words, variant="binary" if name == "mart-binary" else "three-way", where=where)
-    if name == "random-binary":
-        return dec.fn(words, _rng(seed))
-    return dec.fn(words)
+    _checked(name, "constituency")
+    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where))

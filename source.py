@@ -1,0 +1,388 @@
+"""Where impacts come from: an impact store, or a corpus and a model (optionally cached in a store).
+
+:class:`ImpactSource` is the one place that decides between the two; ``parse``, ``heatmap`` and
+``sweep`` all read impacts through it. Matrices follow the engine's convention ``F[i, j]`` =
+impact of word j on word i (0-based, n×n); the faithful layout is (n+1)×(n+1) with index 0 =
+``[CLS]``. torch and transformers are imported only when a model is actually loaded.
+
+Example:
+    >>> src = ImpactSource.open(CorpusSpec("pud.conllu", limit=5), model=ModelSpec("bert-base-uncased"))
+    ... # doctest: +SKIP
+    >>> heads_input = list(src.impacts(layer=-1))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from pmask.corpora import Sentence, read_corpus
+from pmask.errors import PmaskError, SettingError
+from pmask.options import RANDOM_PREFIX, resolve_layers, split_random
+from pmask.perturb.pipeline import compute_store, iter_impacts
+from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_METRIC = "dist"
+DEFAULT_SUBWORD = "avg"
+
+
+@dataclass
+class Impact:
+    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None."""
+
+    F: np.ndarray
+    F_cls: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """A corpus to read: ``path``, ``format`` (see ``pmask.options.CORPUS_FORMATS``) and filters."""
+
+    path: Path
+    format: str = "auto"
+    limit: int | None = None
+    max_words: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    def read(self, limit: int | None = None) -> list[Sentence]:
+        """The sentences (``limit`` overrides the spec's own); path ``-`` reads standard input."""
+        if str(self.path) == "-":
+            return self._read_stdin(limit)
+        if not self.path.exists():
+            raise PmaskError(f"{self.path}: no such file or directory")
+        sentences = read_corpus(self.path, self.format, max_words=self.max_words,
+                                limit=self.limit if limit is None else limit)
+        if not sentences and self.max_words is not None:
+            raise SettingError(f"{self.path}: no sentence has at most {self.max_words} words ({{max_words}})")
+        return sentences
+
+    def _read_stdin(self, limit: int | None) -> list[Sentence]:
+        text = sys.stdin.read()
+        fmt = _stdin_format(text) if self.format == "auto" else self.format
+        if fmt == "ptb":
+            raise PmaskError("-: PTB input must be a .mrg file or folder, not standard input")
+        with tempfile.TemporaryDirectory(prefix="pmask-stdin-") as folder:
+            path = Path(folder) / ("stdin.conllu" if fmt == "conllu" else "stdin.txt")
+            path.write_text(text, encoding="utf-8")
+            sentences = CorpusSpec(path, fmt, self.limit, self.max_words).read(limit)
+        for s in sentences:
+            s.path = "<stdin>"
+        return sentences
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model to load and how impacts are computed with it.
+
+    ``name`` is a hub name, a local directory or ``random:NAME``; ``dtype`` "auto" is the engine's
+    default for the device.
+    """
+
+    name: str | None = None
+    random_init: bool = False
+    metric: str | None = None        # None: "dist", or a store's own metric when reading a store
+    subword: str | None = None       # None: "avg", or a store's own policy
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_tokens: int | None = None
+
+    def with_defaults(self) -> "ModelSpec":
+        """This spec with unset settings given their defaults (metric dist, subword avg)."""
+        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD)
+
+    def check_store(self, store: Any) -> "ModelSpec":
+        """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
+        store's own value for any setting given here that differs from it."""
+        held = store.settings
+        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword)):
+            if mine is not None and mine != theirs:
+                raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
+                                   f"{name} {theirs}; leave {{{name}}} out or compute another store")
+        if self.name is not None:
+            name, random_init = split_random(self.name)
+            random_init = random_init or self.random_init
+            if _same_model(name, held.model) is False or bool(held.random_init) != random_init:
+                stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
+                raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
+                                   f"with {stored}; leave {{model}} out to read the store")
+        return replace(self, metric=held.metric, subword=held.subword)
+
+    def load(self) -> Any:
+        """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
+        if not self.name:
+            raise SettingError("this needs {model} (a hub name, a local directory, or random:NAME)")
+        # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
+        from transformers.utils import logging as hf_logging
+
+        from pmask.perturb import load_model
+
+        hf_logging.disable_progress_bar()
+        dtype = None if self.dtype == "auto" else self.dtype
+        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+
+
+def _absolute_if_local(name: str) -> str:
+    """A local model directory as an absolute path; a hub name as given."""
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
+
+
+def _same_model(given: str, stored: str | None) -> bool | None:
+    """Whether a model name names the stored one (None when the store does not say)."""
+    if stored is None:
+        return None
+    return _absolute_if_local(given) == _absolute_if_local(stored)
+
+
+def _stdin_format(text: str) -> str:
+    """CoNLL-U when the input has tab-separated lines of 10 columns, else plain text."""
+    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return "conllu" if rows and all(line.count("\t") == 9 for line in rows) else "text"
+
+
+def is_store(path: str | Path) -> bool:
+    """Whether ``path`` is an impact store directory (it holds a ``manifest.json``)."""
+    path = Path(path)
+    return path.is_dir() and (path / "manifest.json").is_file()
+
+
+def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
+                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                     batch_tokens: int | None = None, progress: bool = True,
+                     stats: Any = None) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+    for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
+                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats):
+        if M is None:
+            yield None
+        else:
+            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
+
+
+def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
+                       **kwargs: Any) -> Iterator[Impact | None]:
+    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence);
+    ``kwargs`` as for :func:`impacts_by_layer`."""
+    for item in impacts_by_layer(model, sentences, layers=[layer], **kwargs):
+        yield None if item is None else item[0]
+
+
+def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
+                       include_cls: bool = False, positions: Sequence[int] | None = None
+                       ) -> Iterator[Impact | None]:
+    """Impacts of ``sentences`` read from an ``ImpactStore`` (None = nothing stored).
+
+    ``positions`` are the sentences' corpus positions (default 0, 1, ...).
+    """
+    for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
+        item = store.get(pos) if store.has(pos) else None
+        if item is None:
+            yield None
+            continue
+        if list(item.words) != list(sent.words):
+            raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
+                             f"{sent.where()}: was the store made from another corpus?")
+        k = item.layer_index(layer)
+        if include_cls:
+            if item.cls_matrix is None:
+                raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
+            yield Impact(F=item.matrix[k], F_cls=item.cls_matrix[k])
+        else:
+            yield Impact(F=item.matrix[k])
+
+
+class ImpactSource:
+    """Sentences and their impacts, from a store or from a corpus and a model.
+
+    Build one with :meth:`open`. ``sentences`` are read at once; the model is loaded, and a
+    cache store computed, only when impacts are first asked for.
+    """
+
+    def __init__(self, sentences: list[Sentence], corpus: Path, *, store: Any = None,
+                 model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True,
+                 loaded_model: Any = None):
+        self.sentences = sentences
+        self.corpus = corpus
+        self.store = store
+        self.model_spec = model or ModelSpec()
+        self.store_dir = store_dir
+        self.progress = progress
+        self._model: Any = loaded_model
+
+    @classmethod
+    def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
+             corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
+        """A source for ``source.path``: an impact store directory or a corpus.
+
+        Args:
+            source: the store or corpus path, with the corpus format and filters.
+            model: how impacts are computed from a corpus.
+            store: with a corpus: cache impacts in this (resumable) store directory.
+            corpus: with a store: the corpus it was made from (default: the path in its manifest).
+            progress: show progress bars during model work.
+        """
+        if is_store(source.path):
+            opened = ImpactStore.open(source.path)
+            path = corpus or opened.manifest.get("corpus", {}).get("path")
+            if not path:
+                raise SettingError(f"{source.path}: the store does not record its corpus; name it with {{corpus}}")
+            path = Path(path)
+            held = [*opened.indices, *(e["index"] for e in opened.skipped)]
+            limit = min(source.limit or len(held), len(held)) if held else 0
+            sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
+            spec = (model or ModelSpec()).check_store(opened)
+            return cls(sentences, path, store=opened, model=spec, progress=progress)
+        spec = (model or ModelSpec()).with_defaults()
+        return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
+                   progress=progress)
+
+    # -- model
+
+    @property
+    def model(self) -> Any:
+        """The loaded model (loaded on first use)."""
+        if self._model is None:
+            self._model = self.model_spec.load()
+        return self._model
+
+    def describe_model(self) -> dict[str, Any] | None:
+        """The model's description (``LoadedModel.describe()``, as recorded in a store's manifest),
+        with a local model directory named by its absolute path on every route."""
+        if self.store is not None:
+            held = self.store.manifest.get("model") or {}
+            described = dict(held.get("describe") or held)
+        else:
+            described = dict(self.model.describe())
+        if described.get("name"):
+            described["name"] = _absolute_if_local(str(described["name"]))
+        return described
+
+    def model_name(self) -> str | None:
+        """The model's name as :meth:`describe_model` gives it."""
+        return (self.describe_model() or {}).get("name")
+
+    def impact_settings(self) -> dict[str, Any]:
+        """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
+        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword}
+
+    # -- impacts
+
+    def _ensure_store(self, layers: Sequence[int] | str) -> None:
+        if self.store is not None or self.store_dir is None:
+            return
+        if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
+            self.store = ImpactStore.open(self.store_dir)
+            self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
+            return
+        run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
+                          progress=self.progress, model=lambda: self.model)
+        logger.info("%s", run.describe())
+        self.store = ImpactStore.open(self.store_dir)
+
+    def _check_layer(self, layer: int) -> None:
+        held = list(self.store.layers)
+        num = self.store.num_layers
+        absolute = layer + num + 1 if layer < 0 and num is not None else layer
+        if absolute not in held:
+            raise SettingError(f"{{layer}} {layer} is not in the store {self.store.path} (it holds layers "
+                               f"{', '.join(map(str, held))}); compute it with pmask impact --layers")
+
+    def impacts(self, layer: int = -1, *, include_cls: bool = False,
+                indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
+        """Impacts at ``layer`` for every sentence (or the positions ``indices``), None = skipped."""
+        self._ensure_store([layer])
+        chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
+        if self.store is not None:
+            self._check_layer(layer)
+            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
+        spec = self.model_spec
+        return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
+                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
+
+    def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
+                          ) -> dict[int, list[Impact | None]]:
+        """``{layer: [Impact or None per sentence]}`` for ``layers`` ("all": every layer the source has)."""
+        self._ensure_store(layers)
+        if self.store is not None:
+            every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
+            chosen = every if layers == "all" else list(layers)
+            for layer in chosen:
+                self._check_layer(layer)
+            return {layer: list(impacts_from_store(self.store, self.sentences, layer=layer, include_cls=include_cls))
+                    for layer in chosen}
+        chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
+        spec = self.model_spec
+        per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
+        for item in impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
+                                     subword=spec.subword, include_cls=include_cls,
+                                     batch_tokens=spec.batch_tokens, progress=self.progress):
+            for k, layer in enumerate(chosen):
+                per_layer[layer].append(None if item is None else item[k])
+        return per_layer
+
+
+@dataclass
+class StoreRun:
+    """What :func:`build_store` did: the pipeline's summary, or None when a complete store was reused."""
+
+    output: Path
+    sentences: int
+    summary: Any = None
+    is_main: bool = True        # False on the ranks other than 0 of a torchrun job (they print nothing)
+
+    def describe(self) -> str:
+        """One line: computed / reused / skipped counts and seconds."""
+        s = self.summary
+        if s is None:
+            return f"{self.output}: 0 computed, {self.sentences} reused (store complete)"
+        return (f"{self.output}: {s.computed} computed, {s.reused} reused, {s.skipped_too_long} skipped as too long, "
+                f"{s.seconds:.1f} s")
+
+
+def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
+                resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
+    """Compute the impact matrices of ``corpus`` into the store directory ``output``.
+
+    A complete store resumed with the same settings costs nothing (not even loading the model).
+
+    Args:
+        corpus: the corpus and its filters.
+        model: the model, metric, subword policy, device, dtype and batch budget.
+        output: the store directory.
+        layers: layers kept (0 = embeddings, negative from the end) or "all".
+        resume: continue a store made with the same settings; overwrite: replace any store there.
+
+    Returns:
+        A :class:`StoreRun`.
+    """
+    return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
+                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load)
+
+
+def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, output: Path, *,
+                layers: Sequence[int] | str, resume: bool, progress: bool, model: Any,
+                overwrite: bool = False) -> StoreRun:
+    """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
+    wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
+                           layers=layers if layers == "all" else tuple(layers),
+                           random_init=True if spec.random_init else None)
+    remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
+    if not remaining and resume:
+        return StoreRun(output, len(sentences))
+    # lazy: torch is imported only once there is model work to do
+    from pmask.perturb.distributed import init_distributed
+
+    rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
+    summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
+                            batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
+                            overwrite=overwrite, progress=progress)
+    return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

@@ -1,0 +1,160 @@
+"""The library's top layers: the decoder registry, provenance, setting errors, layering and the
+one-call functions behind the commands (parse_corpus, sweep_layers, draw_impact_maps)."""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pmask.errors import DecodeError, SettingError
+from pmask.induce import ParseSettings, check_settings, parse_corpus
+from pmask.provenance import Provenance, meta_path, read_provenance
+from pmask.source import CorpusSpec, ImpactSource, ModelSpec
+from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
+                                  DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+# ---------------------------------------------------------------------------- registry
+
+def test_registry_views_are_derived_from_the_one_table():
+    assert list(DECODERS) == [*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]
+    assert DEPENDENCY_BASELINES == ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle")
+    assert CONSTITUENCY_BASELINES == ("right-branching", "left-branching", "balanced", "random-binary")
+    assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle"]
+    assert all(d.baseline != d.needs_model for d in DECODERS.values())
+    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary")
+
+
+def test_cli_choices_and_compare_baselines_come_from_the_registry():
+    from pmask.cli import build_parser
+    from pmask.eval import compare
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for command in ("parse", "sweep"):
+        decoder = next(a for a in sub.choices[command]._actions if a.dest == "decoder")
+        assert list(decoder.choices) == list(DECODERS)
+    assert compare.DEPENDENCY_BASELINES is DEPENDENCY_BASELINES
+    assert compare.CONSTITUENCY_BASELINES is CONSTITUENCY_BASELINES
+
+
+@pytest.mark.parametrize("name", list(DECODERS))
+def test_every_decoder_has_the_one_signature(name):
+    words = ["a", "b", "c", "d", "e"]
+    F = np.random.default_rng(0).random((5, 5))
+    out = decode(name, DecodeInput(words=words, F=F, root=2, seed=1))
+    if DECODERS[name].task == "dependency":
+        assert len(out) == 5 and list(out).count(0) >= 1
+    else:
+        assert out.leaves() == words
+
+
+def test_unknown_decoder_lists_the_known_ones():
+    with pytest.raises(DecodeError, match="known: balanced, cle"):
+        decode("mst", DecodeInput(words=["a"]))
+
+
+# ---------------------------------------------------------------------------- settings and errors
+
+def test_setting_errors_name_settings_and_the_cli_names_flags(tmp_path, capsys):
+    from pmask.corpora import read_corpus
+
+    sentences = read_corpus(DATA / "mini.conllu")
+    with pytest.raises(SettingError) as err:
+        check_settings(ParseSettings(decoder="eisner", faithful=True, root="free"), sentences)
+    assert "--" not in str(err.value) and "faithful" in str(err.value) and "root gold" in str(err.value)
+    with pytest.raises(SettingError, match="applies to dependency decoders \\(eisner, cle\\)"):
+        check_settings(ParseSettings(decoder="mart", faithful=True, root="gold"), sentences)
+    from pmask.cli import main
+
+    code = main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "--faithful", "--root", "gold",
+                 "-o", str(tmp_path / "x.conllu")])
+    assert code == 1 and "--faithful applies to the eisner and cle decoders only" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- provenance
+
+def test_provenance_round_trip_and_key_order(tmp_path):
+    out = tmp_path / "p.conllu"
+    prov = Provenance(task="dependency", settings={"decoder": "eisner", "layer": 3}, model={"name": "m"},
+                      impact={"metric": "dist", "subword": "avg"}, sentences=2, parsed=1, skipped=["s2"],
+                      command=["pmask", "parse"])
+    assert prov.write(out) == meta_path(out) == tmp_path / "p.conllu.meta.json"
+    data = json.loads(meta_path(out).read_text(encoding="utf-8"))
+    assert list(data)[:4] == ["pmask", "command", "task", "settings"] and list(data)[-1] == "seconds"
+    back = read_provenance(out)
+    assert back == prov and back.row_name() == "eisner (m, layer 3)"
+    assert read_provenance(tmp_path / "none.conllu") is None
+
+
+def test_parse_corpus_writes_trees_and_provenance(tmp_path):
+    out = tmp_path / "rc.conllu"
+    result = parse_corpus(CorpusSpec(DATA / "mini.conllu"), out, ParseSettings(decoder="right-chain", root="gold"),
+                          command=["test"])
+    assert result.describe().startswith(f"{out}: ") and out.is_file()
+    prov = read_provenance(out)
+    assert prov.task == "dependency" and prov.model is None and prov.impact is None
+    assert prov.settings == {"decoder": "right-chain", "root": "gold", "faithful": False, "multiroot": False,
+                             "seed": 0}
+    assert prov.parsed == prov.sentences > 0 and prov.corpus["sha256"]
+
+
+# ---------------------------------------------------------------------------- one call per command
+
+def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_dir):
+    from pmask.source import build_store
+    from pmask.sweep import sweep_layers
+
+    corpus = CorpusSpec(DATA / "mini.conllu")
+    model = ModelSpec(str(tiny_bert_dir), device="cpu")
+    direct = sweep_layers(ImpactSource.open(corpus, model=model, progress=False), layers=[1, -1], baselines=True)
+    run = build_store(corpus, model, tmp_path / "store", layers=[1, -1], progress=False)
+    assert run.summary.computed == len(ImpactSource.open(corpus).sentences)
+    stored = sweep_layers(ImpactSource.open(CorpusSpec(tmp_path / "store")), layers=[1, -1], baselines=True)
+    assert stored.sweep.rows == direct.sweep.rows and stored.baselines == direct.baselines
+    assert set(direct.baselines) == set(DEPENDENCY_BASELINES)
+    again = build_store(corpus, model, tmp_path / "store", layers=[1, -1], resume=True)
+    assert again.summary is None and "store complete" in again.describe()
+
+
+# ---------------------------------------------------------------------------- layering
+
+LOWER = ("corpora", "trees", "perturb")
+UPPER_MODULES = ("pmask.eval", "pmask.induce", "pmask.source", "pmask.sweep", "pmask.maps", "pmask.cli")
+
+
+def _pmask_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.startswith("pmask")}
+
+
+def test_layers_only_point_down():
+    for package in LOWER:
+        for path in (ROOT / package).glob("*.py"):
+            bad = {m for m in _pmask_imports(path) if m.startswith(UPPER_MODULES)}
+            assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+    for path in (ROOT / "eval").glob("*.py"):
+        bad = {m for m in _pmask_imports(path) if m.startswith(UPPER_MODULES[1:])}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    code = ("import sys, pmask.cli, pmask.induce, pmask.sweep, pmask.maps; "
+            "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
