@@ -211,9 +211,11 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def refuse_overwriting_inputs(output: str | os.PathLike | None,
+def refuse_overwriting_inputs(output: str | os.PathLike | None | Iterable[str | os.PathLike | None],
                               inputs: Iterable[str | os.PathLike | None]) -> None:
     """Raise :class:`OutputError` when writing ``output`` would overwrite one of ``inputs``.
+
+    ``output`` may also be a list of paths (a command's main output and its side files).
 
     Symlinks are resolved and existing files compared with ``os.path.samefile`` (hard links
     count). An input folder (e.g. an impact store) is overwritten by an output that is the
@@ -227,6 +229,11 @@ def refuse_overwriting_inputs(output: str | os.PathLike | None,
         >>> refuse_overwriting_inputs("gold.conllu", ["gold.conllu"])   # doctest: +SKIP
         OutputError: gold.conllu: would overwrite the input gold.conllu; choose another output
     """
+    if output is not None and not isinstance(output, (str, os.PathLike)):
+        inputs = list(inputs)
+        for one in output:
+            refuse_overwriting_inputs(one, inputs)
+        return
     if output is None or is_stdout(output):
         return
     out = Path(output)
@@ -251,22 +258,3 @@ def sha256_file(path: str | os.PathLike) -> str:
             h.update(block)
     return h.hexdigest()
 
-
-def refuse_overwriting_inputs(outputs: list[str | os.PathLike | None],
-                              inputs: list[str | os.PathLike | None]) -> None:
-    """Raise ``PmaskError`` when an output path resolves to one of ``inputs`` (or lies inside an
-    input directory, such as a store). ``None`` entries are ignored; symlinks are followed.
-
-    Example:
-        >>> refuse_overwriting_inputs(["out.conllu"], ["in.conllu"])   # fine: nothing raised
-    """
-    from pmask.errors import PmaskError  # noqa: PLC0415 - keeps this block self-contained
-
-    sources = [(Path(p), Path(p).resolve()) for p in inputs if p is not None and str(p) != "-"]
-    for out in outputs:
-        if out is None or str(out) == "-":
-            continue
-        target = Path(out).resolve()
-        for given, resolved in sources:
-            if target == resolved or (resolved.is_dir() and resolved in target.parents):
-                raise PmaskError(f"{out}: refusing to write over the input {given}; choose another output")
