@@ -202,6 +202,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, metavar="F")
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "report", parents=[verbosity], formatter_class=_Formatter,
+        help="one self-contained HTML report: scores, failures, trees, impact maps",
+        description="Write one HTML file (no external resources) with the prediction's scores next to every "
+                    "baseline, where it fails, a browser of every sentence's predicted and gold trees, the "
+                    "impact maps from a store, and the layer/language view of a bench directory.",
+        epilog="example:\n  pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o report.html")
+    p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
+    p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
+    p.add_argument("--store", type=Path, default=None, metavar="DIR", help="impact store: draw every stored layer")
+    p.add_argument("--bench", type=Path, default=None, metavar="DIR", help="pmask bench output directory")
+    p.add_argument("--punct", default="include", choices=("include", "exclude"), help="score punctuation words")
+    p.add_argument("--title", default=None, help="page title")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the .html file to write")
+    p.set_defaults(func=cmd_report)
     return parser
 
 
@@ -492,6 +508,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_json(args.json, json.loads(sweep.to_json()))
     if args.csv:
         sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pmask.eval.html_report import ReportOptions, build_report
+
+    path = build_report(args.pred, args.gold, args.output,
+                        ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
