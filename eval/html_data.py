@@ -53,15 +53,16 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     from pmask.induce import meta_path
 
     pred, gold = Path(pred), Path(gold)
-    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed)
-    task, predicted = read_prediction(pred)
     meta_file = meta_path(pred)
     meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+    max_words = (meta.get("corpus") or {}).get("max_words")
+    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words)
+    task, predicted = read_prediction(pred)
     if task == "dependency":
         gold_sents = read_corpus(gold, "conllu" if gold.suffix in (".conllu", ".conll") else "auto")
         pairs = [(p, g) for p, g in align(predicted, gold_sents, str(pred), str(gold)) if p.heads is not None]
     else:
-        gold_sents = read_corpus(gold, "ptb", max_words=(meta.get("corpus") or {}).get("max_words"))
+        gold_sents = read_corpus(gold, "ptb", max_words=max_words)
         pairs = [(t, g) for t, g in zip(predicted, gold_sents) if t is not None]
     if not pairs:
         raise PmaskError(f"{pred}: no predicted sentence to report on")

@@ -65,7 +65,7 @@ def render_html(data: dict[str, Any], title: str) -> str:
     esc = html.escape
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{esc(csp)}\">\n",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{esc(csp, quote=False)}\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         "<meta name=\"generator\" content=\"pmask report\">\n",
         f"<title>{esc(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n",

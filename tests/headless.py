@@ -130,7 +130,12 @@ class Browser:
                                                          "deviceScaleFactor": 1, "mobile": False}, session)
         t0 = time.monotonic()
         self.send("Page.navigate", {"url": url}, session)
-        while not page.eval(f"!!({ready}) || !!document.documentElement.dataset.jsError"):
+        while True:
+            try:   # the old document's context may vanish mid-navigation: ask again
+                if page.eval(f"!!({ready}) || !!document.documentElement.dataset.jsError"):
+                    break
+            except RuntimeError:
+                pass
             if time.monotonic() - t0 > timeout:
                 raise TimeoutError(f"{url}: page not ready after {timeout} s")
             time.sleep(0.05)

@@ -93,7 +93,7 @@ function arcLegend() {
   const box = el("div", {class: "legend"});
   for (const [cls, text] of [["pred ok", "predicted, correct"], ["pred wrong", "predicted, wrong"],
     ["gold ok", "gold, found"], ["gold wrong", "gold, missed"]]) {
-    add(box, add(el("span", {class: "key"}), el("i", {class: "swatch " + cls}), document.createTextNode(text)));
+    add(box, add(el("span", {class: "key"}), el("span", {class: "swatch " + cls}), document.createTextNode(text)));
   }
   return box;
 }
