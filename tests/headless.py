@@ -186,7 +186,8 @@ class Page:
     def screenshot(self, path: Path, *, clip: dict[str, float] | None = None) -> Path:
         params: dict[str, Any] = {"format": "png"}
         if clip:
-            params["clip"] = {**clip, "scale": 1}
+            params["clip"] = {**clip, "scale": 1}   # document coordinates
+            params["captureBeyondViewport"] = True
         data = self.browser.send("Page.captureScreenshot", params, self.session)["data"]
         Path(path).write_bytes(base64.b64decode(data))
         return Path(path)
