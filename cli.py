@@ -203,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
 
+    from pmask.options import PUNCT_MODES
+
     p = sub.add_parser(
         "report", parents=[verbosity], formatter_class=_Formatter,
         help="one self-contained HTML report: scores, failures, trees, impact maps",
@@ -214,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
     p.add_argument("--store", type=Path, default=None, metavar="DIR", help="impact store: draw every stored layer")
     p.add_argument("--bench", type=Path, default=None, metavar="DIR", help="pmask bench output directory")
-    p.add_argument("--punct", default="include", choices=("include", "exclude"), help="score punctuation words")
+    p.add_argument("--punct", default="include", choices=tuple(PUNCT_MODES), help="score punctuation words")
     p.add_argument("--title", default=None, help="page title")
     p.add_argument("-o", "--output", type=Path, required=True, help="the .html file to write")
     p.set_defaults(func=cmd_report)

@@ -52,6 +52,9 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     from pmask.eval.compare import align, evaluate_files, read_prediction
     from pmask.induce import meta_path
 
+    from pmask.options import PUNCT_MODES, check_choice
+
+    check_choice("punct", punct, PUNCT_MODES)
     pred, gold = Path(pred), Path(gold)
     meta_file = meta_path(pred)
     meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
