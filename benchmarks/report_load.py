@@ -10,15 +10,12 @@ With ``--screenshot`` it also saves the shown sentence's view as PNG (``--senten
 from __future__ import annotations
 
 import argparse
-import logging
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from headless import Browser, find_or_install_chromium  # noqa: E402
-
-logger = logging.getLogger(__name__)
 
 # mean time of 50 ArrowDown moves (each builds the next sentence's view and draws its impact map)
 SWITCH_JS = """(() => {

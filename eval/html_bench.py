@@ -2,13 +2,10 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 from pmask.errors import PmaskError
-
-logger = logging.getLogger(__name__)
 
 ROW_KEYS = ("treebank", "layer", "decoder", "uas")
 BASELINE_KEYS = ("treebank", "baseline", "uas")

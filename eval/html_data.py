@@ -7,14 +7,11 @@ and the corpus readers, so a refactoring there needs a change in one function on
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.errors import PmaskError
-
-logger = logging.getLogger(__name__)
 
 SENTENCE_LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
 
