@@ -16,6 +16,7 @@ from pmask.errors import PmaskError, SettingError
 from pmask.files import refuse_overwriting_inputs
 from pmask.eval.compare import evaluate_files
 from pmask.eval.heatmap import HEATMAP_FORMATS
+from pmask.eval.html_report import ReportOptions, build_report
 from pmask.induce import ParseSettings, parse_corpus
 from pmask.maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     vg.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
-                _add_export_parser):
+                _add_export_parser, _add_report_parser):
         add(sub, verbosity)
     return parser
 
@@ -260,6 +261,24 @@ def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argu
     p.set_defaults(func=cmd_export)
 
 
+def _add_report_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "report", parents=[verbosity], formatter_class=_Formatter,
+        help="one self-contained HTML report: scores, failures, trees, impact maps",
+        description="Write one HTML file (no external resources) with the prediction's scores next to every "
+                    "baseline, where it fails, a browser of every sentence's predicted and gold trees, the "
+                    "impact maps from a store, and the layer/language view of a bench directory.",
+        epilog="example:\n  pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o report.html")
+    p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
+    p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
+    p.add_argument("--store", type=Path, default=None, metavar="DIR", help="impact store: draw every stored layer")
+    p.add_argument("--bench", type=Path, default=None, metavar="DIR", help="pmask bench output directory")
+    p.add_argument("--punct", default="include", choices=list(PUNCT_MODES), help="score punctuation words")
+    p.add_argument("--title", default=None, help="page title")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the .html file to write")
+    p.set_defaults(func=cmd_report)
+
+
 # ---------------------------------------------------------------------------- shared helpers
 
 def _setup_logging(args: argparse.Namespace) -> None:
@@ -283,7 +302,7 @@ def _impact_source(args: argparse.Namespace) -> ImpactSource:
                              corpus=getattr(args, "corpus", None), progress=not args.quiet)
 
 
-INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store")
+INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench")
 OUTPUT_ARGS = ("output", "json", "csv", "plot")
 
 
@@ -360,6 +379,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     layers = None if args.layers in (None, "all") else args.layers
     paths = export_store(args.store, args.output, args.format, layers=layers)
     print(f"wrote {len(paths)} file(s) to {args.output}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = build_report(args.pred, args.gold, args.output,
+                        ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 

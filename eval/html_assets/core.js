@@ -1,0 +1,179 @@
+// core.js: page data, DOM helpers (text only, never HTML), summary and "where it fails".
+const SVGNS = "http://www.w3.org/2000/svg";
+window.addEventListener("error", function (e) {
+  document.documentElement.dataset.jsError = String(e.message || e);
+});
+const D = JSON.parse(document.getElementById("pmask-data").textContent);
+const PM = {};   // shared state between the parts of this script
+
+/** An HTML element with attributes and optional text (set with textContent, never parsed). */
+function el(tag, attrs, text) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined && v !== false) node.setAttribute(k, v === true ? "" : String(v));
+  }
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+/** An SVG element with attributes and optional text. */
+function sv(tag, attrs, text) {
+  const node = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  }
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function add(parent, ...children) {
+  for (const c of children) if (c) parent.appendChild(c);
+  return parent;
+}
+
+function fmt(x, digits) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  return typeof x === "number" ? x.toFixed(digits === undefined ? 2 : digits) : String(x);
+}
+
+/** Significant-digit formatting for impact values. */
+function sig(x) {
+  if (!Number.isFinite(x)) return "n/a";
+  return Math.abs(x) >= 1e4 || (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(2) : Number(x.toPrecision(3)).toString();
+}
+
+const measureCtx = document.createElement("canvas").getContext("2d");
+/** Width in px of text in a CSS font (works for hidden elements, unlike getBBox). */
+function textWidth(text, font) {
+  measureCtx.font = font;
+  return measureCtx.measureText(text).width;
+}
+
+/** A floating tooltip shared by every chart and map. */
+const tip = el("div", {id: "tooltip", role: "status"});
+function showTip(evt, lines) {
+  tip.replaceChildren(...lines.map(function (line) { return el("div", {}, line); }));
+  tip.style.display = "block";
+  const x = Math.min(evt.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+  const y = Math.min(evt.clientY + 14, window.innerHeight - tip.offsetHeight - 8);
+  tip.style.left = x + "px";
+  tip.style.top = y + "px";
+}
+function hideTip() { tip.style.display = "none"; }
+
+const METRIC_LABELS = {uas: "UAS", uuas: "UUAS", f1_sentence: "Sentence F1", f1_corpus: "Corpus F1",
+  precision: "P", recall: "R", total: "Words", sentences: "Sentences"};
+
+function summaryColumns() {
+  return D.task === "dependency" ? ["uas", "uuas", "total", "sentences"]
+    : ["f1_sentence", "f1_corpus", "precision", "recall", "sentences"];
+}
+
+function renderSummary() {
+  const S = D.summary;
+  const box = document.getElementById("summary");
+  add(box, el("h2", {}, "Summary"));
+  const dl = el("dl", {class: "settings"});
+  const st = S.settings || {};
+  const items = [["model", st.model], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
+    ["metric", st.metric], ["subword", st.subword], ["punctuation", st.punct], ["sentences", S.sentences],
+    ["corpus", S.corpus.path], ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold],
+    ["gold sha256", S.corpus.gold_sha256]];
+  for (const [k, v] of items) {
+    if (v === null || v === undefined) continue;
+    add(dl, el("dt", {}, k), el("dd", {class: k.includes("sha256") ? "hash" : null}, v));
+  }
+  const cols = summaryColumns();
+  const table = el("table", {class: "scores"});
+  const head = add(el("tr"), el("th", {}, "Trees"), el("th", {}, "Kind"));
+  for (const c of cols) add(head, el("th", {class: "num"}, METRIC_LABELS[c] || c));
+  add(table, add(el("thead"), head));
+  const rows = S.table.rows;
+  const best = {};
+  for (const c of cols.slice(0, -1)) best[c] = Math.max(...rows.map(function (r) { return r[c] || 0; }));
+  const body = el("tbody");
+  for (const r of rows) {
+    const tr = add(el("tr", {class: r.kind}), el("td", {}, r.name), el("td", {}, r.kind));
+    for (const c of cols) {
+      const isPct = !(c === "total" || c === "sentences");
+      const td = el("td", {class: "num" + (isPct && r[c] === best[c] ? " best" : "")}, isPct ? fmt(r[c]) : r[c]);
+      if (isPct && c === cols[0]) {
+        const bar = el("span", {class: "cellbar" + (r.kind === "model" ? " model" : "")});
+        bar.style.width = Math.max(0, Math.min(100, r[c] || 0)) + "%";
+        td.prepend(bar);
+      }
+      add(tr, td);
+    }
+    add(body, tr);
+  }
+  add(box, dl, add(table, body));
+}
+
+/** A horizontal bar chart (0-100) with one bar per row and a dashed reference line. */
+function barChart(rows, opts) {
+  const labelW = Math.min(170, 12 + Math.max(40, ...rows.map(function (r) { return textWidth(r.label, "12px sans-serif"); })));
+  const W = 560, barH = 18, gap = 4, plotW = W - labelW - 70;
+  const H = rows.length * (barH + gap) + 26;
+  const svg = sv("svg", {class: "bars", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
+    "aria-label": opts.title});
+  rows.forEach(function (r, i) {
+    const y = 4 + i * (barH + gap);
+    const g = sv("g", {class: "bar", "data-label": r.label});
+    add(g, sv("text", {x: labelW - 6, y: y + barH - 5, "text-anchor": "end"}, r.label));
+    add(g, sv("rect", {x: labelW, y: y, width: plotW, height: barH, class: "track"}));
+    add(g, sv("rect", {x: labelW, y: y, width: Math.max(0, plotW * r.accuracy / 100), height: barH,
+      class: "fill" + (r.series ? " s-" + r.series : "")}));
+    add(g, sv("text", {x: labelW + plotW + 6, y: y + barH - 5, class: "value"}, fmt(r.accuracy, 1) + "  (" + r.total + ")"));
+    g.addEventListener("mousemove", function (e) {
+      showTip(e, [r.label, fmt(r.accuracy, 1) + " %" + (r.correct !== undefined ? "  (" + r.correct + " / " + r.total + ")" : "")]);
+    });
+    g.addEventListener("mouseleave", hideTip);
+    add(svg, g);
+  });
+  if (opts.reference !== undefined) {
+    const x = labelW + plotW * opts.reference / 100;
+    add(svg, sv("line", {x1: x, x2: x, y1: 0, y2: H - 20, class: "ref"}));
+    add(svg, sv("text", {x: x, y: H - 6, "text-anchor": "middle", class: "value"}, "all " + fmt(opts.reference, 1)));
+  }
+  return svg;
+}
+
+function breakdownTable(b) {
+  const cons = b.rows.length && b.rows[0].precision !== undefined;
+  const table = el("table", {class: "breakdown", "data-breakdown": b.id});
+  const head = add(el("tr"), el("th", {}, b.key));
+  if (b.rows.some(function (r) { return r.direction; })) add(head, el("th", {}, "direction"));
+  for (const h of cons ? ["P", "R", "F1", "gold spans"] : ["correct", "total", "accuracy"]) add(head, el("th", {class: "num"}, h));
+  add(table, add(el("thead"), head));
+  const body = el("tbody");
+  for (const r of b.rows) {
+    const tr = add(el("tr"), el("td", {}, r.label));
+    if (r.direction) add(tr, el("td", {}, r.direction));
+    const cells = cons ? [fmt(r.precision, 1), fmt(r.recall, 1), fmt(r.accuracy, 1), r.total]
+      : [r.correct, r.total, fmt(r.accuracy, 1)];
+    for (const c of cells) add(tr, el("td", {class: "num"}, c));
+    add(body, tr);
+  }
+  return add(table, body);
+}
+
+function renderFailures() {
+  const box = document.getElementById("failures");
+  add(box, el("h2", {}, "Where it fails"));
+  const main = D.summary.table.rows[0] || {};
+  const overall = D.task === "dependency" ? main.uas : main.f1_corpus;
+  const grid = el("div", {class: "grid"});
+  for (const b of D.breakdowns) {
+    const rows = b.rows.map(function (r) {
+      return Object.assign({}, r, {label: r.direction && r.direction !== r.label ? r.label + " · " + r.direction : r.label,
+        series: r.direction ? r.direction.replace(/ /g, "-") : null});
+    });
+    const shown = b.id === "by-relation" || b.id === "by-label" ? rows.slice(0, 20) : rows;
+    const card = add(el("div", {class: "card", id: b.id}), el("h3", {}, b.title),
+      barChart(shown, {title: b.title, reference: b.id === "by-label" ? undefined : overall}));
+    if (shown.length < rows.length) add(card, el("p", {class: "note"}, "Chart: the 20 most frequent; the table has all " + rows.length + "."));
+    add(card, add(el("details", {}), el("summary", {}, "table"), breakdownTable(b)));
+    add(grid, card);
+  }
+  add(box, grid);
+}
