@@ -105,6 +105,19 @@ def _add_root(p: argparse.ArgumentParser) -> None:
                         "needs free)")
 
 
+def _verbosity() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
+    group.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
+    return parent
+
+
+def _command(sub: argparse._SubParsersAction, name: str, **text: str) -> argparse.ArgumentParser:
+    """A subcommand with -v/-q and the shared help formatter; ``text``: help, description, epilog."""
+    return sub.add_parser(name, parents=[_verbosity()], formatter_class=_Formatter, **text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pmask", formatter_class=_Formatter,
@@ -112,20 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  pmask parse en_pud-ud-test.conllu --model bert-base-uncased --root gold -o pud.conllu\n"
                "  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines")
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
-    verbosity = argparse.ArgumentParser(add_help=False)
-    vg = verbosity.add_mutually_exclusive_group()
-    vg.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
-    vg.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
                 _add_export_parser):
-        add(sub, verbosity)
+        add(sub)
     return parser
 
 
-def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "impact", parents=[verbosity], formatter_class=_Formatter,
+def _add_impact_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "impact",
         help="compute impact matrices into a store",
         description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
                     "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
@@ -142,9 +151,9 @@ def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argu
     p.set_defaults(func=cmd_impact)
 
 
-def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "parse", parents=[verbosity], formatter_class=_Formatter,
+def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "parse",
         help="induce trees (the main job)",
         description="Induce a dependency or constituency tree for every sentence. SOURCE is a corpus (impacts are "
                     "computed with --model, and cached when --store is given) or an impact store. Dependency "
@@ -173,9 +182,9 @@ def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     p.set_defaults(func=cmd_parse)
 
 
-def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "eval", parents=[verbosity], formatter_class=_Formatter,
+def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "eval",
         help="score predicted trees against gold and the baselines",
         description="Score a predicted CoNLL-U file (UAS, UUAS) or bracket file (sentence-level and corpus-level "
                     "F1) against gold, optionally next to every baseline decoded on the same sentences.",
@@ -197,9 +206,9 @@ def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argume
     p.set_defaults(func=cmd_eval)
 
 
-def _add_heatmap_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "heatmap", parents=[verbosity], formatter_class=_Formatter,
+def _add_heatmap_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "heatmap",
         help="draw impact maps (PNG, SVG, PDF or self-contained HTML)",
         description="Draw the impact matrix of one or more sentences, word labels on both axes, optionally with the "
                     "gold arcs. SOURCE is a store or a corpus (then --model computes the matrices).",
@@ -218,9 +227,9 @@ def _add_heatmap_parser(sub: argparse._SubParsersAction, verbosity: argparse.Arg
     p.set_defaults(func=cmd_heatmap)
 
 
-def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "sweep", parents=[verbosity], formatter_class=_Formatter,
+def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "sweep",
         help="score every layer (one model pass) and plot score against layer",
         description="Decode the impacts of every requested layer and score each against the gold trees in the "
                     "input; prints one row per layer and optionally plots UAS/F1 against layer.",
@@ -243,9 +252,9 @@ def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     p.set_defaults(func=cmd_sweep)
 
 
-def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "export", parents=[verbosity], formatter_class=_Formatter,
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
+    p = _command(
+        sub, "export",
         help="write a store's matrices as .npy, CSV or JSON",
         description="Export the word-level impact matrices of a store (matrix[i, j] = impact of word j on word i) "
                     "so they can be used without Python: npy and csv write a folder with one file per sentence "
