@@ -1,4 +1,5 @@
 """Exceptions whose message is the one line shown to a command-line user."""
+import re
 
 
 class PmaskError(Exception):
@@ -35,8 +36,6 @@ class SettingError(PmaskError):
 
     def render(self, names: dict[str, str] | None = None) -> str:
         """The message with each ``{name}`` replaced by ``names[name]`` (default: the bare name)."""
-        import re  # noqa: PLC0415 - keep this module free of imports at load time
-
         names = names or {}
         return re.sub(r"\{(\w+)\}", lambda m: names.get(m[1], m[1]), self.template)
 
