@@ -6,6 +6,9 @@ Subpackages (imported lazily, nothing is loaded here):
 - ``pmask.trees``    dependency/constituency decoders and baselines
 - ``pmask.eval``     metrics, reports and heatmaps
 - ``pmask.corpora``  CoNLL-U, PTB and plain-text readers and writers
+- ``pmask.source``   impacts from a store or from a corpus and a model (``ImpactSource``)
+- ``pmask.induce``, ``pmask.sweep``, ``pmask.maps``  the library calls behind parse, sweep, heatmap
+- ``pmask.provenance``  the ``<output>.meta.json`` record; ``pmask.options`` every named setting
 
 ``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call (see
 :func:`pmask.induce.parse`).

@@ -20,7 +20,9 @@ from pmask.eval.html_report import ReportOptions, build_report
 from pmask.induce import ParseSettings, parse_corpus
 from pmask.maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
-from pmask.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES
+from pmask.cli_args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
+                            layers_arg, positive_int)
+from pmask.options import PUNCT_MODES, ROOT_MODES
 from pmask.source import CorpusSpec, ImpactSource, ModelSpec, build_store
 from pmask.sweep import sweep_layers
 from pmask.trees.registry import decoder_names
@@ -35,107 +37,31 @@ FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus
 
 # ---------------------------------------------------------------------------- argument parsing
 
-class _Formatter(argparse.HelpFormatter):
-    """Wraps descriptions, keeps example epilogs as written, shows only informative defaults."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if text.startswith("example"):
-            return "\n".join(indent + line for line in text.splitlines())
-        return super()._fill_text(text, width, indent)
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if ("%(default)" not in text and action.option_strings and action.nargs != 0
-                and action.default not in (None, argparse.SUPPRESS)):
-            text += " (default: %(default)s)"
-        return text
-
-
-def _layers_arg(text: str) -> list[int] | str:
-    if text == "all":
-        return "all"
-    try:
-        return [int(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
-
-
-MAX_WORDS_HELP = ("keep sentences of at most N words (PTB: counted after removing punctuation, traces and $/#, "
-                  "the WSJ10 filter; other formats: every word counts)")
-
-
-def _add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
-    p.add_argument("--format", default="auto", choices=list(CORPUS_FORMATS),
-                   help=f"{what} format (auto: from the file suffix; text = one whitespace-tokenised sentence "
-                        "per line)")
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="use only the first N sentences")
-    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
-
-
-def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
-    g = p.add_argument_group("model")
-    g.add_argument("--model", "-m", required=required, metavar="M",
-                   help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
-                        "with random weights (the random-BERT baseline)")
-    g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
-    g.add_argument("--metric", default=None, choices=list(METRICS),
-                   help="impact metric (default: dist; a store's own when reading a store)")
-    g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
-                   help="merge policy over the measured word's pieces (default: avg; a store's own)")
-    g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
-    g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
-    g.add_argument("--batch-tokens", type=_positive_int, default=None, metavar="N", help="token budget per forward batch")
-
-
-def _add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
-    p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
-
-
-def _add_root(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
-                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
-                        "needs free)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pmask", formatter_class=_Formatter,
+        prog="pmask", formatter_class=HelpFormatter,
         description="Induce syntax from masked language models with Perturbed Masking (Wu et al., ACL 2020).",
         epilog="example:\n  pmask parse en_pud-ud-test.conllu --model bert-base-uncased --root gold -o pud.conllu\n"
                "  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines")
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
-    verbosity = argparse.ArgumentParser(add_help=False)
-    vg = verbosity.add_mutually_exclusive_group()
-    vg.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
-    vg.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
                 _add_export_parser, _add_report_parser):
-        add(sub, verbosity)
+        add(sub)
     return parser
 
 
-def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "impact", parents=[verbosity], formatter_class=_Formatter,
+def _add_impact_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "impact",
         help="compute impact matrices into a store",
         description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
                     "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
         epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")
     p.add_argument("input", type=Path, help="corpus: CoNLL-U, PTB .mrg file or directory, .dp, or text")
-    _add_input(p)
-    _add_model(p, required=True)
-    p.add_argument("--layers", type=_layers_arg, default=[-1],
+    add_input(p)
+    add_model(p, required=True)
+    p.add_argument("--layers", type=layers_arg, default=[-1],
                    help="layers to keep: 0 = embeddings … L = last, negative from the end, or 'all'")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
@@ -144,9 +70,9 @@ def _add_impact_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argu
     p.set_defaults(func=cmd_impact)
 
 
-def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "parse", parents=[verbosity], formatter_class=_Formatter,
+def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "parse",
         help="induce trees (the main job)",
         description="Induce a dependency or constituency tree for every sentence. SOURCE is a corpus (impacts are "
                     "computed with --model, and cached when --store is given) or an impact store. Dependency "
@@ -158,11 +84,11 @@ def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
                "  pmask parse ptb/combined --max-words 10 --model bert-base-uncased --decoder mart -o wsj10.txt\n"
                "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu")
     p.add_argument("source", type=Path, help="corpus file/directory, or an impact store directory")
-    _add_input(p)
-    _add_model(p)
-    _add_decoder(p, "eisner", "one of: " + ", ".join(decoder_names()))
+    add_input(p)
+    add_model(p)
+    add_decoder(p, "eisner", "one of: " + ", ".join(decoder_names()))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
-    _add_root(p)
+    add_root(p)
     p.add_argument("--faithful", action="store_true",
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
@@ -175,9 +101,9 @@ def _add_parse_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     p.set_defaults(func=cmd_parse)
 
 
-def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "eval", parents=[verbosity], formatter_class=_Formatter,
+def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "eval",
         help="score predicted trees against gold and the baselines",
         description="Score a predicted CoNLL-U file (UAS, UUAS) or bracket file (sentence-level and corpus-level "
                     "F1) against gold, optionally next to every baseline decoded on the same sentences.",
@@ -185,7 +111,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argume
                "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")
     p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
     p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
-    p.add_argument("--max-words", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N",
                    help=MAX_WORDS_HELP + "; default: the prediction's own, from its .meta.json")
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES),
                    help="score punctuation words (the paper includes them)")
@@ -199,17 +125,17 @@ def _add_eval_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argume
     p.set_defaults(func=cmd_eval)
 
 
-def _add_heatmap_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "heatmap", parents=[verbosity], formatter_class=_Formatter,
+def _add_heatmap_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "heatmap",
         help="draw impact maps (PNG, SVG, PDF or self-contained HTML)",
         description="Draw the impact matrix of one or more sentences, word labels on both axes, optionally with the "
                     "gold arcs. SOURCE is a store or a corpus (then --model computes the matrices).",
         epilog="examples:\n  pmask heatmap pud-store/ --sentence n01001011 --gold en_pud-ud-test.conllu -o s1.png\n"
                "  pmask heatmap en_pud-ud-test.conllu --model bert-base-uncased --sentence 0-9 -o maps/ --as html")
     p.add_argument("source", type=Path, help="impact store directory, or corpus file")
-    _add_input(p)
-    _add_model(p)
+    add_input(p)
+    add_model(p)
     p.add_argument("--sentence", "-s", action="append", required=True, metavar="ID|INDEX",
                    help="sentence id, 0-based index or range A-B (repeatable; 'all' for every sentence)")
     p.add_argument("--layer", type=int, default=-1, help="layer to draw (-1 = last)")
@@ -220,19 +146,19 @@ def _add_heatmap_parser(sub: argparse._SubParsersAction, verbosity: argparse.Arg
     p.set_defaults(func=cmd_heatmap)
 
 
-def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "sweep", parents=[verbosity], formatter_class=_Formatter,
+def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "sweep",
         help="score every layer (one model pass) and plot score against layer",
         description="Decode the impacts of every requested layer and score each against the gold trees in the "
                     "input; prints one row per layer and optionally plots UAS/F1 against layer.",
         epilog="example:\n  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --root gold --plot layers.png")
     p.add_argument("source", type=Path, help="gold corpus (CoNLL-U or PTB), or a store made from one")
-    _add_input(p)
-    _add_model(p)
-    p.add_argument("--layers", type=_layers_arg, default="all", help="layers to score, or 'all'")
-    _add_decoder(p, None, "default: eisner for CoNLL-U, mart for PTB")
-    _add_root(p)
+    add_input(p)
+    add_model(p)
+    p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all'")
+    add_decoder(p, None, "default: eisner for CoNLL-U, mart for PTB")
+    add_root(p)
     p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES))
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
@@ -245,9 +171,9 @@ def _add_sweep_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argum
     p.set_defaults(func=cmd_sweep)
 
 
-def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "export", parents=[verbosity], formatter_class=_Formatter,
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "export",
         help="write a store's matrices as .npy, CSV or JSON",
         description="Export the word-level impact matrices of a store (matrix[i, j] = impact of word j on word i) "
                     "so they can be used without Python: npy and csv write a folder with one file per sentence "
@@ -256,14 +182,14 @@ def _add_export_parser(sub: argparse._SubParsersAction, verbosity: argparse.Argu
     p.add_argument("store", type=Path, help="impact store directory")
     p.add_argument("--format", default="npy", choices=list(EXPORT_FORMATS),
                    help="; ".join(f"{k}: {v}" for k, v in EXPORT_FORMATS.items()))
-    p.add_argument("--layers", type=_layers_arg, default=None, help="layers to export (default: every stored layer)")
+    p.add_argument("--layers", type=layers_arg, default=None, help="layers to export (default: every stored layer)")
     p.add_argument("-o", "--output", type=Path, required=True, help="folder (npy, csv) or file (json)")
     p.set_defaults(func=cmd_export)
 
 
-def _add_report_parser(sub: argparse._SubParsersAction, verbosity: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "report", parents=[verbosity], formatter_class=_Formatter,
+def _add_report_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "report",
         help="one self-contained HTML report: scores, failures, trees, impact maps",
         description="Write one HTML file (no external resources) with the prediction's scores next to every "
                     "baseline, where it fails, a browser of every sentence's predicted and gold trees, the "
@@ -326,7 +252,7 @@ def _command_line() -> list[str] | None:
 def cmd_impact(args: argparse.Namespace) -> int:
     run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
                       resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
-    if run.is_main:
+    if run.is_main:   # under torchrun, rank 0 alone reports
         print(run.describe())
     return 0
 

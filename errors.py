@@ -1,6 +1,8 @@
 """Exceptions whose message is the one line shown to a command-line user."""
 from __future__ import annotations
 
+import re
+
 
 class PmaskError(Exception):
     """Base class: ``str(err)`` is a complete one-line message (it names the file, line or sentence)."""
@@ -59,8 +61,6 @@ class SettingError(PmaskError):
 
     def render(self, names: dict[str, str] | None = None) -> str:
         """The message with each ``{name}`` replaced by ``names[name]`` (default: the bare name)."""
-        import re  # noqa: PLC0415 - keep this module free of imports at load time
-
         names = names or {}
         return re.sub(r"\{(\w+)\}", lambda m: names.get(m[1], m[1]), self.template)
 

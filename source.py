@@ -285,7 +285,8 @@ class ImpactSource:
             return
         run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
                           progress=self.progress, model=lambda: self.model)
-        logger.info("%s", run.describe())
+        if run.summary is None:  # the pipeline logs its own summary when it computes
+            logger.info("%s", run.describe())
         self.store = ImpactStore.open(self.store_dir)
 
     def _check_layer(self, layer: int) -> None:

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from pmask.corpora import read_corpus
 from pmask.errors import PmaskError
+from pmask.eval.compare import align, evaluate_files, read_prediction
+from pmask.options import PUNCT_MODES, check_choice
+from pmask.provenance import read_provenance
 
 SENTENCE_LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
 
@@ -45,16 +49,10 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     Example:
         >>> inputs = load_inputs(Path("pud.conllu"), Path("en_pud-ud-test.conllu"))  # doctest: +SKIP
     """
-    from pmask.corpora import read_corpus
-    from pmask.eval.compare import align, evaluate_files, read_prediction
-    from pmask.induce import meta_path
-
-    from pmask.options import PUNCT_MODES, check_choice
-
     check_choice("punct", punct, PUNCT_MODES)
     pred, gold = Path(pred), Path(gold)
-    meta_file = meta_path(pred)
-    meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+    provenance = read_provenance(pred)
+    meta = provenance.to_dict() if provenance is not None else {}
     max_words = (meta.get("corpus") or {}).get("max_words")
     evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words)
     task, predicted = read_prediction(pred)

@@ -43,17 +43,17 @@ def run(args: list, capsys) -> tuple[int, str, str]:
 def test_parse_refuses_to_overwrite_its_input(small, capsys):
     before = small.read_bytes()
     code, _, err = run(["parse", small, "--decoder", "right-chain", "-o", small], capsys)
-    assert code == 1 and "refusing to write over the input" in err
+    assert code == 1 and "would overwrite" in err
     assert small.read_bytes() == before
 
 
 def test_outputs_inside_an_input_store_or_over_gold_are_refused(small, store, tmp_path, capsys):
     code, _, err = run(["heatmap", store, "--sentence", "a1", "-o", store / "manifest.json"], capsys)
-    assert code == 1 and "refusing" in err
+    assert code == 1 and "would overwrite" in err
     rc = tmp_path / "rc.conllu"
     assert run(["parse", small, "--decoder", "right-chain", "-o", rc], capsys)[0] == 0
     code, _, err = run(["eval", rc, "--gold", small, "--json", small], capsys)
-    assert code == 1 and "refusing" in err and "small.conllu" in err
+    assert code == 1 and "would overwrite" in err and "small.conllu" in err
 
 
 def test_parse_corpus_refuses_in_the_library_too(small):
@@ -61,7 +61,7 @@ def test_parse_corpus_refuses_in_the_library_too(small):
     from pmask.induce import ParseSettings, parse_corpus
     from pmask.source import CorpusSpec
 
-    with pytest.raises(PmaskError, match="refusing"):
+    with pytest.raises(PmaskError, match="would overwrite"):
         parse_corpus(CorpusSpec(small), small, ParseSettings(decoder="left-chain"))
 
 
