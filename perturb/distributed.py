@@ -112,17 +112,7 @@ def init_distributed(device: str | None = "auto", *, rank: int | None = None,
     info = rank_info(rank, world_size)
     if not info.distributed:
         return info
-    use_cuda = str(device or "auto") != "cpu" and torch.cuda.is_available()
-    if use_cuda:
-        torch.cuda.set_device(info.local_rank)
-    if not dist.is_initialized():
-        for var in ("MASTER_ADDR", "MASTER_PORT"):
-            if var not in os.environ:
-                raise PmaskError(f"{info}: {var} is not set; start the ranks with torchrun (or set MASTER_ADDR "
-                                 f"and MASTER_PORT) or call torch.distributed.init_process_group first")
-        kwargs: dict[str, Any] = {"device_id": torch.device("cuda", info.local_rank)} if use_cuda else {}
-        dist.init_process_group("nccl" if use_cuda else "gloo", rank=info.rank, world_size=info.world_size,
-                                timeout=TIMEOUT, **kwargs)
+    join_group(info, device)
     for handler in {*logging.getLogger().handlers, *logging.getLogger("pmask").handlers}:
         if not any(isinstance(f, _RankPrefix) for f in handler.filters):
             handler.addFilter(_RankPrefix(info))
@@ -133,14 +123,33 @@ def init_distributed(device: str | None = "auto", *, rank: int | None = None,
     return info
 
 
+def join_group(info: RankInfo, device: str | torch.device | None = "auto") -> None:
+    """Select ``cuda:LOCAL_RANK`` (unless ``device`` is the CPU) and initialise the process group
+    (NCCL on CUDA, gloo on the CPU) from torchrun's environment, unless one exists."""
+    use_cuda = str(device or "auto") != "cpu" and torch.cuda.is_available()
+    if use_cuda:
+        if info.local_rank >= torch.cuda.device_count():
+            raise PmaskError(f"{info}: LOCAL_RANK {info.local_rank} but {torch.cuda.device_count()} CUDA device(s) "
+                             f"visible; start at most one rank per GPU (or use --device cpu)")
+        torch.cuda.set_device(info.local_rank)
+    if dist.is_initialized():
+        return
+    for var in ("MASTER_ADDR", "MASTER_PORT"):
+        if var not in os.environ:
+            raise PmaskError(f"{info}: {var} is not set; start the ranks with torchrun (or set MASTER_ADDR "
+                             f"and MASTER_PORT) or call torch.distributed.init_process_group first")
+    kwargs: dict[str, Any] = {"device_id": torch.device("cuda", info.local_rank)} if use_cuda else {}
+    dist.init_process_group("nccl" if use_cuda else "gloo", rank=info.rank, world_size=info.world_size,
+                            timeout=TIMEOUT, **kwargs)
+
+
 class Group:
     """The collective calls of one run: trivial for one rank, torch.distributed for several."""
 
-    def __init__(self, info: RankInfo):
+    def __init__(self, info: RankInfo, device: str | torch.device | None = "auto"):
         self.info = info
-        if info.distributed and not dist.is_initialized():
-            raise PmaskError(f"{info}: no torch.distributed process group; start the ranks with torchrun "
-                             f"(or call pmask.perturb.distributed.init_distributed first)")
+        if info.distributed:
+            join_group(info, device)
 
     def broadcast(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every rank."""

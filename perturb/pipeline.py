@@ -163,7 +163,7 @@ def _compute_distributed(job: _Job, out: Path, settings: StoreSettings, corpus: 
     """One rank's part of :func:`compute_store` in a distributed run (every rank runs this)."""
     from pmask.perturb.distributed import GlobalProgress, Group
 
-    group = Group(info)
+    group = Group(info, getattr(job.model, "device", "auto"))
     stats, computed = None, 0
     with _open_distributed(group, out, settings, corpus, opening) as writer:
         todo = writer.remaining

@@ -147,3 +147,25 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     assert "partial or corrupt shard" in proc.stderr
     assert_same_store(out, single)
     assert ImpactStore.open(out).manifest["runs"][-1]["world_size"] == 3
+
+
+def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):
+    from pmask.errors import PmaskError
+    from pmask.perturb.distributed import RankInfo, rank_info
+
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(var, raising=False)
+    assert rank_info() == RankInfo(0, 1, 0) and not rank_info().distributed     # plain python: one process
+    monkeypatch.setenv("RANK", "5")
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    info = rank_info()
+    assert (info.rank, info.world_size, info.local_rank, info.is_main, str(info)) == (5, 8, 1, False, "rank 5/8")
+    assert rank_info(rank=0, world_size=1) == RankInfo(0, 1, 0)                 # explicit values win
+    with pytest.raises(PmaskError, match="give both rank and world_size"):
+        rank_info(rank=1)
+    with pytest.raises(PmaskError, match="outside 0..1"):
+        rank_info(rank=2, world_size=2)
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(PmaskError, match="WORLD_SIZE='two' is not an integer"):
+        rank_info()

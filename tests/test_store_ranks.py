@@ -89,3 +89,25 @@ def test_unreadable_part_and_overwrite(tmp_path):
         w.close()
     _write(tmp_path / "st", sents[:2], overwrite=True)
     assert not list((tmp_path / "st").glob("part-*")) and len(ImpactStore.open(tmp_path / "st")) == 2
+
+
+def test_merge_interrupted_before_the_parts_were_deleted(tmp_path, monkeypatch):
+    import pmask.perturb.store.writer as writer_module
+
+    sents, st = _sentences(), tmp_path / "st"
+    writers = _rank_writers(st, sents, 2)
+    for k in range(5):
+        _add(writers[k % 2], sents, k)
+    for w in writers:
+        w.flush()
+    monkeypatch.setattr(writer_module, "remove_parts", lambda parts: None)   # killed right after the manifest write
+    writers[0].merge_parts()
+    for w in writers:
+        w.close()
+    monkeypatch.undo()
+    assert len(list(st.glob("part-*.json"))) == 2 and ImpactStore.open(st).complete
+    with StoreWriter.open(st, SETTINGS, CorpusInfo.of(sents), resume=True) as w:
+        assert w.remaining == []
+    store = ImpactStore.open(st)
+    assert not list(st.glob("part-*.json")) and len(store.manifest["shards"]) == 5   # merged once, not twice
+    assert store.indices == [0, 1, 2, 3, 4]

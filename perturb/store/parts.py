@@ -54,31 +54,42 @@ def _shard_intact(path: Path, shard: dict[str, Any]) -> bool:
     return True
 
 
-def merge_parts(path: Path, manifest: dict[str, Any]) -> int:
-    """Move the verified contents of every index part in ``path`` into ``manifest``; delete the parts.
+def merge_parts(path: Path, manifest: dict[str, Any]) -> list[Path]:
+    """Move the verified contents of every index part in ``path`` into ``manifest``.
 
     Args:
         path: the store directory.
-        manifest: the store's manifest (changed in place; the caller writes it).
+        manifest: the store's manifest (changed in place).
 
     Returns:
-        The number of sentence entries merged (skipped ones included). Shards that fail the
-        size or sha256 check are deleted and their sentences left out, so they are recomputed.
+        The part files read: the caller deletes them (:func:`remove_parts`) once it has written
+        the manifest, so a crash in between loses nothing (merging again skips what the manifest
+        holds). Shards that fail the size or sha256 check are deleted and their sentences left
+        out, so they are computed again.
     """
     done = {e["index"] for e in manifest["sentences"]}
-    merged = 0
-    for part in part_files(path):
-        data = _read_part(part)
-        good = {s["file"] for s in (data or {}).get("shards", []) if _shard_intact(path, s)}
-        for shard in (data or {}).get("shards", []):
-            if shard["file"] in good:
+    listed = {s["file"] for s in manifest["shards"]}
+    parts = part_files(path)
+    for part in parts:
+        data = _read_part(part) or {}
+        good = set()
+        for shard in data.get("shards", []):
+            if shard["file"] in listed:
+                good.add(shard["file"])
+            elif _shard_intact(path, shard):
                 manifest["shards"].append(shard)
-        for entry in (data or {}).get("sentences", []):
+                listed.add(shard["file"])
+                good.add(shard["file"])
+        for entry in data.get("sentences", []):
             if entry["index"] not in done and ("shard" not in entry or entry["shard"] in good):
                 manifest["sentences"].append(entry)
                 done.add(entry["index"])
-                merged += 1
-        part.unlink()
     manifest["shards"].sort(key=lambda s: shard_number(s["file"]))
     manifest["sentences"].sort(key=lambda e: e["index"])
-    return merged
+    return parts
+
+
+def remove_parts(parts: list[Path]) -> None:
+    """Delete merged index parts (after the manifest that holds their contents is written)."""
+    for part in parts:
+        part.unlink(missing_ok=True)

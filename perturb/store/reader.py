@@ -93,6 +93,24 @@ class ImpactStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, verify: bool = True, cache_shards: int = 2) -> "ImpactStore":
+        """Open the store at ``path`` for reading (no torch needed).
+
+        Args:
+            path: the store directory.
+            verify: check each shard's sha256 against the manifest the first time it is read.
+            cache_shards: how many shards to keep open.
+
+        Returns:
+            The store; sentences load lazily.
+
+        Raises:
+            StoreError: not a store directory, or an unreadable or unsupported manifest.
+
+        Example:
+            >>> store = ImpactStore.open("pud-store/")                 # doctest: +SKIP
+            >>> store.get("n01001011").layer(-1).shape                 # doctest: +SKIP
+            (19, 19)
+        """
         path = Path(path)
         if not path.is_dir():
             why = "not a directory" if path.exists() else "no such directory"

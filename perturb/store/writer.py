@@ -15,9 +15,9 @@ import safetensors.numpy
 from pmask.errors import StoreError
 from pmask.files import atomic_write
 from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION, MANIFEST,
-                                        manifest_bytes, now, our_files, read_manifest, shard_name,
+                                        PART_RE, manifest_bytes, now, our_files, read_manifest, shard_name,
                                         shard_number)
-from pmask.perturb.store.parts import merge_parts, write_part
+from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
 from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings
 
@@ -86,10 +86,11 @@ class StoreWriter:
             raise StoreError(f"{path}: cannot create store directory: {err.strerror or err}") from None
         lock = lock_dir(path)
         try:
-            manifest, changed = cls._prepare(path, settings, corpus, resume, overwrite, versions, run_info)
+            manifest, changed, parts = cls._prepare(path, settings, corpus, resume, overwrite, versions, run_info)
             writer = cls(path, manifest, shard_size=shard_size, shard_bytes=shard_bytes, world_size=world_size)
             if changed:
                 writer._write_manifest()
+            remove_parts(parts)
         except OSError as err:
             unlock(lock)
             raise StoreError(f"{path}: cannot write store: {err.strerror or err}") from None
@@ -109,8 +110,10 @@ class StoreWriter:
 
     @classmethod
     def _prepare(cls, path: Path, settings: StoreSettings, corpus: CorpusInfo, resume: bool, overwrite: bool,
-                 versions: dict[str, str] | None, run_info: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
-        """The manifest to write into and whether it differs from the one on disk."""
+                 versions: dict[str, str] | None,
+                 run_info: dict[str, Any] | None) -> tuple[dict[str, Any], bool, list[Path]]:
+        """The manifest to write into, whether it differs from the one on disk, and the merged
+        index parts (to delete once the manifest is written)."""
         manifest = check_existing(path, settings, corpus, resume, overwrite)
         run = {"started": now(), "versions": versions or {}, **(run_info or {})}
         if manifest is None:
@@ -128,9 +131,9 @@ class StoreWriter:
                 "runs": [run],
                 "shards": [],
                 "sentences": [],
-            }, True
+            }, True, []
         before = json.dumps(manifest, sort_keys=True)
-        merge_parts(path, manifest)          # what the ranks of an interrupted distributed run finished
+        parts = merge_parts(path, manifest)   # what the ranks of an interrupted distributed run finished
         cls._clean(path, manifest)
         if corpus.n_sentences > manifest["corpus"]["n_sentences"]:   # extended (e.g. larger --limit)
             manifest["corpus"] = asdict(corpus)
@@ -144,14 +147,14 @@ class StoreWriter:
         manifest.update(replace(stored, **known).manifest_fields())
         if remaining(manifest, corpus.n_sentences):   # a finished store stays untouched
             manifest.setdefault("runs", []).append(run)
-        return manifest, json.dumps(manifest, sort_keys=True) != before
+        return manifest, json.dumps(manifest, sort_keys=True) != before, parts
 
     @staticmethod
     def _clean(path: Path, manifest: dict[str, Any]) -> None:
         """Remove temp files and shards the manifest does not reference; check the others exist."""
         referenced = {s["file"] for s in manifest["shards"]}
         for p in our_files(path):
-            if p.name != MANIFEST and p.name not in referenced:
+            if p.name != MANIFEST and p.name not in referenced and not PART_RE.match(p.name):
                 logger.info("removing unfinished %s", p)
                 p.unlink()
         for name in referenced:
@@ -245,10 +248,11 @@ class StoreWriter:
 
     def merge_parts(self) -> None:
         """Rank 0, after every rank has flushed: merge all index parts into the manifest and write it."""
-        merge_parts(self.path, self.manifest)
+        parts = merge_parts(self.path, self.manifest)
         self._done |= {e["index"] for e in self.manifest["sentences"]}
         self._part = ([], []) if self._part is not None else None
         self._write_manifest()
+        remove_parts(parts)
 
     def _write_manifest(self) -> None:
         m = self.manifest
