@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.errors import LayerError, PmaskError, StoreError
+from pmask.errors import LayerError, StoreError
 from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
 from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
 from pmask.perturb.store.plan import balance
@@ -143,14 +143,16 @@ def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: Co
     """Rank 0 opens (checks, merges, cleans) the store; then every other rank joins it."""
     info = group.info
     group.gather(None)   # no rank may still be planning (reading the directory) once rank 0 writes
-    writer, error = None, None
+    writer, failure = None, None
     if info.is_main:
         run_info = {**opening.pop("run_info"), "world_size": info.world_size}
         try:
             writer = StoreWriter.open(out, settings, corpus, **opening, run_info=run_info, world_size=info.world_size)
-        except PmaskError as err:
-            error = (type(err).__name__, str(err))
-    error = group.broadcast(error)
+        except Exception as err:   # every rank must hear of it, or the others would wait forever
+            failure = err
+    error = group.broadcast(None if failure is None else (type(failure).__name__, str(failure)))
+    if failure is not None:
+        raise failure
     if error is not None:
         raise (LayerError if error[0] == "LayerError" else StoreError)(error[1])
     if writer is None:
