@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -377,8 +378,8 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
                            layers=layers if layers == "all" else tuple(layers),
                            random_init=True if spec.random_init else None)
     remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
-    if not remaining and resume:
-        return StoreRun(output, len(sentences))
+    if not remaining and resume:   # under torchrun every rank gets here; rank 0 alone reports
+        return StoreRun(output, len(sentences), is_main=os.environ.get("RANK", "0") in ("", "0"))
     # lazy: torch is imported only once there is model work to do
     from pmask.perturb.distributed import init_distributed
 
