@@ -151,8 +151,9 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
         common = dict(vocab_size=len(tok), dim=hidden, n_layers=layers, n_heads=heads, hidden_dim=2 * hidden,
                       max_position_embeddings=MAX_POSITIONS, pad_token_id=tok.pad_token_id,
                       initializer_range=init_range)
-    for special in ("bos", "eos", "cls", "sep", "mask"):
+    for special, fallback in (("bos", "cls"), ("eos", "sep"), ("cls", "cls"), ("sep", "sep"), ("mask", "mask")):
         token_id = getattr(tok, f"{special}_token_id", None)
+        token_id = token_id if token_id is not None else getattr(tok, f"{fallback}_token_id", None)
         if token_id is not None:
             common[f"{special}_token_id"] = token_id
     config = getattr(transformers, family.config)(**common, **family.extra)

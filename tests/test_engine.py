@@ -229,3 +229,41 @@ def test_out_of_memory_halves_the_batch(bert, monkeypatch):
     assert stats.oom_retries > 0
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def test_words_sharing_pieces_via_registered_aligner(lm, monkeypatch):
+    """An external aligner may give several words the same pieces (a multiword token): masking
+    either masks the token, impact between them is 0, and every other entry equals the
+    sentence with the token as one word."""
+    from pmask.perturb import alignment
+
+    plain_words = ["She", "walked", "home", "."]
+    owner = [0, 1, 1, 2, 3]                      # surface word of each of the 5 syntactic words
+
+    def shared(tokenizer, sentence):
+        al = align(tokenizer, plain_words)
+        return alignment.WordAlignment(al.input_ids, al.word_index, n_words=len(owner),
+                                       word_pieces=[al.pieces(k) for k in owner])
+
+    monkeypatch.setitem(alignment.ALIGNERS, "shared", shared)
+    words = ["She", "zu", "dem", "home", "."]
+    for metric in ("dist", "prob"):
+        got = run(lm, [words], layers=[1, -1], metric=metric, tokenize="shared")[0]
+        plain = run(lm, [plain_words], layers=[1, -1], metric=metric)[0]
+        want = plain[:, owner][:, :, owner]
+        want[:, 1, 2] = want[:, 2, 1] = 0.0
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+        assert np.all(got[:, 1, 2] == 0) and np.all(got[:, 2, 1] == 0)     # exact by construction
+
+
+def test_sentence_objects_with_words(bert):
+    class Sent:
+        def __init__(self, words):
+            self.words = words
+            self.space_after = [True] * len(words)
+
+    a = run(bert, [Sent(SENTS[1])], layers=[-1])
+    b = run(bert, [SENTS[1]], layers=[-1])
+    np.testing.assert_allclose(a[0], b[0], rtol=RTOL, atol=ATOL)
+    with pytest.raises(ValueError, match="unknown tokenisation mode"):
+        run(bert, [SENTS[1]], tokenize="letters")
