@@ -39,16 +39,15 @@ class ModelPaths:
 
 
 def probe_batch(tokenizer: Any, device: torch.device) -> PackedBatch:
-    """Three rows of the probe sentence (unmasked, word 1 masked, words 1 and 3 masked), every position read."""
+    """Two rows of the probe sentence (unmasked; words 1 and 3 masked), every position read."""
     al = align(tokenizer, PROBE_WORDS)
     ids = np.array(al.input_ids, dtype=np.int64)
-    rows = [ids.copy() for _ in range(3)]
-    for row, masked in zip(rows[1:], ([1], [1, 3])):
-        for k in masked:
-            row[al.pieces(k)] = tokenizer.mask_token_id
+    masked = ids.copy()
+    for k in (1, 3):
+        masked[al.pieces(k)] = tokenizer.mask_token_id
     length = len(ids)
-    return pack(np.concatenate(rows), np.full(3, length), np.repeat(np.arange(3), length),
-                np.tile(np.arange(length), 3), device)
+    return pack(np.concatenate([ids, masked]), np.full(2, length), np.repeat(np.arange(2), length),
+                np.tile(np.arange(length), 2), device)
 
 
 def inspect_model(model: torch.nn.Module, tokenizer: Any, num_layers: int, name: str) -> ModelPaths:
@@ -73,7 +72,10 @@ def inspect_model(model: torch.nn.Module, tokenizer: Any, num_layers: int, name:
         family = fast_path_family(model)
         if family is None:
             return ModelPaths(None, head)
-        generic = GenericEncoder(model, head, num_layers, name).states(batch, layers)
+        if out.hidden_states is None or len(out.hidden_states) != num_layers + 1:
+            return ModelPaths(None, head)
+        # the model's own hidden states at every position, as the fast path returns them: [rows·T, L+1, D]
+        generic = torch.stack([h.reshape(-1, h.shape[-1]) for h in out.hidden_states], dim=1)
         try:
             fast = BertFamilyEncoder(model, head, num_layers, name, family).states(batch, layers)
             error = float(((fast - generic).abs().amax(dim=(0, 2)) / generic.abs().amax(dim=(0, 2)).clamp_min(1e-30)).max())
