@@ -130,7 +130,14 @@ def main(argv=None) -> int:
     sentences = read_words(args.conllu, args.n_sentences)
     tmp = tempfile.mkdtemp(prefix="pmask-bench-")
     make_random_bert_base(tmp, save_weights=False)
+    started = time.perf_counter()
     lm = load_model(f"random:{tmp}", device="cpu", dtype=args.dtype)
+    load_s = time.perf_counter() - started
+    from pmask.perturb.encoders import inspect_model
+
+    started = time.perf_counter()   # the load-time checks alone (probe sentence, fast path vs generic, head)
+    inspect_model(lm.model, lm.tokenizer, lm.num_layers, lm.name)
+    probe_s = time.perf_counter() - started
     cfg = lm.model.config
     D, Dff, L = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
     layer = args.layer if args.layer >= 0 else L + 1 + args.layer
@@ -181,6 +188,7 @@ def main(argv=None) -> int:
         print(f"# largest relative deviation from float32 (max|F-F32| / max|F32| per sentence): {deviation:.3g}")
     print(f"# engine: {stats.tokens} real tokens, {stats.batches} batches, fast path {stats.fast_path}, "
           f"{stats.tokens / e_time:.0f} tokens/s, {len(sentences) / e_time:.2f} sentences/s")
+    print(f"# load_model: {load_s:.2f} s, of which the load-time path/head check {probe_s:.2f} s")
     return 0
 
 

@@ -14,13 +14,14 @@ from typing import Any
 
 _EXPORTS = {
     "load_model": "model", "LoadedModel": "model", "RANDOM_SEED": "model",
-    "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "engine", "SUBWORD_POLICIES": "engine",
-    "align": "alignment", "WordAlignment": "alignment",
+    "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "options", "SUBWORD_POLICIES": "options",
+    "align": "alignment", "WordAlignment": "alignment", "ALIGNERS": "alignment",
 }
 __all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"pmask.perturb.{_EXPORTS[name]}"), name)
+        module = "pmask.options" if _EXPORTS[name] == "options" else f"pmask.perturb.{_EXPORTS[name]}"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'pmask.perturb' has no attribute {name!r}")

@@ -10,23 +10,29 @@ reproduce published numbers exactness wins, so CUDA users opt in with ``dtype="b
 """
 from __future__ import annotations
 
-import json
-import logging
+import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import torch
 
 from pmask.errors import ModelError
+from pmask.options import DTYPES as DTYPE_NAMES
+from pmask.options import split_random
+from pmask.perturb.encoders import ModelPaths, inspect_model
+from pmask.perturb.tokenizer import load_tokenizer, one_line
 
-logger = logging.getLogger(__name__)
+__all__ = ["LoadedModel", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype", "DTYPES", "RANDOM_SEED"]
 
-RANDOM_PREFIX = "random:"
 RANDOM_SEED = 0  # torch.manual_seed used before random initialisation (the "random BERT" baseline)
+# dtype names (pmask.options.DTYPES; "auto" = None = float32) -> torch dtypes, plus short aliases;
 # float64 is accepted for exactness checks (tests); it is never a default
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64,
-          "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in DTYPE_NAMES if name != "auto"}
+DTYPES.update({"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16})
+HUB_TIMEOUT_S = 2.0     # how long to wait for the hub before treating it as unreachable
 
 
 @dataclass
@@ -37,8 +43,8 @@ class LoadedModel:
     ``max_length`` = most tokens (special tokens included) one input may have.
     """
 
-    model: Any                      # a transformers *ForMaskedLM, eval mode, on ``device``
-    tokenizer: Any                  # fast tokenizer
+    model: torch.nn.Module          # a transformers *ForMaskedLM, eval mode, on ``device``
+    tokenizer: Any                  # fast tokenizer (a transformers TokenizersBackend)
     name: str                       # as requested (without the ``random:`` prefix)
     revision: str | None            # requested revision
     commit: str | None              # resolved commit hash when known (config._commit_hash)
@@ -50,6 +56,13 @@ class LoadedModel:
     seed: int | None = None         # seed of the random initialisation (None for trained weights)
     model_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    encoder_paths: ModelPaths | None = field(default=None, repr=False)
+
+    def paths(self) -> ModelPaths:
+        """The verified fast-path family and MLM head (probed once, at load time or on first use)."""
+        if self.encoder_paths is None:
+            self.encoder_paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
+        return self.encoder_paths
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description for manifests: model identity and tokenizer settings."""
@@ -105,9 +118,9 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return dev
 
 
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """None → float32 (see the module docstring); else the named dtype."""
-    if dtype is None:
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """None or ``auto`` → float32 (see the module docstring); else the named dtype (``ModelError`` if unknown)."""
+    if dtype is None or dtype == "auto":
         return torch.float32
     if isinstance(dtype, torch.dtype):
         if dtype not in DTYPES.values():
@@ -117,44 +130,6 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     if key not in DTYPES:
         raise ModelError(f"unsupported dtype {dtype!r} (use float32, bfloat16, float16 or float64)")
     return DTYPES[key]
-
-
-def _is_byte_level(tokenizer) -> bool:
-    try:
-        spec = json.loads(tokenizer.backend_tokenizer.to_str())
-    except Exception:  # noqa: BLE001 - not a tokenizers-backed tokenizer
-        return False
-    return "ByteLevel" in json.dumps(spec.get("pre_tokenizer"))
-
-
-def load_tokenizer(name_or_dir: str, revision: str | None = None):
-    """The fast tokenizer of ``name_or_dir``; byte-level BPE ones get ``add_prefix_space=True``."""
-    from transformers import AutoTokenizer
-
-    looks_local = str(name_or_dir).startswith(("/", "./", "../", "~", "\\")) or Path(name_or_dir).exists()
-    if looks_local and not Path(name_or_dir).expanduser().is_dir():
-        raise ModelError(f"model directory {str(name_or_dir)!r} does not exist")
-    try:
-        tok = AutoTokenizer.from_pretrained(name_or_dir, revision=revision)
-    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
-        raise ModelError(f"cannot load tokenizer of model {name_or_dir!r}: {_one_line(err)}") from err
-    if not getattr(tok, "is_fast", False):
-        raise ModelError(f"model {name_or_dir!r} has no fast tokenizer ({type(tok).__name__}); "
-                         "pmask needs word_ids() from a fast tokenizer")
-    if _is_byte_level(tok) and not getattr(tok, "add_prefix_space", False):
-        try:
-            tok = AutoTokenizer.from_pretrained(name_or_dir, revision=revision, add_prefix_space=True)
-        except Exception as err:  # noqa: BLE001
-            raise ModelError(f"cannot load tokenizer of model {name_or_dir!r} with add_prefix_space=True: "
-                             f"{_one_line(err)}") from err
-    if tok.mask_token_id is None:
-        raise ModelError(f"tokenizer of model {name_or_dir!r} has no mask token")
-    return tok
-
-
-def _one_line(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    return (text[:300] + "…") if len(text) > 300 else (text or type(err).__name__)
 
 
 def _max_length(model, tokenizer) -> int:
@@ -180,43 +155,102 @@ def _num_layers(config) -> int:
     raise ModelError(f"cannot tell the number of layers of model type {getattr(config, 'model_type', '?')!r}")
 
 
-def load_model(name_or_dir: str, device: str | torch.device | None = "auto", dtype: str | torch.dtype | None = None,
-               *, random_init: bool = False, revision: str | None = None) -> LoadedModel:
-    """Load a masked LM and its fast tokenizer for the impact engine.
+def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
+    """False when ``HF_HUB_OFFLINE`` is set or the hub's host cannot be reached within ``timeout`` seconds."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        with socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
-    ``name_or_dir``: a hub name or local directory; ``random:NAME`` (or ``random_init=True``) keeps
-    NAME's config and tokenizer but initialises the weights randomly after
-    ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline.
-    ``device``: ``auto`` | ``cpu`` | ``cuda[:k]``; ``dtype``: ``float32`` | ``bfloat16`` | ``float16``
-    | None (= float32; see the module docstring). Failures raise ``ModelError``.
+
+def _load_config(name: str, revision: str | None, local_files_only: bool) -> Any:
+    """The model's config; refuses remote-code, decoder-only and encoder-decoder models in one line."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    try:
+        config = AutoConfig.from_pretrained(name, revision=revision, local_files_only=local_files_only)
+    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
+        if "trust_remote_code" in str(err):
+            raise ModelError(f"model {name!r} needs its own code (trust_remote_code), which pmask does not run") from err
+        if local_files_only and not Path(name).expanduser().is_dir():
+            raise ModelError(f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached "
+                             "(offline or HF_HUB_OFFLINE set); download it where there is network and give its "
+                             "local directory (config.json, tokenizer and weights) as the model") from err
+        raise ModelError(f"cannot load the configuration of model {name!r}: {one_line(err)}") from err
+    kind = getattr(config, "model_type", "?")
+    if getattr(config, "auto_map", None) and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        raise ModelError(f"model {name!r} needs its own code (trust_remote_code), which pmask does not run")
+    if (kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES or getattr(config, "is_decoder", False)
+            or getattr(config, "is_encoder_decoder", False)):
+        raise ModelError(f"model {name!r} (type {kind!r}) is not a masked language model encoder (decoder-only, "
+                         "encoder-decoder or without a masked-LM class); pmask needs a *ForMaskedLM encoder")
+    return config
+
+
+def load_model(name_or_dir: str | Path, device: str | torch.device | None = "auto",
+               dtype: str | torch.dtype | None = None, *, random_init: bool = False,
+               revision: str | None = None) -> LoadedModel:
+    """Load a masked LM and its fast tokenizer for the impact engine, checked on a probe sentence.
+
+    Args:
+        name_or_dir: a hub name or local directory; ``random:NAME`` (or ``random_init=True``)
+            keeps NAME's config and tokenizer but initialises the weights randomly after
+            ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline.
+        device: ``auto`` | ``cpu`` | ``cuda[:k]``.
+        dtype: a name of :data:`pmask.options.DTYPES` or a torch dtype; None = float32.
+        random_init: see above.
+        revision: a hub revision.
+
+    Returns:
+        A :class:`LoadedModel`. At load, the tokenizer is checked (pre-split words tokenise as
+        running text), the fast path verified against the model's own forward, and the MLM head
+        identified (``LoadedModel.paths()``). An unreachable hub is detected within
+        ``HUB_TIMEOUT_S`` seconds and only the local cache is used.
+
+    Raises:
+        ModelError: one line naming the model and the reason.
+
+    Example:
+        >>> lm = load_model("random:bert-base-uncased", device="cpu")   # doctest: +SKIP
+        >>> lm.num_layers, lm.max_length                                 # doctest: +SKIP
+        (12, 512)
     """
-    from transformers import AutoConfig, AutoModelForMaskedLM
+    from transformers import AutoModelForMaskedLM
 
-    name = str(name_or_dir)
-    if name.startswith(RANDOM_PREFIX):
-        name = name[len(RANDOM_PREFIX):]
-        random_init = True
+    name, prefixed = split_random(str(name_or_dir))
+    random_init = random_init or prefixed
     dev = resolve_device(device)
-    dt = resolve_dtype(dtype, dev)
-    tokenizer = load_tokenizer(name, revision)
+    dt = resolve_dtype(dtype)
+    local_dir = Path(name).expanduser().is_dir()
+    if not local_dir and (name.startswith(("/", "./", "../", "~", "\\")) or Path(name).exists()):
+        raise ModelError(f"model directory {name!r} does not exist")
+    local_only = not local_dir and not hub_reachable()
+    config = _load_config(name, revision, local_only)
+    tokenizer = load_tokenizer(name, revision, local_files_only=local_only)
     try:
         if random_init:
-            config = AutoConfig.from_pretrained(name, revision=revision)
             with torch.random.fork_rng(devices=[]):  # seeded, without disturbing the caller's RNG
                 torch.manual_seed(RANDOM_SEED)
                 model = AutoModelForMaskedLM.from_config(config)
         else:
-            model = AutoModelForMaskedLM.from_pretrained(name, revision=revision)
+            model = AutoModelForMaskedLM.from_pretrained(name, revision=revision, local_files_only=local_only)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
-        raise ModelError(f"cannot load masked language model {name!r}: {_one_line(err)}") from err
+        raise ModelError(f"cannot load masked language model {name!r}: {one_line(err)}") from err
     model = model.to(device=dev, dtype=dt).eval()
     for p in model.parameters():
         p.requires_grad_(False)
     config = model.config
-    return LoadedModel(
+    lm = LoadedModel(
         model=model, tokenizer=tokenizer, name=name, revision=revision,
         commit=getattr(config, "_commit_hash", None), device=dev, dtype=dt,
         num_layers=_num_layers(config), max_length=_max_length(model, tokenizer),
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
         model_type=str(getattr(config, "model_type", "")),
     )
+    lm.paths()
+    return lm

@@ -52,6 +52,7 @@ def test_random_init(tmp_path):
 
 
 def test_dtypes(tiny_bert_dir):
+    assert load_model(tiny_bert_dir, device="cpu", dtype="auto").dtype == torch.float32
     assert load_model(tiny_bert_dir, device="cpu", dtype="bfloat16").dtype == torch.bfloat16
     assert load_model(tiny_bert_dir, device="cpu", dtype=torch.float16).dtype == torch.float16
     with pytest.raises(ModelError, match="unsupported dtype"):
@@ -118,3 +119,80 @@ def test_other_families_fast_path(tmp_path, tiny_bert_dir, family):
         for a, b in zip(fast, gen):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
             assert np.abs(a[-1]).max() > 0
+
+
+def test_decoder_only_model_is_refused(tmp_path, tiny_bert_dir):
+    from transformers import GPT2Config
+
+    GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50).save_pretrained(tmp_path)
+    with pytest.raises(ModelError, match="not a masked language model") as info:
+        load_model(str(tmp_path), device="cpu")
+    assert str(tmp_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_remote_code_model_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "my-own-lm", "auto_map": {
+        "AutoConfig": "configuration_mine.MyConfig", "AutoModelForMaskedLM": "modeling_mine.MyLM"}}))
+    with pytest.raises(ModelError, match="trust_remote_code"):
+        load_model(str(tmp_path), device="cpu")
+
+
+def test_tokenizer_without_mask_token_is_refused(tmp_path, tiny_bert_dir):
+    import shutil
+
+    for f in tiny_bert_dir.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    cfg = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    cfg["mask_token"] = None
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ModelError, match="no mask token"):
+        load_model(str(tmp_path), device="cpu")
+
+
+def test_offline_hub_fails_fast_with_one_line(monkeypatch):
+    import time
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.perf_counter()
+    with pytest.raises(ModelError) as info:
+        load_model("pmask-test/no-such-model-anywhere", device="cpu")
+    msg = str(info.value)
+    assert "cannot be reached" in msg and "local directory" in msg and "\n" not in msg
+    assert time.perf_counter() - started < 30    # no network retries (generous: shared CPU)
+
+
+def test_hub_reachable_honours_offline_flag(monkeypatch):
+    from pmask.perturb.model import hub_reachable
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert not hub_reachable()
+
+
+def test_fast_path_that_disagrees_falls_back_to_generic(tiny_bert_dir, monkeypatch, caplog):
+    """The fast path is verified on a probe sentence at load time; a wrong one is not used."""
+    import logging
+
+    from pmask.perturb.encoders import BertFamilyEncoder
+
+    real = BertFamilyEncoder._bert_tail
+    monkeypatch.setattr(BertFamilyEncoder, "_bert_tail", lambda self, *a: real(self, *a) * 1.01)
+    with caplog.at_level(logging.INFO, logger="pmask.perturb.encoders.select"):
+        lm = load_model(tiny_bert_dir, device="cpu")
+    assert lm.paths().fast_family is None and "using the generic path" in caplog.text
+
+
+def test_modernbert_style_tokenizer_gets_prefix_spaces(tmp_path):
+    """A ByteLevel backend whose wrapper claims add_prefix_space but ignores it is fixed at load."""
+    from pmask.perturb.tokenizer import check_words_match_text, configure_for_words
+    from pmask.testing_zoo import build_tokenizer, training_texts
+
+    tok = build_tokenizer("bbpe-noprefix", tmp_path, training_texts(60))
+    words = ["The", "cat", "sat"]
+    with pytest.raises(ModelError, match="differently from running text"):
+        check_words_match_text(tok, "x", words)
+    configure_for_words(tok)
+    check_words_match_text(tok, "x", words)
+    enc = tok(words, is_split_into_words=True, add_special_tokens=False)
+    pieces = tok.convert_ids_to_tokens(enc["input_ids"])
+    firsts = [pieces[enc.word_ids().index(k)] for k in range(len(words))]
+    assert all(p.startswith("Ġ") for p in firsts)     # every word, not only the first, has its space marker

@@ -1,0 +1,53 @@
+"""The interface every encoder path implements: hidden states and MLM probabilities at reads."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+import torch
+
+from pmask.errors import ModelError
+from pmask.perturb.encoders.batch import PackedBatch, Work
+from pmask.perturb.encoders.heads import MlmHead, gather_probs
+
+
+class Encoder(ABC):
+    """Computes what the impact engine reads from one :class:`PackedBatch`.
+
+    Hidden-state layer 0 is the embedding output, layer k the output of encoder layer k
+    (k = 1 … ``num_layers``), as in the model's own ``output_hidden_states``.
+    """
+
+    fast: bool = False
+
+    def __init__(self, model: torch.nn.Module, head: MlmHead | None, num_layers: int, name: str):
+        self.model = model
+        self.base = model.base_model
+        self.head = head
+        self.num_layers = num_layers
+        self.name = name
+        self.work = Work(0, 0, 0, 0)   # what the last call computed
+
+    @abstractmethod
+    def states(self, batch: PackedBatch, layers: Sequence[int]) -> torch.Tensor:
+        """Hidden states at the reads.
+
+        Args:
+            batch: the packed input and its N reads.
+            layers: absolute layer indices (0 = embeddings … ``num_layers``), any order.
+
+        Returns:
+            [N, len(layers), D] in the model's dtype.
+        """
+
+    def check_prob(self, layers: Sequence[int]) -> None:
+        """Raise ``ModelError`` now if metric ``prob`` cannot be computed at ``layers``."""
+        if self.head is None:
+            raise ModelError(f"metric 'prob' is not supported for model {self.name!r}: no MLM head that "
+                             "reproduces the model's own logits was found")
+
+    def probs(self, batch: PackedBatch, layers: Sequence[int], token_ids: torch.Tensor,
+              dtype: torch.dtype) -> torch.Tensor:
+        """P(original token | layer-l state) at the reads: token_ids [N] → [N, len(layers)] in ``dtype``."""
+        self.check_prob(layers)
+        return gather_probs(self.head, self.states(batch, layers), token_ids, dtype)

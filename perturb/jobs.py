@@ -1,0 +1,134 @@
+"""One sentence in flight through the impact engine: its masked sequences, reads and partial results.
+
+A sentence of n words runs as sequences (optionally the unmasked one, for the ``include_cls``
+row), then one per word i (word i masked: the *base* states of i's pieces), then one per pair
+i < j (words i and j masked): that sequence is read at i's pieces for F[i, j] and at j's
+pieces for F[j, i]. Values are kept per *slot* (one per piece of each word, plus one for the
+special token of ``include_cls``), so words that share pieces never overwrite each other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pmask.perturb.alignment import WordAlignment
+
+NO_WORD = -1   # "no word masked" in a sequence's masked-word pair
+
+
+@dataclass
+class ReadPlan:
+    """The reads of one sentence, grouped by sequence in order (arrays of equal length R)."""
+
+    sequence: np.ndarray   # [R] sequence the read is taken from
+    position: np.ndarray   # [R] token position in that sequence
+    slot: np.ndarray       # [R] result slot: a piece of the measured word (or the special-token slot)
+    is_base: np.ndarray    # [R] bool: a base state (measured word alone masked), else a comparison
+    column: np.ndarray     # [R] the other masked word j (comparison reads), -1 for base reads
+    token: np.ndarray      # [R] original token id at the position (for metric ``prob``)
+
+
+class SentenceJob:
+    """Sequences, reads and accumulated piece-level values of one sentence."""
+
+    def __init__(self, index: int, alignment: WordAlignment, mask_id: int, n_layers: int, include_cls: bool,
+                 value_shape: tuple[int, ...], value_dtype: torch.dtype, device: torch.device):
+        self.index = index
+        self.mask_id = mask_id
+        self.alignment = alignment
+        self.n_words = n = alignment.n_words
+        self.length = len(alignment)
+        self.include_cls = include_cls
+        self.input_ids = np.array(alignment.input_ids, dtype=np.int64)
+        # covers[k, t]: masking word k masks token t; row n masks nothing
+        self.covers = np.zeros((n + 1, self.length), dtype=bool)
+        for k in range(n):
+            self.covers[k, alignment.pieces(k)] = True
+        first = ([NO_WORD] if include_cls else []) + list(range(n))
+        second = [NO_WORD] * len(first)
+        for i in range(n):
+            first.extend([i] * (n - i - 1))
+            second.extend(range(i + 1, n))
+        self.masked_first = np.array(first, dtype=np.int64)
+        self.masked_second = np.array(second, dtype=np.int64)
+        self.n_sequences = len(first)
+        self.slot_start = np.concatenate([[0], np.cumsum([len(alignment.pieces(k)) for k in range(n)])]).astype(int)
+        self.cls_slot = int(self.slot_start[-1])
+        self.cls_position = alignment.word_index.index(NO_WORD) if include_cls else -1
+        self.reads = self._plan_reads()
+        self.next_sequence = 0          # first sequence not yet scheduled
+        self.done_sequences = 0
+        n_slots = self.cls_slot + 1
+        self.base = torch.zeros((n_layers, n_slots) + value_shape, dtype=value_dtype, device=device)
+        self.values = np.zeros((n_layers, n_slots, n), dtype=np.float32)   # [layer, slot, column word]
+
+    def _plan_reads(self) -> ReadPlan:
+        seq, pos, slot, base, col = [], [], [], [], []
+
+        def add(s: int, position: int, slot_: int, is_base: bool, column: int) -> None:
+            seq.append(s); pos.append(position); slot.append(slot_); base.append(is_base); col.append(column)  # noqa: E702
+
+        def add_word(s: int, word: int, is_base: bool, column: int) -> None:
+            for k, p in enumerate(self.alignment.pieces(word)):
+                add(s, p, int(self.slot_start[word]) + k, is_base, column)
+
+        for s, (a, b) in enumerate(zip(self.masked_first.tolist(), self.masked_second.tolist())):
+            if a == NO_WORD:                 # unmasked: the special token's base state
+                add(s, self.cls_position, self.cls_slot, True, -1)
+            elif b == NO_WORD:               # word a masked: base states of a's pieces
+                add_word(s, a, True, -1)
+                if self.include_cls:
+                    add(s, self.cls_position, self.cls_slot, False, a)
+            else:                            # words a, b masked: F[a, b] read at a, F[b, a] read at b
+                add_word(s, a, False, b)
+                add_word(s, b, False, a)
+        position = np.array(pos, dtype=np.int64)
+        return ReadPlan(np.array(seq, dtype=np.int64), position, np.array(slot, dtype=np.int64),
+                        np.array(base, dtype=bool), np.array(col, dtype=np.int64), self.input_ids[position])
+
+    @property
+    def finished(self) -> bool:
+        return self.done_sequences == self.n_sequences
+
+    def masked_ids(self, start: int, stop: int) -> np.ndarray:
+        """Token ids of sequences ``start`` … ``stop - 1`` end to end: [(stop - start) · length]."""
+        none = self.n_words
+        first = np.where(self.masked_first[start:stop] < 0, none, self.masked_first[start:stop])
+        second = np.where(self.masked_second[start:stop] < 0, none, self.masked_second[start:stop])
+        masked = self.covers[first] | self.covers[second]
+        return np.where(masked, self.mask_id, self.input_ids[None, :]).reshape(-1)
+
+    def read_range(self, start: int, stop: int) -> slice:
+        """The reads of sequences ``start`` … ``stop - 1``."""
+        lo, hi = np.searchsorted(self.reads.sequence, [start, stop])
+        return slice(int(lo), int(hi))
+
+    def result(self, subword: str) -> np.ndarray:
+        """Word-level impacts [n_layers, n, n] (or [n_layers, n+1, n+1] with the special-token row 0)."""
+        reduce = {"avg": np.mean, "sum": np.sum, "max": np.max}.get(subword)
+        rows = []
+        for k in range(self.n_words):
+            block = self.values[:, self.slot_start[k]:self.slot_start[k + 1], :]     # [n_layers, pieces, n]
+            rows.append(block[:, 0, :] if subword == "first" else reduce(block.astype(np.float64), axis=1))
+        impact = np.stack(rows, axis=1).astype(np.float32)
+        # masking i already masks all of j's pieces (words of one multiword token): same input, impact 0
+        covers = self.covers[:self.n_words]
+        same_input = ~(covers[None, :, :] & ~covers[:, None, :]).any(-1)          # [i, j]: covers[j] ⊆ covers[i]
+        impact[:, same_input] = 0.0
+        if not self.include_cls:
+            return np.ascontiguousarray(impact)
+        out = np.zeros((impact.shape[0], self.n_words + 1, self.n_words + 1), dtype=np.float32)
+        out[:, 1:, 1:] = impact
+        out[:, 0, 1:] = self.values[:, self.cls_slot, :]
+        return out
+
+
+class SkippedSentence:
+    """A sentence too long for the model: yields None in its place."""
+
+    finished = True
+
+    def __init__(self, index: int):
+        self.index = index
