@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 
 from pmask.errors import ModelError
-from pmask.perturb.alignment import WordAlignment, align
+from pmask.perturb.alignment import WordAlignment
 from pmask.perturb.forward import Encoder, Reads
 from pmask.perturb.model import LoadedModel
+from pmask.perturb.surface import align_sentence
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,11 @@ class _Job:
             for j in range(i + 1, n):
                 A.append(i)
                 Bm.append(j)
-        self.A = np.array([_mask_code(a) for a in A], dtype=np.int64)
-        self.B = np.array([_mask_code(b) for b in Bm], dtype=np.int64)
+        # masking word k masks every piece of its group (a multiword token in surface mode), whose
+        # pieces carry the group's first word in word_index; owner[k] == k for per-word input
+        self.owner = np.array([al.word_index[al.pieces(k)[0]] for k in range(n)], dtype=np.int64)
+        self.A = np.array([_mask_code(a if a < 0 else self.owner[a]) for a in A], dtype=np.int64)
+        self.B = np.array([_mask_code(b if b < 0 else self.owner[b]) for b in Bm], dtype=np.int64)
         self.S = len(A)
         # reads: (seq, pos, is_base, col); grouped by seq in order
         r_seq: list[int] = []
@@ -142,6 +146,7 @@ class _Job:
             block = self.acc[:, self.al.pieces(k), :]                    # [n_layers, pieces, n]
             rows.append(block[:, 0, :] if subword == "first" else reduce(block.astype(np.float64), axis=1))
         Fw = np.stack(rows, axis=1).astype(np.float32)
+        Fw[:, self.owner[:, None] == self.owner[None, :]] = 0.0   # words of one group: no impact
         acc = self.acc
         if not self.include_cls:
             return np.ascontiguousarray(Fw)
@@ -186,7 +191,7 @@ def _is_oom(err: BaseException) -> bool:
 def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str]], layers: Sequence[int] | int = (-1,),
                     metric: str = "dist", subword: str = "avg", *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
-                    fast_path: bool | None = None) -> Iterator[np.ndarray | None]:
+                    fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order.
 
     Each is float32 ``[len(layers), n, n]`` with F[l, i, j] = impact of word j on word i at
@@ -196,7 +201,9 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str]], laye
     A sentence longer than ``model.max_length`` tokens is skipped with a warning and yields None.
     ``batch_tokens``: padded tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
     ``fast_path``: None = auto, False = force the generic full-forward path. Streams: memory is
-    bounded by one batch plus the sentences it touches.
+    bounded by one batch plus the sentences it touches. ``tokenize``: ``"words"`` (each word
+    separately) or ``"text"`` (the surface text; sentences may then be ``Sentence`` objects, see
+    ``pmask.perturb.surface``).
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
@@ -212,11 +219,12 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str]], laye
     stats.fast_path = encoder.fast
     if metric == "prob":
         encoder.check_head()
-    return _run(model, encoder, sentences, layer_ids, metric, subword, int(batch_tokens), include_cls, progress, stats)
+    return _run(model, encoder, sentences, layer_ids, metric, subword, int(batch_tokens), include_cls, progress, stats,
+                tokenize)
 
 
 def _run(lm: LoadedModel, encoder: Encoder, sentences, layer_ids, metric, subword, budget, include_cls, progress,
-         stats: ImpactStats) -> Iterator[np.ndarray | None]:
+         stats: ImpactStats, tokenize: str = "words") -> Iterator[np.ndarray | None]:
     tok = lm.tokenizer
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     mask_id = tok.mask_token_id
@@ -238,17 +246,18 @@ def _run(lm: LoadedModel, encoder: Encoder, sentences, layer_ids, metric, subwor
         nonlocal exhausted
         while not exhausted:
             try:
-                index, words = next(source)
+                index, item = next(source)
             except StopIteration:
                 exhausted = True
                 return None
+            words = getattr(item, "words", item)
             words = [str(w) for w in words] if not isinstance(words, str) else None
             if words is None:
                 raise ValueError(f"sentence {index}: expected a list of words, got a string")
             if not words:
                 raise ValueError(f"sentence {index} is empty (no words)")
             stats.sentences += 1
-            al = align(tok, words)
+            al = align_sentence(tok, item if tokenize == "text" else words, tokenize)
             if len(al) > lm.max_length:
                 logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
                                index, " ".join(words[:8]), len(al), lm.max_length)

@@ -55,7 +55,7 @@ def _dtype_name(dtype: Any) -> str | None:
 
 
 def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: str = "dist",
-                   subword: str = "avg", include_cls: bool = True) -> StoreSettings:
+                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words") -> StoreSettings:
     """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``)."""
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
@@ -66,7 +66,7 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
         tokenizer=tokenizer, layers_resolved=resolve_layers(layers, int(model.num_layers)),
         num_layers=int(model.num_layers), max_length=getattr(model, "max_length", None),
-        model_info=describe if isinstance(describe, dict) else None)
+        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize)
 
 
 def _engine_kwargs(batch_tokens: int | None, progress: bool, stats: Any) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
                   layers: Sequence[int] | str = (-1,), metric: str = "dist", subword: str = "avg",
                   batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
                   resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
-                  progress: bool = True) -> StoreSummary:
+                  progress: bool = True, tokenize: str = "words") -> StoreSummary:
     """Compute the impact matrices of ``sentences`` (``pmask.corpora.Sentence``) into ``out_dir``.
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). ``layers`` are
@@ -96,10 +96,10 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     an existing store made with the same settings and corpus is continued (requested layers
     may be a subset of the stored ones; the stored layers are computed); a finished one costs
     no model work. Raises StoreError for a non-empty ``out_dir`` without ``resume``/``overwrite``
-    or a store made with other settings.
+    or a store made with other settings. ``tokenize``: ``"words"`` or ``"text"`` (recorded in the store).
     """
     from pmask.perturb import METRICS, SUBWORD_POLICIES, impact_matrices
-    from pmask.perturb.alignment import align
+    from pmask.perturb.surface import align_sentence
 
     if metric not in METRICS:   # before anything is written
         raise ValueError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
@@ -107,7 +107,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         raise ValueError(f"unknown subword policy {subword!r} (choose from {', '.join(SUBWORD_POLICIES)})")
     t0 = time.perf_counter()
     out = Path(out_dir)
-    settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True)
+    settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
+                              tokenize=tokenize)
     corpus = CorpusInfo.of(sentences, corpus_path)
     run_info = {"device": str(getattr(model, "device", None))}
     stats = None
@@ -121,9 +122,10 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
             logger.info("%s: computing %d of %d sentences (%d already stored), layers %s",
                         out, len(todo), len(sentences), len(sentences) - len(todo), stored_layers)
             stats = _new_stats()
-            words = [list(sentences[i].words) for i in todo]
+            words = [sentences[i] if tokenize == "text" else list(sentences[i].words) for i in todo]
             matrices = impact_matrices(model, words, layers=stored_layers, metric=metric, subword=subword,
-                                       include_cls=True, **_engine_kwargs(batch_tokens, progress, stats))
+                                       include_cls=True, tokenize=tokenize,
+                                       **_engine_kwargs(batch_tokens, progress, stats))
             for index, matrix in zip(todo, matrices):
                 sent = sentences[index]
                 if matrix is None:
@@ -131,7 +133,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
                                 else f"sentence {sent.id}")
                     writer.skip(index, sent.id, len(sent.words))
                     continue
-                al = align(model.tokenizer, list(sent.words))
+                al = align_sentence(model.tokenizer, sent if tokenize == "text" else list(sent.words), tokenize,
+                                    warn=False)
                 ids = [int(t) for t in al.input_ids]
                 writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids,
                            word_index=list(al.word_index),
@@ -150,7 +153,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
                  metric: str = "dist", subword: str = "avg", include_cls: bool = False,
                  batch_tokens: int | None = None, progress: bool = True,
-                 stats: Any = None) -> Iterator[tuple[Any, np.ndarray | None]]:
+                 stats: Any = None, tokenize: str = "words") -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
@@ -159,7 +162,8 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
     from pmask.perturb import impact_matrices
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
-    matrices = impact_matrices(model, [list(s.words) for s in sentences], layers=absolute, metric=metric,
+    items = list(sentences) if tokenize == "text" else [list(s.words) for s in sentences]
+    matrices = impact_matrices(model, items, layers=absolute, metric=metric, tokenize=tokenize,
                                subword=subword, include_cls=include_cls,
                                **_engine_kwargs(batch_tokens, progress, stats))
     yield from zip(sentences, matrices)
