@@ -135,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", type=Path, default=None,
                    help="with a store SOURCE: the corpus it was made from (default: the path in its manifest)")
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
+    p.add_argument("--tokenize", default="words", choices=("words", "text"),
+                   help="words: each word separately (the paper's); text: the surface text, pieces mapped by offsets")
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("-o", "--output", type=Path, required=True, help="output .conllu or bracket file")
     p.set_defaults(func=cmd_parse)
@@ -157,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
-    p.add_argument("--details", action="store_true", help="print breakdowns by relation and arc length")
+    p.add_argument("--details", action="store_true", help="print breakdowns by relation, arc length and sentence length")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser(
@@ -202,6 +204,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, metavar="F")
     p.add_argument("--csv", type=Path, default=None, metavar="F")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "bench", parents=[verbosity], formatter_class=_Formatter,
+        help="a probing study: many treebanks x layers x decoders, with baselines",
+        description="Score every treebank x layer x decoder against gold, next to the baselines on the same "
+                    "sentences. One model pass per treebank into a resumable store under OUTDIR/stores; rerunning "
+                    "reuses every finished store without loading the model. Writes results.json, results.csv, "
+                    "results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
+        epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
+               "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
+    p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK", help="CoNLL-U files/folders, PTB .mrg file/folder")
+    _add_model(p, required=True)
+    p.add_argument("--layers", type=_layers_arg, default="all", help="layers to score, or 'all' (1..L)")
+    p.add_argument("--decoders", default=None, metavar="LIST",
+                   help="comma-separated decoders (default: eisner,cle for CoNLL-U, mart for PTB)")
+    p.add_argument("--root", default="gold", choices=("free", "gold"))
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="first N sentences of each treebank")
+    p.add_argument("--tokenize", default="words", choices=("words", "text"),
+                   help="words: each word separately (the paper's); text: the surface text, pieces mapped by offsets")
+    p.add_argument("--punct", default="include", choices=("include", "exclude"))
+    p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="output directory")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -268,7 +293,7 @@ def _source(args: argparse.Namespace, *, layers: Sequence[int] | str, include_cl
         model = _load_model(args)
         compute_store(model, sentences, store_dir, layers=layers, metric=args.metric, subword=args.subword,
                       batch_tokens=args.batch_tokens, corpus_path=args.source, resume=True,
-                      progress=_progress(args))
+                      progress=_progress(args), tokenize=getattr(args, "tokenize", "words"))
         return sentences, ImpactStore.open(store_dir), args.source
     return sentences, None, args.source
 
@@ -322,7 +347,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
             model_desc = model.describe()
             impacts = induce.impacts_from_model(model, sentences, layer=args.layer, metric=args.metric,
                                                 subword=args.subword, include_cls=args.faithful,
-                                                batch_tokens=args.batch_tokens, progress=_progress(args))
+                                                batch_tokens=args.batch_tokens, progress=_progress(args),
+                                                tokenize=args.tokenize)
             corpus = args.source
         else:
             sentences, store, corpus = _source(args, layers=[args.layer], include_cls=args.faithful)
@@ -338,7 +364,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     meta = {
         "pmask": __version__, "command": ["pmask", *sys.argv[1:]] if sys.argv else None, "task": task,
         "settings": settings.to_dict(), "model": model_desc,
-        "impact": {"metric": args.metric, "subword": args.subword} if needs_model else None,
+        "impact": {"metric": args.metric, "subword": args.subword, "tokenize": args.tokenize} if needs_model else None,
         "corpus": {"path": str(corpus), "sha256": sha256_file(corpus) if Path(corpus).is_file() else None, "format": args.format,
                    "limit": args.limit, "max_words": args.max_words},
         "sentences": summary.sentences, "parsed": summary.parsed, "skipped": summary.skipped,
@@ -366,7 +392,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _print_details(score: Any) -> None:
-    for title, rows in (("by gold relation", score.by_relation()), ("by gold arc length", score.by_length())):
+    from pmask.bench_scoring import by_sentence_length
+
+    for title, rows in (("by gold relation", score.by_relation()), ("by gold arc length", score.by_length()),
+                        ("by sentence length (scored words)", by_sentence_length(score.per_sentence))):
         print(f"\n{title}:")
         for key, row in rows.items():
             print(f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}")
@@ -492,6 +521,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_json(args.json, json.loads(sweep.to_json()))
     if args.csv:
         sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from pmask.bench import BenchSettings, run_bench
+
+    settings = BenchSettings(
+        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=args.metric,
+        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        subword=args.subword, tokenize=args.tokenize, punct=args.punct, seed=args.seed, device=args.device,
+        dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
+        random_init=args.random_init)
+    result = run_bench(args.inputs, args.output, settings, model_loader=lambda: _load_model(args),
+                       progress=_progress(args))
+    t = result.timing
+    print(f"{args.output}: {len(result.treebanks)} treebanks, {len(result.rows)} rows; impacts {t['computed']} "
+          f"computed, {t['reused']} reused; {t['total_seconds']:.1f} s")
     return 0
 
 

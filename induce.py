@@ -110,12 +110,14 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> No
 def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
                      metric: str = "dist", subword: str = "avg", include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None) -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+                     stats: Any = None, tokenize: str = "words") -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped);
+    ``tokenize`` as in :func:`pmask.perturb.pipeline.iter_impacts`."""
     from pmask.perturb.pipeline import iter_impacts
 
     for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
-                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats):
+                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats,
+                             tokenize=tokenize):
         if M is None:
             yield None
         else:
