@@ -78,6 +78,13 @@ def _add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
     g.add_argument("--batch-tokens", type=int, default=None, metavar="N", help="token budget per forward batch")
 
 
+def _add_tokenize(p: argparse.ArgumentParser) -> None:
+    from pmask.perturb.surface import TOKENIZE_MODES
+
+    p.add_argument("--tokenize", default="words", choices=tuple(TOKENIZE_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in TOKENIZE_MODES.items()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     decoders = _decoder_names()
     parser = argparse.ArgumentParser(
@@ -135,8 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", type=Path, default=None,
                    help="with a store SOURCE: the corpus it was made from (default: the path in its manifest)")
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
-    p.add_argument("--tokenize", default="words", choices=("words", "text"),
-                   help="words: each word separately (the paper's); text: the surface text, pieces mapped by offsets")
+    _add_tokenize(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("-o", "--output", type=Path, required=True, help="output .conllu or bracket file")
     p.set_defaults(func=cmd_parse)
@@ -221,8 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated decoders (default: eisner,cle for CoNLL-U, mart for PTB)")
     p.add_argument("--root", default="gold", choices=("free", "gold"))
     p.add_argument("--limit", type=int, default=None, metavar="N", help="first N sentences of each treebank")
-    p.add_argument("--tokenize", default="words", choices=("words", "text"),
-                   help="words: each word separately (the paper's); text: the surface text, pieces mapped by offsets")
+    _add_tokenize(p)
     p.add_argument("--punct", default="include", choices=("include", "exclude"))
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="output directory")

@@ -147,3 +147,18 @@ def test_language_and_sentence_length_buckets():
     got = by_sentence_length(per)
     assert list(got) == ["1-10", "11-20"]
     assert got["1-10"]["accuracy"] == pytest.approx(100 * 10 / 12) and got["1-10"]["sentences"] == 2
+
+
+def test_punctuation_exclusion_in_every_pud_language():
+    """UPOS PUNCT/SYM marks punctuation in all 20 PUD languages (scripts without spaces included)."""
+    from pmask.corpora import read_corpus
+    from pmask.eval.punct import punct_mask
+
+    files = sorted(UD.glob("UD_*-PUD/*.conllu"))
+    if len(files) < 20:
+        pytest.skip("the 20 PUD treebanks are not available")
+    for path in files:
+        sents = read_corpus(path, "conllu", limit=40)
+        masked = [m for s in sents for m in punct_mask(s)]
+        assert masked == [u in ("PUNCT", "SYM") for s in sents for u in s.upos]
+        assert any(masked), path.name
