@@ -315,7 +315,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                                  "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
                                  "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped)})
-    result.timing = {**info, "impact_seconds": info.pop("seconds"),
+    impact_seconds = info.pop("seconds")
+    result.timing = {**info, "impact_seconds": impact_seconds,
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),
                      "total_seconds": round(time.perf_counter() - t0, 3)}
     if write:

@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 CSV_FIELDS = ("kind", "treebank", "language", "layer", "decoder", "root", "uas", "uuas", "f1_sentence", "f1_corpus",
               "sentences", "words")
 _PRIMARY_BASELINE = {"uas": "right-chain", "f1_sentence": "right-branching"}
+_BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
 
 
 def primary_key(row: dict[str, Any]) -> str:
@@ -99,13 +100,13 @@ def to_markdown(result: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _save(fig: Any, path: Path) -> None:
+def _save(fig: Any, path: Path, dpi: int = 110) -> None:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     atomic_write(path, buf.getvalue())
 
 
-def plot_layers(result: Any, path: Path) -> Path:
+def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     """Score against layer, one panel per treebank, one line per decoder, baselines dashed."""
     import matplotlib
     matplotlib.use("Agg")
@@ -113,6 +114,7 @@ def plot_layers(result: Any, path: Path) -> Path:
     from matplotlib.ticker import MaxNLocator
 
     treebanks = [t["treebank"] for t in result.treebanks]
+    languages = {t["treebank"]: t.get("language") for t in result.treebanks}
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows), squeeze=False, sharex=True)
@@ -123,8 +125,8 @@ def plot_layers(result: Any, path: Path) -> Path:
             pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder)
             ax.plot(*zip(*pts), marker="o", markersize=3, label=decoder)
         for k, b in enumerate(b for b in result.baselines if b["treebank"] == name):
-            ax.axhline(b[key], linestyle="--", linewidth=1, color=f"C{k + 3}", label=b["baseline"])
-        ax.set_title(name, fontsize=9)
+            ax.axhline(b[key], linestyle="--", linewidth=1, color=_BASELINE_COLOURS[k % 4], label=b["baseline"])
+        ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=9)
         ax.tick_params(labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for ax in list(axes.flat)[len(treebanks):]:
@@ -134,7 +136,7 @@ def plot_layers(result: Any, path: Path) -> Path:
     fig.supxlabel("layer", fontsize=9)
     fig.supylabel("UAS (F1 for PTB)", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    _save(fig, path)
+    _save(fig, path, dpi)
     plt.close(fig)
     return path
 
@@ -152,7 +154,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
     grid = np.full((len(treebanks), len(layers)), np.nan)
     for r in rows:
         grid[treebanks.index(r["treebank"]), layers.index(r["layer"])] = r[primary_key(r)]
-    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * len(layers), 0.8 + 0.32 * len(treebanks)))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.0 + 0.55 * len(layers)), 0.8 + 0.32 * len(treebanks)))
     im = ax.imshow(grid, aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=8)
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=8)
