@@ -188,7 +188,3 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     logger.info("wrote %s", ", ".join(p.name for p in paths))
     return paths
 
-
-def rows_for(result: Any, treebank: str) -> Sequence[dict[str, Any]]:
-    """The model rows of one treebank (a convenience for notebooks and tests)."""
-    return [r for r in result.rows if r["treebank"] == treebank]

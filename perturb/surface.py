@@ -99,7 +99,7 @@ def surface_layout(sentence: Any) -> SurfaceLayout:
     words = [str(w) for w in getattr(sentence, "words", sentence)]
     source = getattr(sentence, "source", None)
     where = sentence.where() if hasattr(sentence, "where") else "<input>"
-    if source is not None and hasattr(source, "__iter__") and not isinstance(source, str):
+    if isinstance(source, list) and source and isinstance(source[0], dict) and "id" in source[0]:  # conllu
         units = _source_units(source, len(words), where)
         if sum(len(w) for _, w, _ in units) != len(words):
             raise PmaskError(f"{where}: surface tokens cover {sum(len(w) for _, w, _ in units)} "
