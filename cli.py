@@ -14,6 +14,7 @@ from typing import Sequence
 from pmask import __version__
 from pmask.errors import PmaskError, SettingError
 from pmask.files import refuse_overwriting_inputs
+from pmask.bench import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
 from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.eval.html_report import ReportOptions, build_report
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
-                _add_export_parser, _add_report_parser):
+                _add_export_parser, _add_report_parser, _add_bench_parser):
         add(sub)
     return parser
 
@@ -121,7 +122,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
     p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
-    p.add_argument("--details", action="store_true", help="print breakdowns by relation and arc length")
+    p.add_argument("--details", action="store_true", help="print breakdowns by relation, arc length and sentence length")
     p.set_defaults(func=cmd_eval)
 
 
@@ -205,6 +206,29 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_report)
 
 
+def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(
+        sub, "bench",
+        help="a probing study: many treebanks x layers x decoders, with baselines",
+        description="Score every treebank x layer x decoder against gold, next to the baselines on the same "
+                    "sentences. One model pass per treebank into a resumable store under OUTDIR/stores; rerunning "
+                    "reuses every finished store without loading the model. Writes results.json, results.csv, "
+                    "results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
+        epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
+               "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
+    p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK", help="CoNLL-U files/folders, PTB .mrg file/folder")
+    add_model(p, required=True)
+    p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
+    p.add_argument("--decoders", default=None, metavar="LIST",
+                   help="comma-separated decoders (default: eisner,cle for CoNLL-U, mart for PTB)")
+    add_root(p)
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
+    p.add_argument("--punct", default="include", choices=list(PUNCT_MODES))
+    p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="output directory")
+    p.set_defaults(func=cmd_bench)
+
+
 # ---------------------------------------------------------------------------- shared helpers
 
 def _setup_logging(args: argparse.Namespace) -> None:
@@ -220,7 +244,7 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
-                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
+                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
@@ -312,6 +336,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     path = build_report(args.pred, args.gold, args.output,
                         ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    spec = _model(args).with_defaults()
+    settings = BenchSettings(
+        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=spec.metric,
+        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        subword=spec.subword, tokenize=spec.tokenize, punct=args.punct, seed=args.seed, device=args.device,
+        dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
+        random_init=args.random_init)
+    result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
+    print(result.describe(args.output))
     return 0
 
 

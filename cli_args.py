@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from pmask.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, ROOT_MODES, SUBWORD_POLICIES
+from pmask.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES
 from pmask.trees.registry import decoder_names
 
 
@@ -72,6 +72,8 @@ def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="impact metric (default: dist; a store's own when reading a store)")
     g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
                    help="merge policy over the measured word's pieces (default: avg; a store's own)")
+    g.add_argument("--tokenize", default=None, choices=list(TOKENIZE_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in TOKENIZE_MODES.items()) + " (default: words; a store's own)")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
     g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
     g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N", help="token budget per forward batch")

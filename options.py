@@ -63,6 +63,12 @@ PUNCT_MODES: dict[str, str] = {
     "exclude": "leave punctuation words out of the score",
 }
 
+#: How a sentence becomes model input (``--tokenize``).
+TOKENIZE_MODES: dict[str, str] = {
+    "words": "tokenise every word separately (the paper's setting)",
+    "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
+}
+
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
 

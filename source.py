@@ -95,16 +95,19 @@ class ModelSpec:
     device: str = "auto"
     dtype: str = "auto"
     batch_tokens: int | None = None
+    tokenize: str | None = None      # None: "words", or a store's own mode
 
     def with_defaults(self) -> "ModelSpec":
-        """This spec with unset settings given their defaults (metric dist, subword avg)."""
-        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD)
+        """This spec with unset settings given their defaults (metric dist, subword avg, tokenize words)."""
+        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD,
+                       tokenize=self.tokenize or "words")
 
     def check_store(self, store: Any) -> "ModelSpec":
         """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
         store's own value for any setting given here that differs from it."""
         held = store.settings
-        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword)):
+        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword),
+                                   ("tokenize", self.tokenize, held.tokenize)):
             if mine is not None and mine != theirs:
                 raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
                                    f"{name} {theirs}; leave {{{name}}} out or compute another store")
@@ -115,7 +118,7 @@ class ModelSpec:
                 stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
                 raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
                                    f"with {stored}; leave {{model}} out to read the store")
-        return replace(self, metric=held.metric, subword=held.subword)
+        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize)
 
     def load(self) -> Any:
         """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
@@ -159,10 +162,11 @@ def is_store(path: str | Path) -> bool:
 def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
                      metric: str = "dist", subword: str = "avg", include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None) -> Iterator[list[Impact] | None]:
+                     stats: Any = None, tokenize: str = "words") -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
     for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
-                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats):
+                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats,
+                             tokenize=tokenize):
         if M is None:
             yield None
         else:
@@ -273,7 +277,8 @@ class ImpactSource:
 
     def impact_settings(self) -> dict[str, Any]:
         """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
-        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword}
+        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword,
+                "tokenize": self.model_spec.tokenize}
 
     # -- impacts
 
@@ -308,7 +313,8 @@ class ImpactSource:
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
-                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
+                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
+                                  tokenize=spec.tokenize or "words")
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
@@ -326,7 +332,8 @@ class ImpactSource:
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
         for item in impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
                                      subword=spec.subword, include_cls=include_cls,
-                                     batch_tokens=spec.batch_tokens, progress=self.progress):
+                                     batch_tokens=spec.batch_tokens, progress=self.progress,
+                                     tokenize=spec.tokenize or "words"):
             for k, layer in enumerate(chosen):
                 per_layer[layer].append(None if item is None else item[k])
         return per_layer
@@ -375,7 +382,7 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
                 overwrite: bool = False) -> StoreRun:
     """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
     wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
-                           layers=layers if layers == "all" else tuple(layers),
+                           tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
                            random_init=True if spec.random_init else None)
     remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
     if not remaining and resume:   # under torchrun every rank gets here; rank 0 alone reports
@@ -386,5 +393,5 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
     rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
     summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
                             batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
-                            overwrite=overwrite, progress=progress)
+                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words")
     return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

@@ -133,10 +133,11 @@ class Evaluation:
         return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def details_text(self) -> str:
-        """Dependency breakdowns by gold relation and by gold arc length, as aligned text lines."""
+        """Dependency breakdowns by gold relation, gold arc length and sentence length, as aligned text lines."""
         lines = []
         for title, rows in (("by gold relation", self.score.by_relation()),
-                            ("by gold arc length", self.score.by_length())):
+                            ("by gold arc length", self.score.by_length()),
+                            ("by sentence length (scored words)", self.score.by_sentence_length())):
             lines += ["", f"{title}:"]
             lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
                       for key, row in rows.items()]

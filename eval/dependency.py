@@ -34,6 +34,18 @@ def length_bucket(dependent: int, head: int) -> str:
     return str(d) if d <= 5 else ("6-10" if d <= 10 else ">10")
 
 
+#: Sentence length buckets (in words): ``(lo, hi)``, ``hi`` None = open-ended.
+SENTENCE_LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
+
+
+def sentence_length_bucket(n: int) -> str:
+    """Bucket label of a sentence of ``n`` words: '1-10', '11-20', '21-30', '31-40', '>40'."""
+    for lo, hi in SENTENCE_LENGTH_BUCKETS:
+        if hi is None or n <= hi:
+            return f"{lo}-{hi}" if hi else f">{lo - 1}"
+    raise ValueError(f"no bucket for a sentence of {n} words")
+
+
 @dataclass
 class SentenceUAS:
     """Score of one sentence: ``n`` scored words, ``correct`` directed, ``correct_undirected``."""
@@ -189,6 +201,23 @@ class DependencyScore:
         """Gold arc length bucket (``LENGTH_BUCKETS`` order) → {"correct", "total", "accuracy" (%)}."""
         return {b: {"correct": self.lengths[b][0], "total": self.lengths[b][1], "accuracy": percent(*self.lengths[b])}
                 for b in LENGTH_BUCKETS if b in self.lengths}
+
+    def by_sentence_length(self) -> dict[str, dict[str, float]]:
+        """Sentence length bucket, counted in scored words → {"correct", "total", "sentences", "accuracy" (%)}.
+
+        Example:
+            >>> s = DependencyScore(); _ = s.add([2, 0], [2, 0]); s.by_sentence_length()["1-10"]["accuracy"]
+            100.0
+        """
+        cells: dict[str, list[int]] = {}
+        for sent in self.per_sentence:
+            cell = cells.setdefault(sentence_length_bucket(max(sent.n, 1)), [0, 0, 0])
+            cell[0] += sent.correct
+            cell[1] += sent.n
+            cell[2] += 1
+        order = [sentence_length_bucket(hi or lo) for lo, hi in SENTENCE_LENGTH_BUCKETS]
+        return {b: {"correct": cells[b][0], "total": cells[b][1], "sentences": cells[b][2],
+                    "accuracy": percent(cells[b][0], cells[b][1])} for b in order if b in cells}
 
     def to_dict(self) -> dict[str, Any]:
         """{"uas", "uuas"} in percent plus the counts."""

@@ -14,10 +14,10 @@ from typing import Any, Sequence
 from pmask.corpora import read_corpus
 from pmask.errors import PmaskError
 from pmask.eval.compare import align, evaluate_files, read_prediction
+from pmask.eval.dependency import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
 from pmask.options import PUNCT_MODES, check_choice
 from pmask.provenance import read_provenance
 
-SENTENCE_LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
 
 
 @dataclass
@@ -100,22 +100,15 @@ def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str) -> list[dict[
     return [{"label": b, "direction": d, **_cell(*counts[(b, d)])} for b, d in keys]
 
 
-def _length_label(n: int) -> str:
-    for lo, hi in SENTENCE_LENGTH_BUCKETS:
-        if hi is None or n <= hi:
-            return f"{lo}-{hi}" if hi else f">{lo - 1}"
-    return "?"
-
-
 def by_sentence_length(lengths: Sequence[int], correct: Sequence[float], totals: Sequence[float]
                        ) -> list[dict[str, Any]]:
     """Micro-averaged score by sentence length bucket (words): rows ``{"label", "correct", "total", "accuracy"}``."""
     cells: dict[str, list[float]] = {}
     for n, c, t in zip(lengths, correct, totals):
-        cell = cells.setdefault(_length_label(n), [0, 0])
+        cell = cells.setdefault(sentence_length_bucket(n), [0, 0])
         cell[0] += c
         cell[1] += t
-    labels = [_length_label(hi or lo) for lo, hi in SENTENCE_LENGTH_BUCKETS]
+    labels = [sentence_length_bucket(hi or lo) for lo, hi in SENTENCE_LENGTH_BUCKETS]
     return [{"label": b, **_cell(*cells[b])} for b in labels if b in cells]
 
 

@@ -148,7 +148,14 @@ def align(tokenizer, sentence: Sequence[str] | Any) -> WordAlignment:
 
 
 #: Tokenisation modes: name -> ``aligner(tokenizer, sentence) -> WordAlignment``.
-ALIGNERS: dict[str, Callable[[Any, Any], WordAlignment]] = {"words": align}
+def _surface(tokenizer: Any, sentence: Any) -> WordAlignment:
+    # lazy: pmask.perturb.surface builds on this module
+    from pmask.perturb.surface import surface_align
+
+    return surface_align(tokenizer, sentence)
+
+
+ALIGNERS: dict[str, Callable[[Any, Any], WordAlignment]] = {"words": align, "text": _surface}
 
 
 def get_aligner(name: str) -> Callable[[Any, Any], WordAlignment]:

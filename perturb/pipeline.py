@@ -58,7 +58,7 @@ def _dtype_name(dtype: Any) -> str | None:
 
 
 def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: str = "dist",
-                   subword: str = "avg", include_cls: bool = True) -> StoreSettings:
+                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words") -> StoreSettings:
     """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``)."""
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
@@ -69,7 +69,7 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
         tokenizer=tokenizer, layers_resolved=resolve_layers(layers, int(model.num_layers)),
         num_layers=int(model.num_layers), max_length=getattr(model, "max_length", None),
-        model_info=describe if isinstance(describe, dict) else None)
+        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize)
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ class _Job:
     metric: str
     subword: str
     batch_tokens: int | None
+    tokenize: str = "words"
 
 
 def _new_stats() -> Any:
@@ -95,14 +96,14 @@ def _fill(job: _Job, writer: StoreWriter, todo: Sequence[int], *, progress: bool
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
     from pmask.perturb import impact_matrices
-    from pmask.perturb.alignment import align
+    from pmask.perturb.surface import align_sentence
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if job.batch_tokens:
         kwargs["batch_tokens"] = job.batch_tokens
-    words = [list(job.sentences[i].words) for i in todo]
-    matrices = impact_matrices(job.model, words, layers=list(writer.settings.layers_resolved), metric=job.metric,
-                               subword=job.subword, include_cls=True, **kwargs)
+    matrices = impact_matrices(job.model, [job.sentences[i] for i in todo], layers=list(writer.settings.layers_resolved),
+                               metric=job.metric, subword=job.subword, include_cls=True, tokenize=job.tokenize,
+                               **kwargs)
     computed = 0
     tokenizer = job.model.tokenizer
     for index, matrix in zip(todo, matrices):
@@ -112,7 +113,7 @@ def _fill(job: _Job, writer: StoreWriter, todo: Sequence[int], *, progress: bool
                         else f"sentence {sent.id}")
             writer.skip(index, sent.id, len(sent.words))
         else:
-            al = align(tokenizer, list(sent.words))
+            al = align_sentence(tokenizer, sent, job.tokenize, warn=False)   # the engine already warned
             ids = [int(t) for t in al.input_ids]
             writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
                        pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
@@ -196,7 +197,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
                   layers: Sequence[int] | str = (-1,), metric: str = "dist", subword: str = "avg",
                   batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
                   resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
-                  progress: bool = True, rank: int | None = None, world_size: int | None = None) -> StoreSummary:
+                  progress: bool = True, rank: int | None = None, world_size: int | None = None,
+                  tokenize: str = "words") -> StoreSummary:
     """Compute the impact matrices of ``sentences`` into the store ``out_dir``.
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
@@ -217,6 +219,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         resume, overwrite: continue or replace an existing store.
         shard_size: sentences per shard file.
         progress: show a progress bar (rank 0 only in a distributed run).
+        tokenize: how sentences become model input (:data:`pmask.options.TOKENIZE_MODES`),
+            recorded in the store.
         rank, world_size: this process's place in a distributed run; None reads them from the
             initialised process group or torchrun's environment (one process without either).
 
@@ -237,8 +241,9 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     if subword not in SUBWORD_POLICIES:
         raise ValueError(f"unknown subword policy {subword!r} (choose from {', '.join(SUBWORD_POLICIES)})")
     t0 = time.perf_counter()
-    job = _Job(model, sentences, metric, subword, batch_tokens)
-    settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True)
+    job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
+    settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
+                              tokenize=tokenize)
     corpus = CorpusInfo.of(sentences, corpus_path)
     opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
                    run_info={"device": str(getattr(model, "device", None))})
@@ -265,8 +270,10 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
                  metric: str = "dist", subword: str = "avg", include_cls: bool = False,
                  batch_tokens: int | None = None, progress: bool = True,
-                 stats: Any = None) -> Iterator[tuple[Any, np.ndarray | None]]:
+                 stats: Any = None, tokenize: str = "words") -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
+
+    ``tokenize``: how sentences become model input (:data:`pmask.options.TOKENIZE_MODES`).
 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
@@ -275,6 +282,6 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = impact_matrices(model, [list(s.words) for s in sentences], layers=absolute, metric=metric,
-                               subword=subword, include_cls=include_cls, progress=progress, stats=stats, **kwargs)
+    matrices = impact_matrices(model, list(sentences), layers=absolute, metric=metric, subword=subword,
+                               include_cls=include_cls, progress=progress, stats=stats, tokenize=tokenize, **kwargs)
     yield from zip(sentences, matrices)

@@ -40,6 +40,7 @@ class StoreSettings:
     num_layers: int | None = None
     max_length: int | None = None
     model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
+    tokenize: str = "words"                    # pmask.options.TOKENIZE_MODES
 
     def __post_init__(self) -> None:
         if self.model:
@@ -60,6 +61,7 @@ class StoreSettings:
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
                             "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
+            "tokenize": self.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
                        "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
         }
@@ -76,7 +78,8 @@ class StoreSettings:
                    random_init=model.get("random_init"), dtype=model.get("dtype"),
                    tokenizer=model.get("tokenizer"), num_layers=model.get("num_layers"),
                    layers_resolved=None if resolved is None else tuple(resolved),
-                   max_length=model.get("max_length"), model_info=model.get("describe"))
+                   max_length=model.get("max_length"), model_info=model.get("describe"),
+                   tokenize=manifest.get("tokenize", "words"))
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings) -> list
             out.append(f"{name}: store has {a!r}, requested {b!r}")
 
     differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
-    for name in ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer"):
+    for name in ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer",
+                 "tokenize"):
         differ(name, getattr(stored, name), getattr(requested, name))
     # Layers: compare absolute indices when both sides know them or can work them out from the
     # stored model's depth, else the requested form.

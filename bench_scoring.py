@@ -1,0 +1,76 @@
+"""The one place where ``pmask bench`` calls the scoring library (``pmask.induce``, ``pmask.eval.compare``).
+
+Everything here takes gold sentences and impacts and returns plain dicts, so the rest of
+``pmask.bench`` does not depend on how induction and scoring are organised.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pmask.eval.dependency import DependencyScore, SentenceUAS
+
+#: Baselines that ``bench`` scores next to the model, per task.
+BENCH_BASELINES = {"dependency": ("right-chain", "left-chain", "random-projective"),
+                   "constituency": ("right-branching", "left-branching", "random-binary")}
+#: Sentence-length buckets (in scored words) of the breakdowns.
+
+
+def task_of(decoder: str) -> str:
+    """``"dependency"`` or ``"constituency"`` for a decoder name (PmaskError for an unknown one)."""
+    from pmask.induce import decoder_task
+
+    return decoder_task(decoder)
+
+
+def impacts_per_layer(store: Any, sentences: Sequence[Any], layers: Sequence[int]) -> dict[int, list[Any]]:
+    """``{layer: [Impact or None per sentence]}`` read from ``store`` in one pass over it.
+
+    Raises PmaskError when the store's words differ from ``sentences`` (another corpus).
+    """
+    from pmask.induce import Impact
+    from pmask.errors import PmaskError
+
+    out: dict[int, list[Any]] = {layer: [] for layer in layers}
+    for pos, sent in enumerate(sentences):
+        item = store.get(pos) if store.has(pos) else None
+        if item is not None and list(item.words) != list(sent.words):
+            raise PmaskError(f"{store.path}: stored sentence {pos} does not match {sent.where()}")
+        for layer in layers:
+            out[layer].append(None if item is None else Impact(F=item.matrix[item.layer_index(layer)]))
+    return out
+
+
+def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
+                  punct: str, seed: int) -> tuple[Any, list[Any]]:
+    """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``."""
+    from pmask.induce import ParseSettings, score_against_gold
+
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed)
+    return score_against_gold(sentences, impacts, settings, punct=punct)
+
+
+def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int) -> dict[str, Any]:
+    """``{baseline name: score object}`` on exactly ``golds``."""
+    from pmask.eval.compare import constituency_baseline_scores, dependency_baseline_scores
+
+    if task == "dependency":
+        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=BENCH_BASELINES[task])
+    return constituency_baseline_scores(golds, seed=seed, names=BENCH_BASELINES[task])
+
+
+def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:
+    """Flat figures of a score: uas/uuas for dependencies, f1_sentence/f1_corpus for brackets; ``words``
+    = scored words (dependencies) or words of the scored ``golds`` (brackets)."""
+    data = score.to_dict()
+    if isinstance(score, DependencyScore):
+        return {"uas": data["uas"], "uuas": data["uuas"], "sentences": data["sentences"], "words": data["total"]}
+    return {"f1_sentence": data.get("f1_sentence"), "f1_corpus": data.get("f1_corpus"),
+            "sentences": data.get("sentences"), "words": sum(len(g.words) for g in golds)}
+
+
+def breakdown(score: Any) -> dict[str, Any] | None:
+    """By gold universal relation (part before ':'), gold arc length and sentence length; None for brackets."""
+    if not isinstance(score, DependencyScore):
+        return None
+    return {"relation": score.by_relation(base=True), "arc_length": score.by_length(),
+            "sentence_length": score.by_sentence_length()}
