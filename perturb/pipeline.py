@@ -162,8 +162,7 @@ def _summary(out: Path, manifest: dict[str, Any], n_sentences: int, computed: in
                            skipped_too_long=sum(1 for e in entries if "skipped" in e),
                            seconds=time.perf_counter() - t0, sentences=n_sentences,
                            complete=len(entries) == n_sentences, stats=stats, added_layers=tuple(added))
-    # DEBUG: the caller owns the summary (the CLI prints summary.describe() once, on stdout)
-    logger.debug("%s", summary.describe())
+    # not logged: the caller owns the summary (the CLI prints summary.describe() once, on stdout)
     return summary
 
 

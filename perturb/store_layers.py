@@ -65,7 +65,7 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
         >>> add_layers(load_model("bert-base-uncased"), "pud-store/", [6, 7])   # doctest: +SKIP
         LayerExtension(layers=(6, 7, 12), added=(6, 7), shards=16, sentences=1000)
     """
-    from pmask.perturb.pipeline import store_settings   # the pipeline imports this module
+    from pmask.perturb.pipeline import store_settings, versions   # the pipeline imports this module
 
     path = Path(out_dir)
     manifest = read_manifest(path)
@@ -82,4 +82,5 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
     compute = _computer(model, path, str(stored.metric), str(stored.subword), batch_tokens)
     with tqdm(total=n_stored, desc="adding layers", unit="sent", disable=not progress) as bar:
-        return extend_layers(path, wanted, compute, progress=bar.update)
+        return extend_layers(path, wanted, compute, progress=bar.update,
+                             run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

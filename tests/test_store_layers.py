@@ -36,6 +36,7 @@ def test_add_layers_equals_a_store_computed_with_both(tiny, corpus, reference, t
     assert done.added == (1,) and done.layers == (1, 3) and done.sentences == 5
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["layers"]["resolved"] == [1, 3] and not any("layers" in s for s in manifest["shards"])
+    assert manifest["runs"][-1]["added_layers"] == [1] and "torch" in manifest["runs"][-1]["versions"]
     assert sorted(p.name for p in out.iterdir()) == sorted([MANIFEST, *(s["file"] for s in manifest["shards"])])
     _same_store(out, reference)
     assert add_layers(tiny, out, [1, -1], progress=False).added == ()   # nothing left to do

@@ -49,7 +49,8 @@ class LayerExtension:
 
 
 def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: ComputeLayers, *,
-                  progress: Callable[[int], None] | None = None) -> LayerExtension:
+                  progress: Callable[[int], None] | None = None,
+                  run_info: dict[str, Any] | None = None) -> LayerExtension:
     """Make every sentence of the store ``out_dir`` hold ``layers`` as well as its own.
 
     Args:
@@ -59,6 +60,7 @@ def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: Co
             ``[len(layers), n+1, n+1]`` per sentence (the caller checks its tokenizer gives the
             stored ``input_ids``).
         progress: called with the number of sentences after each rewritten shard.
+        run_info: recorded (with the start time and the added layers) in the manifest's ``runs``.
 
     Returns:
         A :class:`LayerExtension`; the manifest's ``layers.resolved`` is the sorted union.
@@ -72,6 +74,7 @@ def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: Co
         LayerExtension(layers=(1, 2, 3), added=(1, 2), shards=4, sentences=250)
     """
     path = Path(out_dir)
+    started = now()
     lock = lock_dir(path)
     try:
         manifest = read_manifest(path)
@@ -94,6 +97,8 @@ def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: Co
                     progress(entry["n_sentences"])
         if stored != target or any("layers" in s for s in manifest["shards"]):
             manifest["layers"] = {"requested": list(target), "resolved": list(target)}
+            manifest.setdefault("runs", []).append({"started": started, "added_layers": list(done.added),
+                                                    **(run_info or {})})
             for s in manifest["shards"]:
                 s.pop("layers", None)
             _write_manifest(path, manifest)
