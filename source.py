@@ -361,7 +361,8 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
                 resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
     """Compute the impact matrices of ``corpus`` into the store directory ``output``.
 
-    A complete store resumed with the same settings costs nothing (not even loading the model).
+    A complete store resumed with the same settings costs nothing (not even loading the model);
+    resumed with layers it lacks, they are first added to every stored sentence.
 
     Args:
         corpus: the corpus and its filters.
@@ -385,7 +386,8 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
                            layers=layers if layers == "all" else tuple(layers),
                            random_init=True if spec.random_init else None)
     remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
-    if not remaining and resume and not layers_to_add(output, wanted):   # under torchrun every rank gets here; rank 0 alone reports
+    # under torchrun every rank gets here; rank 0 alone reports
+    if not remaining and resume and not layers_to_add(output, wanted):
         return StoreRun(output, len(sentences), is_main=os.environ.get("RANK", "0") in ("", "0"))
     # lazy: torch is imported only once there is model work to do
     from pmask.perturb.distributed import init_distributed

@@ -25,8 +25,8 @@ from pmask.perturb.store.settings import norm_model
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StoreSummary", "add_layers", "compute_store", "describe_stats", "iter_impacts", "plan_store",
-           "store_settings", "versions"]
+__all__ = ["StoreSummary", "compute_store", "describe_stats", "iter_impacts", "plan_store", "store_settings",
+           "versions"]
 
 
 @dataclass
