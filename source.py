@@ -27,6 +27,8 @@ from pmask.errors import PmaskError, SettingError
 from pmask.options import RANDOM_PREFIX, resolve_layers, split_random
 from pmask.perturb.pipeline import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
+from pmask.perturb.store.plan import layers_to_add
+from pmask.perturb.store_layers import add_layers
 
 logger = logging.getLogger(__name__)
 
@@ -291,17 +293,25 @@ class ImpactSource:
             return
         run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
                           progress=self.progress, model=lambda: self.model)
-        if run.summary is None:  # the pipeline logs its own summary when it computes
-            logger.info("%s", run.describe())
+        logger.info("%s", run.describe())   # the pipeline leaves its summary to the caller
         self.store = ImpactStore.open(self.store_dir)
 
-    def _check_layer(self, layer: int) -> None:
+    def _ensure_layers(self, layers: Sequence[int]) -> None:
+        """Add ``layers`` the store lacks to it when a model is given, else a SettingError naming the stored ones."""
         held = list(self.store.layers)
         num = self.store.num_layers
-        absolute = layer + num + 1 if layer < 0 and num is not None else layer
-        if absolute not in held:
-            raise SettingError(f"{{layer}} {layer} is not in the store {self.store.path} (it holds layers "
-                               f"{', '.join(map(str, held))}); compute it with pmask impact --layers")
+        missing = [k for k in layers if (k + num + 1 if k < 0 and num is not None else k) not in held]
+        if not missing:
+            return
+        if self.model_spec.name is None and self._model is None:
+            raise SettingError(f"{{layer}} {', '.join(map(str, missing))} is not in the store {self.store.path} (it "
+                               f"holds layers {', '.join(map(str, held))}); give {{model}} to compute it into the "
+                               f"store")
+        extension = add_layers(self.model, self.store.path, missing, batch_tokens=self.model_spec.batch_tokens,
+                               progress=self.progress)
+        logger.info("%s: layers %s added (it holds layers %s)", self.store.path,
+                    ", ".join(map(str, extension.added)), ", ".join(map(str, extension.layers)))
+        self.store = ImpactStore.open(self.store.path)
 
     def impacts(self, layer: int = -1, *, include_cls: bool = False,
                 indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
@@ -309,7 +319,7 @@ class ImpactSource:
         self._ensure_store([layer])
         chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
         if self.store is not None:
-            self._check_layer(layer)
+            self._ensure_layers([layer])
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
@@ -323,8 +333,7 @@ class ImpactSource:
         if self.store is not None:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
             chosen = every if layers == "all" else list(layers)
-            for layer in chosen:
-                self._check_layer(layer)
+            self._ensure_layers(chosen)
             return {layer: list(impacts_from_store(self.store, self.sentences, layer=layer, include_cls=include_cls))
                     for layer in chosen}
         chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
@@ -350,18 +359,17 @@ class StoreRun:
 
     def describe(self) -> str:
         """One line: computed / reused / skipped counts and seconds."""
-        s = self.summary
-        if s is None:
+        if self.summary is None:
             return f"{self.output}: 0 computed, {self.sentences} reused (store complete)"
-        return (f"{self.output}: {s.computed} computed, {s.reused} reused, {s.skipped_too_long} skipped as too long, "
-                f"{s.seconds:.1f} s")
+        return self.summary.describe()
 
 
 def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
                 resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
     """Compute the impact matrices of ``corpus`` into the store directory ``output``.
 
-    A complete store resumed with the same settings costs nothing (not even loading the model).
+    A complete store resumed with the same settings costs nothing (not even loading the model);
+    resumed with layers it lacks, they are first added to every stored sentence.
 
     Args:
         corpus: the corpus and its filters.
@@ -385,7 +393,8 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
                            tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
                            random_init=True if spec.random_init else None)
     remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
-    if not remaining and resume:   # under torchrun every rank gets here; rank 0 alone reports
+    # under torchrun every rank gets here; rank 0 alone reports
+    if not remaining and resume and not layers_to_add(output, wanted):
         return StoreRun(output, len(sentences), is_main=os.environ.get("RANK", "0") in ("", "0"))
     # lazy: torch is imported only once there is model work to do
     from pmask.perturb.distributed import init_distributed

@@ -20,12 +20,13 @@ import numpy as np
 from pmask.errors import LayerError, StoreError
 from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
 from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
-from pmask.perturb.store.plan import balance
+from pmask.perturb.store.plan import balance, check_existing, layers_to_add
 from pmask.perturb.store.settings import norm_model
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StoreSummary", "compute_store", "iter_impacts", "plan_store", "store_settings", "versions"]
+__all__ = ["StoreSummary", "compute_store", "describe_stats", "iter_impacts", "plan_store", "store_settings",
+           "versions"]
 
 
 @dataclass
@@ -40,6 +41,34 @@ class StoreSummary:
     sentences: int = 0
     complete: bool = True
     stats: Any = None      # the engine's ImpactStats for this call, when it ran
+    added_layers: tuple[int, ...] = ()   # layers this call added to the sentences already stored
+
+    def describe(self) -> str:
+        """One line: ``PATH: 3 computed, 1 reused, 0 skipped as too long, 2.1 s (57 sequences, ...)``."""
+        added = f", layers {', '.join(map(str, self.added_layers))} added" if self.added_layers else ""
+        engine = describe_stats(self.stats)
+        return (f"{self.path}: {self.computed} computed, {self.reused} reused, {self.skipped_too_long} skipped as "
+                f"too long{added}, {self.seconds:.1f} s" + (f" ({engine})" if engine else ""))
+
+
+def describe_stats(stats: Any) -> str:
+    """The engine's ``ImpactStats`` as a short readable phrase ("" when there are none).
+
+    Example:
+        >>> describe_stats(ImpactStats(forward_sequences=3971, tokens=139759, fast_path=True))  # doctest: +SKIP
+        '3971 sequences, 139759 tokens, fast path'
+    """
+    if stats is None:
+        return ""
+    parts = [f"{getattr(stats, 'forward_sequences', 0)} sequences", f"{getattr(stats, 'tokens', 0)} tokens"]
+    fast = getattr(stats, "fast_path", None)
+    if fast is not None:
+        parts.append("fast path" if fast else "full forward")
+    if getattr(stats, "oom_retries", 0):
+        parts.append(f"{stats.oom_retries} out-of-memory retries")
+    if getattr(stats, "skipped", 0):
+        parts.append(f"{stats.skipped} skipped")
+    return ", ".join(parts)
 
 
 def versions() -> dict[str, str]:
@@ -128,14 +157,13 @@ def _stored(manifest: dict[str, Any]) -> int:
 
 
 def _summary(out: Path, manifest: dict[str, Any], n_sentences: int, computed: int, reused: int, t0: float,
-             stats: Any) -> StoreSummary:
+             stats: Any, added: Sequence[int] = ()) -> StoreSummary:
     entries = manifest["sentences"]
     summary = StoreSummary(path=out, computed=computed, reused=reused,
                            skipped_too_long=sum(1 for e in entries if "skipped" in e),
                            seconds=time.perf_counter() - t0, sentences=n_sentences,
-                           complete=len(entries) == n_sentences, stats=stats)
-    logger.info("%s: %d computed, %d reused, %d skipped as too long, %.1f s%s", out, summary.computed,
-                summary.reused, summary.skipped_too_long, summary.seconds, f" ({stats})" if stats else "")
+                           complete=len(entries) == n_sentences, stats=stats, added_layers=tuple(added))
+    # not logged: the caller owns the summary (the CLI prints summary.describe() once, on stdout)
     return summary
 
 
@@ -203,8 +231,10 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
     an existing store made with the same settings and corpus is continued (requested layers
-    may be a subset of the stored ones; the stored layers are computed); a finished one costs
-    no model work. Under ``torchrun`` (or with ``rank``/``world_size``) every rank calls this
+    may be a subset of the stored ones; the stored layers are computed; layers the store lacks
+    are first added to every stored sentence, in this process only: see
+    :func:`pmask.perturb.store_layers.add_layers`); a finished store holding every requested
+    layer costs no model work. Under ``torchrun`` (or with ``rank``/``world_size``) every rank calls this
     with the same arguments and computes its cost-balanced share (see
     :mod:`pmask.perturb.distributed`); the store equals a single-process one.
 
@@ -247,13 +277,23 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     corpus = CorpusInfo.of(sentences, corpus_path)
     opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
                    run_info={"device": str(getattr(model, "device", None))})
+    info = None
     if rank is not None or world_size is not None or "WORLD_SIZE" in os.environ:
         from pmask.perturb.distributed import rank_info
 
         info = rank_info(rank, world_size)
-        if info.distributed:
-            return _compute_distributed(job, Path(out_dir), settings, corpus, info, opening, progress, t0)
     out = Path(out_dir)
+    added: tuple[int, ...] = ()
+    if resume and not overwrite and layers_to_add(out, settings):
+        if info is not None and info.distributed:
+            raise StoreError(f"{out}: lacks layers {layers_to_add(out, settings)}; adding layers to a store runs "
+                             f"in one process: resume it once without torchrun")
+        check_existing(out, settings, corpus, resume=True, overwrite=False, more_layers=True)  # before any change
+        from pmask.perturb.store_layers import add_layers
+
+        added = add_layers(model, out, settings.layers_resolved, batch_tokens=batch_tokens, progress=progress).added
+    if info is not None and info.distributed:
+        return _compute_distributed(job, out, settings, corpus, info, opening, progress, t0)
     stats = None
     computed = 0
     with StoreWriter.open(out, settings, corpus, **opening) as writer:
@@ -264,7 +304,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
                         len(sentences), len(sentences) - len(todo), list(writer.settings.layers_resolved))
             stats = _new_stats()
             computed = _fill(job, writer, todo, progress=progress, stats=stats)
-    return _summary(out, writer.manifest, len(sentences), computed, reused, t0, stats)
+    return _summary(out, writer.manifest, len(sentences), computed, reused, t0, stats, added)
 
 
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),

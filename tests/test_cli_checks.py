@@ -219,7 +219,7 @@ def test_a_missing_layer_names_the_stored_ones(store, tmp_path, capsys):
 
     assert list(ImpactStore.open(store).layers) == [0, 1, 2, 3]
     code, _, err = run(["sweep", store, "--layers", "1,5", "-q"], capsys)
-    assert code == 1 and "--layer" in err and "holds layers 0, 1, 2, 3" in err
+    assert code == 1 and "--layer" in err and "holds layers 0, 1, 2, 3" in err and "give --model" in err
 
 
 def test_constituency_settings_leave_out_dependency_only_ones(tmp_path, capsys):

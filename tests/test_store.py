@@ -121,8 +121,6 @@ def test_existing_directory_needs_resume_or_overwrite(tmp_path):
     ({"model": "other-model"}, "model: store has 'fake-model', requested 'other-model'"),
     ({"revision": "def456"}, "revision: store has 'abc123', requested 'def456'"),
     ({"tokenizer": {"lowercase": False}}, "tokenizer: store has"),
-    ({"layers": (2,), "layers_resolved": (2,)}, r"layers: store has \[1, 3\], requested \[2\]"),
-    ({"layers": (0,), "layers_resolved": None, "num_layers": None}, r"layers: store has \[1, 3\], requested \[0\]"),
     ({"random_init": True}, "random_init: store has False, requested True"),
 ])
 def test_mismatched_settings_refused(tmp_path, change, field):
@@ -134,6 +132,24 @@ def test_mismatched_settings_refused(tmp_path, change, field):
     assert "\n" not in str(err.value) and str(tmp_path / "st") in str(err.value)
     if other.layers_resolved is not None:   # the writer refuses the same way
         with pytest.raises(StoreError, match=field):
+            _write(tmp_path / "st", sents[:3], settings=other, resume=True)
+
+
+@pytest.mark.parametrize("change, missing", [
+    ({"layers": (2,), "layers_resolved": (2,)}, [2]),
+    ({"layers": (0, -1), "layers_resolved": None, "num_layers": None}, [0]),   # resolved with the store's depth
+])
+def test_missing_layers_are_planned_not_refused(tmp_path, change, missing):
+    from pmask.perturb.store.plan import layers_to_add
+
+    sents = _sentences()
+    _write(tmp_path / "st", sents[:3])
+    other = replace(SETTINGS, **change)
+    assert plan_store(tmp_path / "st", sents[:3], other, resume=True) == []   # compute_store adds the layers
+    assert layers_to_add(tmp_path / "st", other) == missing
+    assert layers_to_add(tmp_path / "none", other) == []
+    if other.layers_resolved is not None:   # the writer alone does not add layers
+        with pytest.raises(StoreError, match=r"layers: store has \[1, 3\], requested \[2\]"):
             _write(tmp_path / "st", sents[:3], settings=other, resume=True)
 
 

@@ -125,10 +125,11 @@ def test_pipeline_refuses_other_settings(tiny, corpus, reference):
 
     with pytest.raises(StoreError, match="metric: store has 'dist', requested 'cos'"):
         compute_store(tiny, corpus, reference, layers=(1, -1), metric="cos", resume=True, progress=False)
-    with pytest.raises(StoreError, match=r"layers: store has \[1, 3\], requested \[0\]"):
-        compute_store(tiny, corpus, reference, layers=(0,), resume=True, progress=False)
-    with pytest.raises(StoreError, match="corpus: store has 6 sentences"):
-        compute_store(tiny, corpus[1:5], reference, layers=(1, -1), resume=True, progress=False)
+    with pytest.raises(StoreError, match="corpus: store has 6 sentences"):   # refused before a layer is added
+        compute_store(tiny, corpus[1:5], reference, layers=(0, 1, -1), resume=True, progress=False)
+    with pytest.raises(StoreError, match=r"lacks layers \[0\]; adding layers .* without torchrun"):
+        compute_store(tiny, corpus, reference, layers=(0,), resume=True, progress=False, rank=0, world_size=2)
+    assert ImpactStore.open(reference).layers == (1, 3)
     with pytest.raises(LayerError, match="layer 7 out of range"):
         compute_store(tiny, corpus, reference, layers=(7,), resume=True, progress=False)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.errors import StoreError
+from pmask.options import resolve_layers
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
 
@@ -47,8 +48,11 @@ def _holds_nothing(path: Path) -> bool:
 
 
 def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
-                   resume: bool, overwrite: bool) -> dict[str, Any] | None:
-    """The manifest to resume from, None to start afresh; StoreError when neither is allowed."""
+                   resume: bool, overwrite: bool, more_layers: bool = False) -> dict[str, Any] | None:
+    """The manifest to resume from, None to start afresh; StoreError when neither is allowed.
+
+    ``more_layers``: layers the store lacks are no mismatch (the caller adds them).
+    """
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path}: exists and is not a directory")
     if not path.exists() or not any(path.iterdir()) or overwrite or _holds_nothing(path):
@@ -56,7 +60,7 @@ def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
     if not resume:
         raise StoreError(f"{path} exists; resume it, overwrite it or choose another directory")
     manifest = read_manifest(path)
-    problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings)
+    problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings, more_layers=more_layers)
     stored_corpus = manifest["corpus"]
     if (stored_corpus.get("sentences_sha256") != corpus.sentences_sha256
             or stored_corpus.get("n_sentences") != corpus.n_sentences) and not _same_prefix(stored_corpus, corpus):
@@ -83,6 +87,31 @@ def remaining(manifest: dict[str, Any] | None, n_sentences: int) -> list[int]:
     return [i for i in range(n_sentences) if i not in done]
 
 
+def missing_layers(manifest: dict[str, Any], layers: Sequence[int]) -> list[int]:
+    """Absolute ``layers`` that some stored shard lacks (sorted; see :mod:`.extend`)."""
+    stored = manifest["layers"].get("resolved") or []
+    held = [set(s.get("layers", stored)) for s in manifest["shards"]] or [set(stored)]
+    return sorted({int(k) for k in layers if any(int(k) not in h for h in held)})
+
+
+def layers_to_add(out_dir: str | os.PathLike, settings: StoreSettings) -> list[int]:
+    """Absolute layers of ``settings`` that the store at ``out_dir`` lacks ([] when there is no store).
+
+    Negative layers are resolved with ``settings.num_layers`` or else the store's own model depth.
+    """
+    path = Path(out_dir)
+    if not (path / MANIFEST).is_file():
+        return []
+    manifest = read_manifest(path)
+    wanted = settings.layers_resolved
+    if wanted is None:
+        num_layers = settings.num_layers or manifest["model"].get("num_layers")
+        if num_layers is None:
+            return []
+        wanted = resolve_layers(settings.layers, int(num_layers))
+    return missing_layers(manifest, wanted)
+
+
 def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: StoreSettings, *,
                corpus_path: str | os.PathLike | None = None, resume: bool = False,
                overwrite: bool = False) -> list[int]:
@@ -93,7 +122,8 @@ def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: S
         sentences: the corpus, objects with ``.id`` and ``.words``.
         settings: the requested settings (fields not known before the model is loaded may be None).
         corpus_path: the corpus file, recorded for provenance.
-        resume: continue a store made with the same settings and corpus.
+        resume: continue a store made with the same settings and corpus (layers it lacks are
+            accepted: :func:`layers_to_add` names them, and ``compute_store`` adds them).
         overwrite: replace whatever store is there.
 
     Returns:
@@ -109,7 +139,7 @@ def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: S
         [17, 18, 19]
     """
     corpus = CorpusInfo.of(sentences, corpus_path)
-    manifest = check_existing(Path(out_dir), settings, corpus, resume, overwrite)
+    manifest = check_existing(Path(out_dir), settings, corpus, resume, overwrite, more_layers=resume)
     return remaining(manifest, corpus.n_sentences)
 
 

@@ -194,6 +194,9 @@ class ImpactStore:
             raise StoreError(f"{where}: corrupt shard: sentence {entry['id']}: {err}") from None
         n = len(rec["words"])
         side = n + 1 if self.include_cls else n
+        held = self._shards[entry["shard"]].get("layers")   # a shard rewritten by an unfinished layer extension
+        if held is not None and full.shape[:1] == (len(held),) and set(self.layers) <= set(held):
+            full = full[[list(held).index(k) for k in self.layers]]
         if (full.dtype != np.float32 or full.shape != (len(self.layers), side, side) or n != entry["n"]
                 or input_ids.shape != word_index.shape or len(rec["pieces"]) != len(input_ids)):
             raise StoreError(f"{where}: corrupt shard: sentence {entry['id']} has impact shape "

@@ -132,11 +132,12 @@ def _jsonable(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
 
 
-def settings_mismatches(stored: StoreSettings, requested: StoreSettings) -> list[str]:
+def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more_layers: bool = False) -> list[str]:
     """One ``"field: store has X, requested Y"`` string per compared field that differs.
 
     Requested layers that are a subset of the stored ones are accepted (a resumed run keeps
-    computing the stored layers, so every sentence in a store has the same layers).
+    computing the stored layers, so every sentence in a store has the same layers); with
+    ``more_layers`` any layers of the model are (the caller adds the missing ones to the store).
     """
     out: list[str] = []
 
@@ -162,8 +163,8 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings) -> list
             return out
     theirs = stored.layers_resolved
     if mine is not None and theirs is not None:
-        if not set(mine) <= set(theirs):
+        if not set(mine) <= set(theirs) and not more_layers:
             out.append(f"layers: store has {list(theirs)}, requested {list(mine)}")
-    else:
+    elif not more_layers:
         differ("layers", stored.layers, requested.layers)
     return out
