@@ -70,6 +70,9 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
     path = Path(out_dir)
     manifest = read_manifest(path)
     stored = StoreSettings.from_manifest(manifest)
+    if stored.tokenize != "words":   # surface alignment needs each sentence's text, which a store does not keep
+        raise StoreError(f"{path}: layers can be added only to stores made with tokenize 'words', this one used "
+                         f"{stored.tokenize!r}; compute a new store with every layer you need")
     wanted = resolve_layers(layers, int(model.num_layers))
     mine = store_settings(model, layers=list(wanted), metric=stored.metric, subword=stored.subword,
                           include_cls=bool(stored.include_cls))
