@@ -14,27 +14,22 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from pmask.corpora import Sentence, read_corpus
+from pmask.corpora import Sentence
 from pmask.errors import PmaskError, SettingError
-from pmask.options import RANDOM_PREFIX, resolve_layers, split_random
+from pmask.options import resolve_layers
 from pmask.perturb.pipeline import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
 from pmask.perturb.store.plan import layers_to_add
 from pmask.perturb.store_layers import add_layers
+from pmask.specs import CorpusSpec, ModelSpec, absolute_if_local
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_METRIC = "dist"
-DEFAULT_SUBWORD = "avg"
-
 
 @dataclass
 class Impact:
@@ -42,117 +37,6 @@ class Impact:
 
     F: np.ndarray
     F_cls: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class CorpusSpec:
-    """A corpus to read: ``path``, ``format`` (see ``pmask.options.CORPUS_FORMATS``) and filters."""
-
-    path: Path
-    format: str = "auto"
-    limit: int | None = None
-    max_words: int | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "path", Path(self.path))
-
-    def read(self, limit: int | None = None) -> list[Sentence]:
-        """The sentences (``limit`` overrides the spec's own); path ``-`` reads standard input."""
-        if str(self.path) == "-":
-            return self._read_stdin(limit)
-        if not self.path.exists():
-            raise PmaskError(f"{self.path}: no such file or directory")
-        sentences = read_corpus(self.path, self.format, max_words=self.max_words,
-                                limit=self.limit if limit is None else limit)
-        if not sentences and self.max_words is not None:
-            raise SettingError(f"{self.path}: no sentence has at most {self.max_words} words ({{max_words}})")
-        return sentences
-
-    def _read_stdin(self, limit: int | None) -> list[Sentence]:
-        text = sys.stdin.read()
-        fmt = _stdin_format(text) if self.format == "auto" else self.format
-        if fmt == "ptb":
-            raise PmaskError("-: PTB input must be a .mrg file or folder, not standard input")
-        with tempfile.TemporaryDirectory(prefix="pmask-stdin-") as folder:
-            path = Path(folder) / ("stdin.conllu" if fmt == "conllu" else "stdin.txt")
-            path.write_text(text, encoding="utf-8")
-            sentences = CorpusSpec(path, fmt, self.limit, self.max_words).read(limit)
-        for s in sentences:
-            s.path = "<stdin>"
-        return sentences
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model to load and how impacts are computed with it.
-
-    ``name`` is a hub name, a local directory or ``random:NAME``; ``dtype`` "auto" is the engine's
-    default for the device.
-    """
-
-    name: str | None = None
-    random_init: bool = False
-    metric: str | None = None        # None: "dist", or a store's own metric when reading a store
-    subword: str | None = None       # None: "avg", or a store's own policy
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_tokens: int | None = None
-    tokenize: str | None = None      # None: "words", or a store's own mode
-
-    def with_defaults(self) -> "ModelSpec":
-        """This spec with unset settings given their defaults (metric dist, subword avg, tokenize words)."""
-        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD,
-                       tokenize=self.tokenize or "words")
-
-    def check_store(self, store: Any) -> "ModelSpec":
-        """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
-        store's own value for any setting given here that differs from it."""
-        held = store.settings
-        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword),
-                                   ("tokenize", self.tokenize, held.tokenize)):
-            if mine is not None and mine != theirs:
-                raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
-                                   f"{name} {theirs}; leave {{{name}}} out or compute another store")
-        if self.name is not None:
-            name, random_init = split_random(self.name)
-            random_init = random_init or self.random_init
-            if _same_model(name, held.model) is False or bool(held.random_init) != random_init:
-                stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
-                raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
-                                   f"with {stored}; leave {{model}} out to read the store")
-        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize)
-
-    def load(self) -> Any:
-        """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
-        if not self.name:
-            raise SettingError("this needs {model} (a hub name, a local directory, or random:NAME)")
-        # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
-        from transformers.utils import logging as hf_logging
-
-        from pmask.perturb import load_model
-
-        hf_logging.disable_progress_bar()
-        dtype = None if self.dtype == "auto" else self.dtype
-        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
-
-
-def _absolute_if_local(name: str) -> str:
-    """A local model directory as an absolute path; a hub name as given."""
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
-
-
-def _same_model(given: str, stored: str | None) -> bool | None:
-    """Whether a model name names the stored one (None when the store does not say)."""
-    if stored is None:
-        return None
-    return _absolute_if_local(given) == _absolute_if_local(stored)
-
-
-def _stdin_format(text: str) -> str:
-    """CoNLL-U when the input has tab-separated lines of 10 columns, else plain text."""
-    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
-    return "conllu" if rows and all(line.count("\t") == 9 for line in rows) else "text"
 
 
 def is_store(path: str | Path) -> bool:
@@ -270,7 +154,7 @@ class ImpactSource:
         else:
             described = dict(self.model.describe())
         if described.get("name"):
-            described["name"] = _absolute_if_local(str(described["name"]))
+            described["name"] = absolute_if_local(str(described["name"]))
         return described
 
     def model_name(self) -> str | None:
