@@ -208,6 +208,8 @@ class BatchRunner:
                 if bar is not None and done:
                     bar.update(len(done))
                     bar.set_postfix(tok_s=f"{self.stats.tokens / max(self.stats.seconds, 1e-9):.0f}")
+                    if bar.total is not None and bar.n >= bar.total:
+                        bar.close()   # before the caller logs its summary, so the final line shows once
                 yield from done
                 if not parts and self.exhausted:
                     break
