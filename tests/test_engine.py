@@ -208,8 +208,15 @@ def test_bfloat16_close_to_float32(tiny_bert_dir, bert):
 
 
 def test_progress_bar(bert, capsys):
-    got = run(bert, SENTS[:2], progress=True)
-    assert len(got) == 2
+    """The bar counts sentences, reaches 2/2 and is closed before the caller sees the last result
+    (so a summary the caller prints comes after the bar's final line); no bar without progress."""
+    stream = impact_matrices(bert, SENTS[:2], progress=True)
+    got = [next(stream), next(stream)]
+    err = capsys.readouterr().err
+    assert "impact" in err and "2/2" in err and len(got) == 2
+    assert list(stream) == [] and capsys.readouterr().err == ""   # closed already: nothing more drawn
+    run(bert, SENTS[:2], progress=False)
+    assert "impact" not in capsys.readouterr().err
 
 
 def test_out_of_memory_halves_the_batch(bert, monkeypatch):
