@@ -101,6 +101,7 @@ class BenchResult:
     baselines: list[dict[str, Any]] = field(default_factory=list)
     breakdowns: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, Any] = field(default_factory=dict)
+    is_main: bool = True   # False on torchrun ranks other than 0: they compute impacts, rank 0 alone scores and writes
 
     def describe(self, out_dir: str | os.PathLike) -> str:
         """One line: treebanks, rows, impacts computed/reused and seconds."""
@@ -216,6 +217,10 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
             "model_loaded": False}
     todo = [tb for tb in treebanks if plans[tb.name]]
     if todo:
+        # lazy: torch is imported only once there is model work; under torchrun every rank computes its share
+        from pmask.perturb.distributed import init_distributed
+
+        init_distributed(settings.device)
         model = model_loader()
         info["model_loaded"] = True
         bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
@@ -309,6 +314,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
             if missing is not None:
                 raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
     info = ensure_stores(treebanks, out, settings, model_loader or _default_loader(settings), progress)
+    if os.environ.get("RANK", "0") not in ("", "0"):
+        return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in tqdm(treebanks, desc="scoring", unit="treebank", disable=not progress):

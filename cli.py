@@ -348,7 +348,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
         random_init=args.random_init)
     result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
-    print(result.describe(args.output))
+    if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
+        print(result.describe(args.output))
     return 0
 
 

@@ -102,6 +102,13 @@ def test_bench_files_rows_baselines_and_rerun(tmp_path, model_dir, tokenize):
     assert again.timing["computed"] == 0 and again.timing["reused"] == 2 * len(TREEBANKS)
     assert [r["uas"] for r in again.rows] == [r["uas"] for r in result.rows]
 
+    # a torchrun rank other than 0 scores and writes nothing (rank 0 alone owns the result files)
+    (out / "results.json").unlink()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RANK", "1")
+        other = run_bench(_inputs(), out, settings, model_loader=refuse, progress=False)
+    assert not other.is_main and other.rows == [] and not (out / "results.json").exists()
+
 
 @needs_pud
 def test_cli_bench_with_punct_excluded(tmp_path, model_dir, capsys):
