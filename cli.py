@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pmask import __version__
-from pmask.errors import PmaskError, SettingError
+from pmask.errors import HelperRankDone, PmaskError, SettingError
 from pmask.files import refuse_overwriting_inputs
 from pmask.bench import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
@@ -367,6 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_paths(args)
         return int(args.func(args) or 0)
+    except HelperRankDone:   # torchrun: this rank computed its share of the store; rank 0 writes the outputs
+        return 0
     except SettingError as exc:
         print(f"pmask: error: {exc.render(FLAGS)}", file=sys.stderr)
     except PmaskError as exc:

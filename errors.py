@@ -51,6 +51,11 @@ class MissingSentenceError(StoreError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class HelperRankDone(Exception):
+    """Raised on a torchrun rank other than 0 once it has computed its share of a cache store:
+    rank 0 alone goes on to decode and write the outputs (the CLI exits 0 quietly)."""
+
+
 class SettingError(PmaskError):
     """Settings that cannot work together. The message names settings as ``{name}``: ``str()``
     shows the bare name, a front end may show its own spelling (the CLI shows its flag)."""

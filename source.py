@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from pmask.corpora import Sentence
-from pmask.errors import PmaskError, SettingError
+from pmask.errors import HelperRankDone, PmaskError, SettingError
 from pmask.options import resolve_layers
 from pmask.perturb.pipeline import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
@@ -177,6 +177,8 @@ class ImpactSource:
             return
         run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
                           progress=self.progress, model=lambda: self.model)
+        if not run.is_main:
+            raise HelperRankDone(f"{self.store_dir}: this rank's share is stored; rank 0 writes the outputs")
         logger.info("%s", run.describe())   # the pipeline leaves its summary to the caller
         self.store = ImpactStore.open(self.store_dir)
 

@@ -50,3 +50,17 @@ def test_a_complete_store_is_reported_once_under_torchrun(corpus_file, tiny_bert
         assert _impact(corpus_file, tiny_bert_dir, tmp_path / "st", "-q", "--resume") == 0
         lines.append(capsys.readouterr().out)
     assert lines[0].count("0 computed, 2 reused (store complete)") == 1 and lines[1] == ""
+
+
+def test_parse_with_a_cache_store_writes_on_rank_0_only(corpus_file, tiny_bert_dir, tmp_path, capsys, monkeypatch):
+    """Under torchrun, ``parse CORPUS --store DIR`` fills the store on every rank; rank 0 alone
+    decodes and writes the output (a finished store needs no process group)."""
+    assert _impact(corpus_file, tiny_bert_dir, tmp_path / "st", "-q") == 0
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    for rank in ("1", "0"):
+        monkeypatch.setenv("RANK", rank)
+        out = tmp_path / f"rank{rank}.conllu"
+        assert main(["parse", str(corpus_file), "--model", str(tiny_bert_dir), "--store", str(tmp_path / "st"),
+                     "--layer", "1", "--root", "free", "-q", "-o", str(out)]) == 0
+        assert out.exists() == (rank == "0")
+    assert capsys.readouterr().out.count("dependency trees") == 1
