@@ -18,7 +18,7 @@ from pmask.errors import PmaskError, SettingError
 from pmask.files import atomic_write
 from pmask.options import PUNCT_MODES
 from pmask.eval.brackets import BracketScore
-from pmask.eval.dependency import DependencyScore
+from pmask.eval.dependency import DependencyScore, check_same_words
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
 from pmask.provenance import read_provenance
@@ -43,9 +43,7 @@ def align(pred: Sequence[Sentence], gold: Sequence[Sentence], pred_name: str, go
             raise PmaskError(f"{pred_name} has {len(pred)} sentences but {gold_name} only {len(gold)}")
         pairs = list(zip(pred, gold))
     for p, g in pairs:
-        if [w for w in p.words] != [w for w in g.words]:
-            raise PmaskError(f"{p.where()} does not match gold {g.where()}: the words differ "
-                             f"('{' '.join(p.words[:6])}' vs '{' '.join(g.words[:6])}')")
+        check_same_words(p.words, g, p.where())
     return pairs
 
 
@@ -119,6 +117,7 @@ class Evaluation:
     score: Any                                  # DependencyScore or BracketScore
     baselines: dict[str, Any] = field(default_factory=dict)
     table: Comparison | None = None
+    pairs: list[tuple[Any, Sentence]] = field(default_factory=list)   # (prediction, gold) of each scored sentence
 
     def to_dict(self) -> dict[str, Any]:
         """The prediction's scores under plain top-level keys (``uas``, ``uuas`` / ``f1_sentence``,
@@ -177,7 +176,7 @@ def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path
         raise PmaskError(f"{missing[0].where()}: the gold sentence has no heads to score against")
     unscored = [g.id for p, g in pairs if p.heads is None]
     pairs = [(p, g) for p, g in pairs if p.heads is not None]
-    return score_dependencies(pairs, punct), [g for _, g in pairs], unscored
+    return score_dependencies(pairs, punct), pairs, unscored
 
 
 def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, gold_path: Path
@@ -192,7 +191,7 @@ def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, 
         if list(tree.leaves()) != list(g.words):
             raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
         pairs.append((tree, g))
-    return score_brackets(pairs), [g for _, g in pairs], unscored
+    return score_brackets(pairs), pairs, unscored
 
 
 def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
@@ -221,12 +220,14 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         max_words = (provenance.corpus or {}).get("max_words")
     gold = _read_gold(gold_path, task, pred_path, max_words)
     if task == "dependency":
-        score, golds, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
+        score, pairs, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
+        golds = [g for _, g in pairs]
         root = root or settings.get("root", "gold")
         base = dependency_baseline_scores(golds, punct=punct, root=root, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
     else:
-        score, golds, unscored = _score_bracket_file(pred, gold, pred_path, gold_path)
+        score, pairs, unscored = _score_bracket_file(pred, gold, pred_path, gold_path)
+        golds = [g for _, g in pairs]
         base = constituency_baseline_scores(golds, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
@@ -234,4 +235,4 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,
                        len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
-    return Evaluation(task=task, name=name, score=score, baselines=base, table=table)
+    return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs)

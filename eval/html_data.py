@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora import read_corpus
 from pmask.errors import PmaskError
-from pmask.eval.compare import align, evaluate_files, read_prediction
+from pmask.eval.percent import percent
+from pmask.eval.compare import evaluate_files
 from pmask.eval.dependency import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
 from pmask.options import PUNCT_MODES, check_choice
 from pmask.provenance import read_provenance
@@ -53,22 +53,14 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     pred, gold = Path(pred), Path(gold)
     provenance = read_provenance(pred)
     meta = provenance.to_dict() if provenance is not None else {}
-    max_words = (meta.get("corpus") or {}).get("max_words")
-    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words)
-    task, predicted = read_prediction(pred)
-    if task == "dependency":
-        gold_sents = read_corpus(gold, "conllu" if gold.suffix in (".conllu", ".conll") else "auto")
-        pairs = [(p, g) for p, g in align(predicted, gold_sents, str(pred), str(gold)) if p.heads is not None]
-    else:
-        gold_sents = read_corpus(gold, "ptb", max_words=max_words)
-        pairs = [(t, g) for t, g in zip(predicted, gold_sents) if t is not None]
-    if not pairs:
+    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed)   # reads meta.json's max_words
+    if not evaluation.pairs:
         raise PmaskError(f"{pred}: no predicted sentence to report on")
-    return ReportInputs(task=task, pairs=pairs, evaluation=evaluation, meta=meta, punct=punct)
+    return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)
 
 
 def _cell(correct: int, total: int) -> dict[str, Any]:
-    return {"correct": correct, "total": total, "accuracy": 100.0 * correct / total if total else 0.0}
+    return {"correct": correct, "total": total, "accuracy": percent(correct, total)}
 
 
 def _punct(gold: Any, mode: str) -> list[bool]:

@@ -25,11 +25,10 @@ from safetensors import safe_open
 
 from pmask.errors import StoreError
 from pmask.files import atomic_write
-from pmask.perturb.store.layout import FORMAT, FORMAT_VERSION, MANIFEST, manifest_bytes, now, read_manifest, \
-    shard_name, shard_number
+from pmask.perturb.store.layout import (clean_unreferenced, now, read_manifest, shard_metadata, shard_name,
+                                        shard_number, write_manifest)
 from pmask.perturb.store.parts import part_files
 from pmask.perturb.store.plan import lock_dir, unlock
-from pmask.perturb.store.writer import StoreWriter
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +82,7 @@ def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: Co
         if part_files(path):
             raise StoreError(f"{path}: an interrupted distributed run left index parts; resume its computation "
                              f"before adding layers")
-        StoreWriter._clean(path, manifest)   # what a crash left unreferenced
+        clean_unreferenced(path, manifest)   # what a crash left unreferenced
         stored = tuple(manifest["layers"]["resolved"])
         every = [tuple(s.get("layers", stored)) for s in manifest["shards"]]
         target = tuple(sorted({*stored, *(int(k) for k in layers), *(k for held in every for k in held)}))
@@ -101,15 +100,10 @@ def extend_layers(out_dir: str | os.PathLike, layers: Sequence[int], compute: Co
                                                     **(run_info or {})})
             for s in manifest["shards"]:
                 s.pop("layers", None)
-            _write_manifest(path, manifest)
+            write_manifest(path, manifest)
         return done
     finally:
         unlock(lock)
-
-
-def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
-    manifest["updated"] = now()
-    atomic_write(path / MANIFEST, manifest_bytes(manifest))
 
 
 def _rewrite_shard(path: Path, manifest: dict[str, Any], entry: dict[str, Any], held: tuple[int, ...],
@@ -133,8 +127,8 @@ def _rewrite_shard(path: Path, manifest: dict[str, Any], entry: dict[str, Any], 
             raise StoreError(f"{old}: sentence {record['id']}: computed impacts of shape {extra.shape} do not fit "
                              f"the stored {have.shape}")
         rows = {**dict(zip(held, have)), **dict(zip(missing, np.asarray(extra, dtype=np.float32)))}
-        tensors[key] = np.stack([rows[k] for k in target]).astype(np.float32)
-    meta = {"format": f"{FORMAT}-shard", "format_version": str(FORMAT_VERSION), "sentences": meta["sentences"]}
+        tensors[key] = np.stack([rows[k] for k in target])   # every row is float32 already
+    meta = shard_metadata(meta["sentences"])
     data = safetensors.numpy.save(tensors, metadata=meta)
     name = shard_name(max(shard_number(s["file"]) for s in manifest["shards"]) + 1)
     atomic_write(path / name, data)
@@ -144,6 +138,6 @@ def _rewrite_shard(path: Path, manifest: dict[str, Any], entry: dict[str, Any], 
     for e in manifest["sentences"]:
         if e.get("shard") == entry["file"]:
             e["shard"] = name
-    _write_manifest(path, manifest)   # the new shard is listed only now; then the old one goes
+    write_manifest(path, manifest)   # the new shard is listed only now; then the old one goes
     old.unlink()
     return len(records)

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from pmask.errors import StoreError
+from pmask.files import atomic_write
+
+logger = logging.getLogger(__name__)
 
 FORMAT = "pmask-impact-store"
 FORMAT_VERSION = 1
@@ -82,6 +86,11 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     return manifest
 
 
+def shard_metadata(records_json: str) -> dict[str, str]:
+    """The safetensors metadata of a shard: format, version and its sentences' records (JSON)."""
+    return {"format": f"{FORMAT}-shard", "format_version": str(FORMAT_VERSION), "sentences": records_json}
+
+
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
     """The manifest as written to disk: indented ASCII JSON with a final newline."""
     return (json.dumps(manifest, indent=1, ensure_ascii=True) + "\n").encode("ascii")
@@ -92,3 +101,21 @@ def our_files(path: Path) -> list[Path]:
     return [p for p in path.iterdir()
             if p.name == MANIFEST or SHARD_RE.match(p.name) or PART_RE.match(p.name)
             or (p.name.startswith(TMP_PREFIX) and p.name.endswith(TMP_SUFFIX))]
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    """Stamp ``manifest["updated"]`` and write it atomically as ``path/manifest.json``."""
+    manifest["updated"] = now()
+    atomic_write(path / MANIFEST, manifest_bytes(manifest))
+
+
+def clean_unreferenced(path: Path, manifest: dict[str, Any]) -> None:
+    """Remove temp files and shards the manifest does not reference; check the others exist."""
+    referenced = {s["file"] for s in manifest["shards"]}
+    for p in our_files(path):
+        if p.name != MANIFEST and p.name not in referenced and not PART_RE.match(p.name):
+            logger.info("removing unfinished %s", p)
+            p.unlink()
+    for name in referenced:
+        if not (path / name).is_file():
+            raise StoreError(f"{path / name}: shard listed in the manifest is missing")

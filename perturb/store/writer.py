@@ -12,11 +12,11 @@ from typing import Any, Sequence
 import numpy as np
 import safetensors.numpy
 
-from pmask.errors import StoreError
+from pmask.errors import OutputError, StoreError
 from pmask.files import atomic_write
-from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION, MANIFEST,
-                                        PART_RE, manifest_bytes, now, our_files, read_manifest, shard_name,
-                                        shard_number)
+from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION,
+                                        clean_unreferenced, now, our_files, read_manifest, shard_metadata,
+                                        shard_name, shard_number, write_manifest)
 from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
 from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings
@@ -134,7 +134,7 @@ class StoreWriter:
             }, True, []
         before = json.dumps(manifest, sort_keys=True)
         parts = merge_parts(path, manifest)   # what the ranks of an interrupted distributed run finished
-        cls._clean(path, manifest)
+        clean_unreferenced(path, manifest)
         if corpus.n_sentences > manifest["corpus"]["n_sentences"]:   # extended (e.g. larger --limit)
             manifest["corpus"] = asdict(corpus)
             manifest["complete"] = False
@@ -148,18 +148,6 @@ class StoreWriter:
         if remaining(manifest, corpus.n_sentences):   # a finished store stays untouched
             manifest.setdefault("runs", []).append(run)
         return manifest, json.dumps(manifest, sort_keys=True) != before, parts
-
-    @staticmethod
-    def _clean(path: Path, manifest: dict[str, Any]) -> None:
-        """Remove temp files and shards the manifest does not reference; check the others exist."""
-        referenced = {s["file"] for s in manifest["shards"]}
-        for p in our_files(path):
-            if p.name != MANIFEST and p.name not in referenced and not PART_RE.match(p.name):
-                logger.info("removing unfinished %s", p)
-                p.unlink()
-        for name in referenced:
-            if not (path / name).is_file():
-                raise StoreError(f"{path / name}: shard listed in the manifest is missing")
 
     # -- state
 
@@ -222,9 +210,7 @@ class StoreWriter:
             shards = []
             if p.records:
                 name = shard_name(self._next_shard)
-                meta = {"format": f"{FORMAT}-shard", "format_version": str(FORMAT_VERSION),
-                        "sentences": json.dumps(p.records, ensure_ascii=True)}
-                data = safetensors.numpy.save(p.tensors, metadata=meta)
+                data = safetensors.numpy.save(p.tensors, metadata=shard_metadata(json.dumps(p.records, ensure_ascii=True)))
                 atomic_write(self.path / name, data)
                 self._next_shard += self.world_size
                 shards.append({"file": name, "sha256": hashlib.sha256(data).hexdigest(),
@@ -242,8 +228,8 @@ class StoreWriter:
                 self._part[0].extend(shards)
                 self._part[1].extend(p.entries)
                 write_part(self.path, self.rank, *self._part)
-        except OSError as err:
-            raise StoreError(f"{self.path}: cannot write store: {err.strerror or err}") from None
+        except (OSError, OutputError) as err:   # atomic_write reports OS errors as OutputError
+            raise StoreError(f"{self.path}: cannot write store: {getattr(err, 'strerror', None) or err}") from None
         logger.debug("%s: flushed %d sentences", self.path, len(p.entries))
 
     def merge_parts(self) -> None:
@@ -256,9 +242,8 @@ class StoreWriter:
 
     def _write_manifest(self) -> None:
         m = self.manifest
-        m["updated"] = now()
         m["complete"] = len(m["sentences"]) == m["corpus"]["n_sentences"]
-        atomic_write(self.path / MANIFEST, manifest_bytes(m))
+        write_manifest(self.path, m)
 
     def close(self) -> None:
         """Flush and release the store (idempotent)."""
