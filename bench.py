@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.errors import PmaskError
+from pmask.source import ImpactSource
+from pmask.specs import ModelSpec
 from pmask.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
                            check_choice)
 
@@ -30,8 +32,6 @@ logger = logging.getLogger(__name__)
 
 #: Decoders used when none are requested, per task.
 DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
-#: The main figure of each task and the baseline margins are measured against.
-PRIMARY = {"dependency": ("uas", "right-chain"), "constituency": ("f1_sentence", "right-branching")}
 _UD_FOLDER = re.compile(r"^UD_(?P<lang>[A-Za-z_]+)-")
 
 
@@ -253,7 +253,7 @@ def score_treebank(tb: Treebank, store: Any, settings: BenchSettings) -> dict[st
     base = {"treebank": tb.name, "language": tb.language}
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": []}
     layers = _layers(settings, store)
-    impacts = sc.impacts_per_layer(store, tb.sentences, layers)
+    impacts = ImpactSource(list(tb.sentences), tb.path, store=store).impacts_by_layers(layers)
     golds: list[Any] = list(tb.sentences)
     for layer in layers:
         for decoder in decoders_for(tb, settings):
@@ -261,24 +261,20 @@ def score_treebank(tb: Treebank, store: Any, settings: BenchSettings) -> dict[st
                                             root=settings.root, punct=settings.punct, seed=settings.seed)
             key = {**base, "layer": layer, "decoder": decoder, "root": root}
             out["rows"].append({**key, **sc.summary(score, golds)})
-            if sc.breakdown(score) is not None:
-                out["breakdowns"].append({**key, **sc.breakdown(score)})
+            if (details := sc.breakdown(score)) is not None:
+                out["breakdowns"].append({**key, **details})
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                           seed=settings.seed).items():
         key = {**base, "baseline": name, "root": root}
         out["baselines"].append({**key, **sc.summary(score, golds)})
-        if sc.breakdown(score) is not None:
-            out["breakdowns"].append({**key, **sc.breakdown(score)})
+        if (details := sc.breakdown(score)) is not None:
+            out["breakdowns"].append({**key, **details})
     return out
 
 
 def _default_loader(settings: BenchSettings) -> Callable[[], Any]:
-    def load() -> Any:
-        from pmask.perturb import load_model
-
-        return load_model(settings.model, device=settings.device, dtype=settings.dtype,
-                          random_init=settings.random_init)
-    return load
+    return ModelSpec(settings.model, random_init=settings.random_init, device=settings.device,
+                     dtype=settings.dtype or "auto").load
 
 
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,

@@ -17,8 +17,9 @@ import io
 import json
 import logging
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
+from pmask.eval.output import new_figure, save_figure
 from pmask.files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -100,24 +101,16 @@ def to_markdown(result: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _save(fig: Any, path: Path, dpi: int = 110) -> None:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    atomic_write(path, buf.getvalue())
-
-
 def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     """Score against layer, one panel per treebank, one line per decoder, baselines dashed."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
     treebanks = [t["treebank"] for t in result.treebanks]
     languages = {t["treebank"]: t.get("language") for t in result.treebanks}
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows), squeeze=False, sharex=True)
+    fig = new_figure((3.0 * ncols, 2.4 * nrows), dpi)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
         key = primary_key(rows[0]) if rows else "uas"
@@ -132,20 +125,16 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     for ax in list(axes.flat)[len(treebanks):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, 1.02))
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, 1.0))
     fig.supxlabel("layer", fontsize=9)
     fig.supylabel("UAS (F1 for PTB)", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    _save(fig, path, dpi)
-    plt.close(fig)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (2.4 * nrows)))   # room for the legend row
+    save_figure(fig, path, dpi=dpi)
     return path
 
 
 def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
     """Treebank × layer scores of ``decoder`` as a heatmap, values written in the cells."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     rows = [r for r in result.rows if r["decoder"] == decoder]
@@ -154,7 +143,8 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
     grid = np.full((len(treebanks), len(layers)), np.nan)
     for r in rows:
         grid[treebanks.index(r["treebank"]), layers.index(r["layer"])] = r[primary_key(r)]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.0 + 0.55 * len(layers)), 0.8 + 0.32 * len(treebanks)))
+    fig = new_figure((max(4.0, 1.0 + 0.55 * len(layers)), 0.8 + 0.32 * len(treebanks)), 110)
+    ax = fig.subplots()
     im = ax.imshow(grid, aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=8)
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=8)
@@ -168,8 +158,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
                         color="white" if v < mid else "black")
     fig.colorbar(im, ax=ax, fraction=0.04)
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path
 
 

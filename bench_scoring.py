@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.eval.dependency import DependencyScore, SentenceUAS
+from pmask.eval.dependency import DependencyScore
 
 #: Baselines that ``bench`` scores next to the model, per task.
 BENCH_BASELINES = {"dependency": ("right-chain", "left-chain", "random-projective"),
                    "constituency": ("right-branching", "left-branching", "random-binary")}
-#: Sentence-length buckets (in scored words) of the breakdowns.
 
 
 def task_of(decoder: str) -> str:
@@ -20,24 +19,6 @@ def task_of(decoder: str) -> str:
     from pmask.induce import decoder_task
 
     return decoder_task(decoder)
-
-
-def impacts_per_layer(store: Any, sentences: Sequence[Any], layers: Sequence[int]) -> dict[int, list[Any]]:
-    """``{layer: [Impact or None per sentence]}`` read from ``store`` in one pass over it.
-
-    Raises PmaskError when the store's words differ from ``sentences`` (another corpus).
-    """
-    from pmask.induce import Impact
-    from pmask.errors import PmaskError
-
-    out: dict[int, list[Any]] = {layer: [] for layer in layers}
-    for pos, sent in enumerate(sentences):
-        item = store.get(pos) if store.has(pos) else None
-        if item is not None and list(item.words) != list(sent.words):
-            raise PmaskError(f"{store.path}: stored sentence {pos} does not match {sent.where()}")
-        for layer in layers:
-            out[layer].append(None if item is None else Impact(F=item.matrix[item.layer_index(layer)]))
-    return out
 
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,

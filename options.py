@@ -51,6 +51,9 @@ CORPUS_FORMATS: dict[str, str] = {
     "text": "one whitespace-tokenised sentence per line",
 }
 
+#: What a decoder produces.
+TASKS = ("dependency", "constituency")
+
 #: Where a dependency tree's root comes from.
 ROOT_MODES: dict[str, str] = {
     "gold": "the gold root word is ROOT's only child (the paper's setting)",

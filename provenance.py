@@ -69,10 +69,6 @@ class Provenance:
         head = {"pmask": data.pop("pmask"), "command": data.pop("command")}
         return {**head, **data}
 
-    @property
-    def model_name(self) -> str | None:
-        return (self.model or {}).get("name")
-
     def row_name(self) -> str:
         """The name of the prediction's row in an evaluation table."""
         name = self.settings.get("decoder", "prediction")

@@ -74,6 +74,15 @@ def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int 
 
     ``positions`` are the sentences' corpus positions (default 0, 1, ...).
     """
+    for item in impacts_from_store_by_layers(store, sentences, [layer], include_cls=include_cls,
+                                             positions=positions):
+        yield None if item is None else item[0]
+
+
+def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], layers: Sequence[int], *,
+                                 include_cls: bool = False, positions: Sequence[int] | None = None
+                                 ) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
         if item is None:
@@ -82,13 +91,10 @@ def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int 
         if list(item.words) != list(sent.words):
             raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
                              f"{sent.where()}: was the store made from another corpus?")
-        k = item.layer_index(layer)
-        if include_cls:
-            if item.cls_matrix is None:
-                raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
-            yield Impact(F=item.matrix[k], F_cls=item.cls_matrix[k])
-        else:
-            yield Impact(F=item.matrix[k])
+        if include_cls and item.cls_matrix is None:
+            raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
+        ks = [item.layer_index(layer) for layer in layers]
+        yield [Impact(F=item.matrix[k], F_cls=item.cls_matrix[k] if include_cls else None) for k in ks]
 
 
 class ImpactSource:
@@ -214,21 +220,22 @@ class ImpactSource:
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
-        """``{layer: [Impact or None per sentence]}`` for ``layers`` ("all": every layer the source has)."""
+        """``{layer: [Impact or None per sentence]}`` for ``layers`` ("all": every layer the source has);
+        one pass over the store or one engine run gives every layer."""
         self._ensure_store(layers)
         if self.store is not None:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
             chosen = every if layers == "all" else list(layers)
             self._ensure_layers(chosen)
-            return {layer: list(impacts_from_store(self.store, self.sentences, layer=layer, include_cls=include_cls))
-                    for layer in chosen}
-        chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
-        spec = self.model_spec
+            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls)
+        else:
+            chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
+            spec = self.model_spec
+            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
+                                      subword=spec.subword, include_cls=include_cls, batch_tokens=spec.batch_tokens,
+                                      progress=self.progress, tokenize=spec.tokenize or "words")
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
-        for item in impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
-                                     subword=spec.subword, include_cls=include_cls,
-                                     batch_tokens=spec.batch_tokens, progress=self.progress,
-                                     tokenize=spec.tokenize or "words"):
+        for item in stream:
             for k, layer in enumerate(chosen):
                 per_layer[layer].append(None if item is None else item[k])
         return per_layer

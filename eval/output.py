@@ -23,7 +23,6 @@ from pmask.files import atomic_write
 Task = Literal["dependency", "constituency"]
 Kind = Literal["model", "baseline"]
 
-TASKS = ("dependency", "constituency")
 KINDS = ("model", "baseline")
 
 # Percent-valued metrics (higher is better) per task, in column order.

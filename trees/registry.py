@@ -37,7 +37,6 @@ from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 
-TASKS = ("dependency", "constituency")
 
 
 @dataclass(frozen=True)
@@ -179,11 +178,6 @@ def get_decoder(name: str) -> Decoder:
         return DECODERS[name]
     except KeyError:
         raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
-
-
-def decoder_help(task: str | None = None) -> str:
-    """One line per decoder ("name: description"), for help texts."""
-    return "\n".join(f"{n}: {d.description}" for n, d in decoders(task).items())
 
 
 DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
