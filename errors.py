@@ -40,6 +40,10 @@ class DecodeError(PmaskError):
     """Scores that no decoder can use (NaN, infinite, wrong shape)."""
 
 
+class OptionError(PmaskError, ValueError):
+    """A setting's value is not one of its known names (see :mod:`pmask.options`)."""
+
+
 class LayerError(PmaskError, ValueError):
     """A requested layer does not exist in the model (or the request is malformed)."""
 

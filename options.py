@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from pmask.errors import LayerError, PmaskError
+from pmask.errors import LayerError, OptionError
 
 #: Impact metrics ``d``; ``H(x∖S)_p`` is the hidden state at piece ``p`` with the words ``S`` masked.
 METRICS: dict[str, str] = {
@@ -80,7 +80,7 @@ DEFAULT_ROOT = "gold"
 
 
 def check_choice(what: str, value: str, table: Mapping[str, str] | Iterable[str]) -> str:
-    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`PmaskError`.
+    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError` (a ``PmaskError`` and a ``ValueError``).
 
     Args:
         what: the setting's name, used in the message ("metric", "subword policy", ...).
@@ -92,7 +92,7 @@ def check_choice(what: str, value: str, table: Mapping[str, str] | Iterable[str]
     """
     names = list(table)
     if value not in names:
-        raise PmaskError(f"unknown {what} {value!r} (choose from {', '.join(names)})")
+        raise OptionError(f"unknown {what} {value!r} (choose from {', '.join(names)})")
     return value
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from pmask.errors import ModelError
+from pmask.options import check_choice
 
 
 @dataclass
@@ -159,7 +160,5 @@ ALIGNERS: dict[str, Callable[[Any, Any], WordAlignment]] = {"words": align, "tex
 
 
 def get_aligner(name: str) -> Callable[[Any, Any], WordAlignment]:
-    """The aligner registered as ``name`` in :data:`ALIGNERS`; ``ValueError`` for an unknown one."""
-    if name not in ALIGNERS:
-        raise ValueError(f"unknown tokenisation mode {name!r} (choose from {', '.join(ALIGNERS)})")
-    return ALIGNERS[name]
+    """The aligner registered as ``name`` in :data:`ALIGNERS`; ``OptionError`` (a ``ValueError``) for an unknown one."""
+    return ALIGNERS[check_choice("tokenisation mode", name, ALIGNERS)]

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as nnf
 
 from pmask.errors import ModelError
-from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
+from pmask.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
 from pmask.perturb.alignment import get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.jobs import SentenceJob, SkippedSentence
@@ -134,8 +134,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    _check_name("metric", metric, METRICS)
-    _check_name("subword policy", subword, SUBWORD_POLICIES)
+    check_choice("metric", metric, METRICS)   # OptionError, a ValueError like every bad argument here
+    check_choice("subword policy", subword, SUBWORD_POLICIES)
     get_aligner(tokenize)
     settings = RunSettings(resolve_layers(layers, model.num_layers), metric, subword, include_cls, tokenize)
     if batch_tokens is None:
@@ -148,11 +148,6 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     if metric == "prob":
         encoder.check_prob(settings.layers)
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats).run(sentences, progress)
-
-
-def _check_name(what: str, value: str, table: dict[str, str]) -> None:
-    if value not in table:   # ValueError, like every other bad argument of this function
-        raise ValueError(f"unknown {what} {value!r} (choose from {', '.join(table)})")
 
 
 def _is_oom(err: BaseException) -> bool:
@@ -317,7 +312,7 @@ class BatchRunner:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
             # base states first (a comparison's base may sit in this very batch), then comparisons
             first_read = np.cumsum([0] + [r.stop - r.start for r in ranges])
-            current, base, targets = [], [], []
+            current_rows, base, targets = [], [], []
             for p, r, lo in zip(parts, ranges, first_read):
                 plan = p.job.reads
                 is_base = plan.is_base[r]
@@ -327,10 +322,13 @@ class BatchRunner:
                         values[torch.as_tensor(lo + np.flatnonzero(is_base), device=device)].transpose(0, 1)
                 compare = np.flatnonzero(~is_base)
                 if len(compare):
-                    current.append(values[torch.as_tensor(lo + compare, device=device)])
+                    current_rows.append(lo + compare)
                     base.append(p.job.base[:, torch.as_tensor(slots[compare], device=device)].transpose(0, 1))
                     targets.append((p.job, slots[compare], plan.column[r][compare]))
-            impacts = _compare(metric, torch.cat(base), torch.cat(current)).cpu().numpy() if current else None
+            impacts = None
+            if current_rows:   # one gather for the whole batch's comparisons
+                current = values[torch.as_tensor(np.concatenate(current_rows), device=device)]
+                impacts = _compare(metric, torch.cat(base), current).cpu().numpy()
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
         offset = 0
         for job, slots, columns in targets:

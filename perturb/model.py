@@ -238,7 +238,8 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
                 torch.manual_seed(RANDOM_SEED)
                 model = AutoModelForMaskedLM.from_config(config)
         else:
-            model = AutoModelForMaskedLM.from_pretrained(name, revision=revision, local_files_only=local_only)
+            model = AutoModelForMaskedLM.from_pretrained(name, config=config, revision=revision,
+                                                         local_files_only=local_only)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
         raise ModelError(f"cannot load masked language model {name!r}: {one_line(err)}") from err
     model = model.to(device=dev, dtype=dt).eval()

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pmask.errors import LayerError, StoreError
-from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers
+from pmask.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
 from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
 from pmask.perturb.store.plan import balance, check_existing, layers_to_add
 from pmask.perturb.store.settings import norm_model
@@ -266,10 +266,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         ...               layers="all")   # doctest: +SKIP
         StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
     """
-    if metric not in METRICS:   # before anything is written
-        raise ValueError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
-    if subword not in SUBWORD_POLICIES:
-        raise ValueError(f"unknown subword policy {subword!r} (choose from {', '.join(SUBWORD_POLICIES)})")
+    check_choice("metric", metric, METRICS)   # before anything is written
+    check_choice("subword policy", subword, SUBWORD_POLICIES)
     t0 = time.perf_counter()
     job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,

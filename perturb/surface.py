@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pmask.errors import ModelError, PmaskError
-from pmask.options import TOKENIZE_MODES
-from pmask.perturb.alignment import WordAlignment, align
+from pmask.perturb.alignment import WordAlignment, get_aligner
 
 logger = logging.getLogger(__name__)
 
@@ -243,8 +242,6 @@ def align_sentence(tokenizer: Any, sentence: Any, tokenize: str = "words", *, wa
         >>> align_sentence(tok, ["The", "cat"], "words").n_words   # doctest: +SKIP
         2
     """
-    if tokenize == "words":
-        return align(tokenizer, [str(w) for w in getattr(sentence, "words", sentence)])
     if tokenize == "text":
         return surface_align(tokenizer, sentence, warn=warn)
-    raise PmaskError(f"unknown tokenisation mode {tokenize!r} (choose from {', '.join(TOKENIZE_MODES)})")
+    return get_aligner(tokenize)(tokenizer, sentence)

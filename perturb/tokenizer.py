@@ -45,10 +45,16 @@ def configure_for_words(tokenizer: Any) -> None:
     tokenizer records ``add_prefix_space`` but its backend ignores it)."""
     from tokenizers import Tokenizer
 
-    spec = json.loads(tokenizer.backend_tokenizer.to_str())
-    if _fix_pre_tokenizer(spec.get("pre_tokenizer")):
+    backend = tokenizer.backend_tokenizer
+    if backend.pre_tokenizer is None:
+        return
+    # only the pre-tokenizer's own state: serialising the whole tokenizer would copy the vocabulary
+    pre = json.loads(backend.pre_tokenizer.__getstate__())
+    if _fix_pre_tokenizer(pre):
+        spec = json.loads(backend.to_str())
+        spec["pre_tokenizer"] = pre
         tokenizer._tokenizer = Tokenizer.from_str(json.dumps(spec))
-    if hasattr(tokenizer, "add_prefix_space") and "ByteLevel" in json.dumps(spec.get("pre_tokenizer")):
+    if hasattr(tokenizer, "add_prefix_space") and "ByteLevel" in json.dumps(pre):
         tokenizer.add_prefix_space = True
 
 
