@@ -15,11 +15,11 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora import read_corpus
 from pmask.corpora.read import detect_format
 from pmask.errors import PmaskError, SettingError
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
 from pmask.source import ImpactSource
+from pmask.specs import CorpusSpec
 
 logger = logging.getLogger(__name__)
 
@@ -111,9 +111,7 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
 
 
 def _read_gold(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    sentences = read_corpus(path, "auto")
+    sentences = CorpusSpec(path).read()
     if sentences and all(s.heads is None for s in sentences):
         raise PmaskError(f"{path}: holds no dependency heads (format {detect_format(path)}); gold arcs need a "
                          f"CoNLL-U or .dp file")

@@ -26,7 +26,7 @@ from typing import Any
 import nltk
 
 from pmask.errors import DecodeError
-from pmask.eval.percent import percent
+from pmask.eval.percent import f1, percent
 from pmask.trees.brackets import node_spans
 
 Span = tuple[int, int]
@@ -100,15 +100,15 @@ class BracketScore:
             recall = 1.0
             if not pred:
                 precision = 1.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+        sentence_f1 = f1(precision, recall)
 
         pred_e, gold_e = evalb_spans(pred_tree), evalb_spans(gold_tree)
-        result = SentenceBrackets(sent_id, n_gold, precision, recall, f1,
+        result = SentenceBrackets(sent_id, n_gold, precision, recall, sentence_f1,
                                   len(pred_e & gold_e), len(gold_e), len(pred_e))
         self.sentences += 1
         self.precision_sum += precision
         self.recall_sum += recall
-        self.f1_sum += f1
+        self.f1_sum += sentence_f1
         self.matched += result.matched
         self.gold_brackets += result.gold
         self.pred_brackets += result.pred
@@ -142,7 +142,7 @@ class BracketScore:
     def f1_corpus(self) -> float:
         """Corpus-level (EVALB-style) F1 (%)."""
         p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+        return f1(p, r)
 
     def to_dict(self) -> dict[str, Any]:
         return {"f1_sentence": self.f1_sentence, "f1_corpus": self.f1_corpus, "precision": self.precision,

@@ -22,6 +22,7 @@ from pmask.eval.dependency import DependencyScore, check_same_words
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
 from pmask.provenance import read_provenance
+from pmask.specs import CorpusSpec
 from pmask.trees.registry import (CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
                                   decode_dependencies)
 
@@ -162,10 +163,7 @@ def _read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | Non
         other = "constituency" if task == "dependency" else "dependency"
         raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
                          f"(format {fmt}); give a gold file of the same kind")
-    gold = read_corpus(gold_path, fmt, max_words=max_words)
-    if not gold and max_words is not None:
-        raise SettingError(f"{gold_path}: no sentence has at most {max_words} words ({{max_words}})")
-    return gold
+    return CorpusSpec(gold_path, fmt, max_words=max_words).read()
 
 
 def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path: Path, gold_path: Path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pmask.eval.brackets import node_spans, sentence_spans
+from pmask.eval.percent import f1, percent
 
 SPAN_BUCKETS = ((2, 2), (3, 3), (4, 4), (5, 6), (7, 10), (11, None))
 
@@ -38,10 +39,8 @@ def _bucket(length: int) -> str:
 
 
 def _f1_row(label: str, matched_pred: int, pred: int, matched_gold: int, gold: int) -> dict[str, Any]:
-    p = 100.0 * matched_pred / pred if pred else 0.0
-    r = 100.0 * matched_gold / gold if gold else 0.0
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
-    return {"label": label, "precision": p, "recall": r, "accuracy": f1, "total": gold, "pred": pred,
+    p, r = percent(matched_pred, pred), percent(matched_gold, gold)
+    return {"label": label, "precision": p, "recall": r, "accuracy": f1(p, r), "total": gold, "pred": pred,
             "correct": matched_gold}
 
 
@@ -73,7 +72,7 @@ def label_rows(pairs: Sequence[tuple[Any, Any]]) -> list[dict[str, Any]]:
             cell[1] += 1
     order = sorted(cells, key=lambda k: (-cells[k][1], k))
     return [{"label": k, "correct": cells[k][0], "total": cells[k][1],
-             "accuracy": 100.0 * cells[k][0] / cells[k][1]} for k in order]
+             "accuracy": percent(*cells[k])} for k in order]
 
 
 def constituency_sentences(pairs: Sequence[tuple[Any, Any]], per_sentence: Sequence[Any]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Percentages as every score in :mod:`pmask.eval` reports them."""
+"""Percentages and F1 as every score in :mod:`pmask.eval` reports them."""
 from __future__ import annotations
 
 
@@ -10,3 +10,13 @@ def percent(num: float, den: float) -> float:
         (75.0, 0.0)
     """
     return 100.0 * num / den if den else 0.0
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean of ``precision`` and ``recall`` (any common scale), 0.0 when both are 0.
+
+    Example:
+        >>> f1(50.0, 100.0)
+        66.66666666666667
+    """
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
