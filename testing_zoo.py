@@ -56,18 +56,9 @@ def training_texts(limit: int = 300) -> list[list[str]]:
     """Word lists of the first ``limit`` English PUD sentences (TINY_SENTENCES if the data is absent)."""
     if not PUD_EN.is_file():
         return [list(s) for s in TINY_SENTENCES]
-    out: list[list[str]] = []
-    words: list[str] = []
-    for line in PUD_EN.read_text(encoding="utf-8").splitlines():
-        cols = line.split("\t")
-        if len(cols) == 10 and cols[0].isdigit():
-            words.append(cols[1])
-        elif not line.strip() and words:
-            out.append(words)
-            words = []
-            if len(out) >= limit:
-                break
-    return out
+    from pmask.corpora import read_conllu
+
+    return [list(sent.words) for sent in read_conllu(PUD_EN, limit=limit)]
 
 
 def _wrap(backend: Any, specials: dict[str, str], template: tuple[str, str], **kwargs: Any) -> Any:
