@@ -1,30 +1,87 @@
 """pmask: induce syntax from masked language models with Perturbed Masking (Wu et al., ACL 2020).
 
-Subpackages (imported lazily, nothing is loaded here):
+The package is four wings over shared basics, each importing only the ones before it:
 
-- ``pmask.perturb``  the impact engine and its on-disk store
-- ``pmask.trees``    dependency/constituency decoders and baselines
-- ``pmask.eval``     metrics, reports and heatmaps
-- ``pmask.corpora``  CoNLL-U, PTB and plain-text readers and writers
-- ``pmask.source``   impacts from a store or from a corpus and a model (``ImpactSource``)
-- ``pmask.induce``, ``pmask.sweep``, ``pmask.maps``  the library calls behind parse, sweep, heatmap
-- ``pmask.provenance``  the ``<output>.meta.json`` record; ``pmask.options`` every named setting
+- ``pmask.common``   errors, every named setting (``options``), outputs that behave like shell redirection
+- ``pmask.corpora``  read and write treebanks and text; head maps, bracket strings, provenance records
+- ``pmask.perturb``  models, the impact engine, its on-disk store, impact sources (store or model)
+- ``pmask.trees``    decoders, baselines and the parse pipeline over an impact source
+- ``pmask.eval``     scores, comparisons, sweeps, heatmaps, the HTML report and ``bench``
+- ``pmask.cli``      the ``pmask`` command
 
-``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call (see
-:func:`pmask.induce.parse`).
+``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call.
 """
+from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
 
-__version__ = "0.1.0"
+from pmask.common import moved as _moved
+from pmask.common.version import __version__
+
+_moved.install()   # old module paths (pmask.sweep, pmask.source, ...) keep working for one release
 
 __all__ = ["__version__", "parse"]
 
 
-def __getattr__(name: str) -> Any:
-    # ``pmask.parse`` is imported on first use so that ``import pmask`` stays light
-    if name == "parse":
-        from pmask.induce import parse
+def _as_sentences(sentences: Any, sentence_type: Any) -> list[Any]:
+    out = []
+    for k, s in enumerate(sentences, start=1):
+        if isinstance(s, sentence_type):
+            out.append(s)
+        else:
+            words = s.split() if isinstance(s, str) else [str(w) for w in s]
+            out.append(sentence_type(id=str(k), words=words, path="<input>"))
+    return out
 
-        return parse
-    raise AttributeError(f"module 'pmask' has no attribute {name!r}")
+
+def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner",
+          layer: int = -1, root: str | None = None, faithful: bool = False, multiroot: bool = False,
+          metric: str | None = None, subword: str | None = None, seed: int = 0, device: str = "auto",
+          dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False) -> list[Any]:
+    """Induce a tree for each sentence in one call (also available as ``pmask.parse``).
+
+    Args:
+        sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
+        model: a hub name, a local directory, ``random:NAME``, or a loaded ``LoadedModel``; not
+            needed by the baselines.
+        decoder: a name from :data:`pmask.trees.registry.DECODERS`.
+        layer: the layer whose impacts are decoded (-1 = last).
+        root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
+            sentence carries gold heads, else "free".
+        metric, subword: the impact metric and subword policy (default dist, avg).
+
+    Returns:
+        One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
+        0 = ROOT) or ``tree`` (an ``nltk.Tree``), with ``F`` [n, n], the impacts it was decoded from
+        (None for baselines and for sentences too long for the model, whose ``skipped`` says why).
+
+    Example:
+        >>> import pmask
+        >>> [p.heads.tolist() for p in pmask.parse(["the cat sat"], decoder="right-chain")]
+        [[2, 3, 0]]
+    """
+    from pmask.corpora import Sentence
+    from pmask.perturb.impact_source import ImpactSource
+    from pmask.perturb.model_spec import ModelSpec
+    from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
+    from pmask.trees.registry import get_decoder
+
+    if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
+        sentences = [sentences]
+    sents = _as_sentences(sentences, Sentence)
+    if root is None:
+        root = "gold" if sents and all(s.heads for s in sents) else "free"
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
+                             seed=seed)
+    check_settings(settings, sents)
+    impacts = None
+    if get_decoder(decoder).needs_model:
+        spec = ModelSpec(model if isinstance(model, str) or model is None else None, metric=metric,
+                         subword=subword, device=device, dtype=dtype, batch_tokens=batch_tokens).with_defaults()
+        loaded = None if model is None or isinstance(model, str) else model
+        source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
+        impacts = source.impacts(layer, include_cls=faithful)
+    return list(parse_sentences(sents, impacts, settings))
+
+

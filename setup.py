@@ -13,7 +13,7 @@ setup(
     python_requires=">=3.10",
     package_dir={"pmask": "."},
     packages=["pmask"] + [f"pmask.{p}" for p in SUBPACKAGES],
-    package_data={"pmask.eval": ["html_assets/*.js", "html_assets/*.css"]},
+    package_data={"pmask.eval.html": ["assets/*.js", "assets/*.css"]},
     install_requires=[
         "torch>=2.1",
         "transformers>=4.40",

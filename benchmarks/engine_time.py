@@ -19,7 +19,7 @@ import torch
 
 from pmask.corpora import read_corpus
 from pmask.perturb import impact_matrices, load_model
-from pmask.testing import make_random_bert_base
+from pmask.perturb.testing import make_random_bert_base
 
 PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 

@@ -122,7 +122,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     from pmask.perturb import ImpactStats, impact_matrices, load_model
-    from pmask.testing import make_random_bert_base
+    from pmask.perturb.testing import make_random_bert_base
 
     if not args.conllu.exists():
         print(f"corpus not found: {args.conllu}", file=sys.stderr)

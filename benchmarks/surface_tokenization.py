@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmask.bench import language_of
+from pmask.eval.bench.run import language_of
 from pmask.corpora import read_corpus
 from pmask.perturb.model import load_tokenizer
-from pmask.perturb.surface import align_sentence, surface_layout
-from pmask.testing_multilingual import KINDS, pud_texts, train_vocabulary
+from pmask.perturb.alignment import align_sentence, surface_layout
+from pmask.perturb.testing.multilingual import KINDS, pud_texts, train_vocabulary
 
 UD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud"
 

@@ -1,4 +1,9 @@
-"""Corpus readers and writers (CoNLL-U, PTB brackets, 3-column dependencies, plain text).
+"""Read and write treebanks and text: the bottom wing above ``pmask.common``.
+
+Readers and writers (CoNLL-U, PTB brackets, 3-column dependencies, plain text), the
+:class:`Sentence` they yield, :class:`~pmask.corpora.spec.CorpusSpec` (a path with its format and
+filters), head maps (:mod:`.heads`), bracket strings and spans (:mod:`.brackets`) and the
+``<output>.meta.json`` record (:mod:`.provenance`). May import ``pmask.common`` only.
 
 Every reader takes ``max_words`` (skip longer sentences, in every format) and ``limit`` (keep the
 first N after that filter); both must be at least 1 (:func:`check_selection`). A path of ``-``

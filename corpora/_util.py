@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pmask.corpora.sentence import Sentence
-from pmask.errors import CorpusError, PmaskError
-from pmask.heads import find_cycle
+from pmask.common.errors import CorpusError, PmaskError
+from pmask.corpora.heads import find_cycle
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ Write-back conventions (``write_conllu``):
 * A sentence whose predicted heads are ``None`` (skipped) is written with HEAD, DEPREL and DEPS
   all ``_`` so the output has the same sentences as the input.
 * Lines are written with ``\\n`` endings (``\\r\\n`` input is normalised), one blank line after each
-  sentence; a regular file is written atomically (:func:`pmask.files.write_output`).
+  sentence; a regular file is written atomically (:func:`pmask.common.files.write_output`).
 """
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ from conllu.exceptions import ParseException
 
 from pmask.corpora._util import check_heads, display_name, read_utf8, select
 from pmask.corpora.sentence import Sentence
-from pmask.errors import CorpusError
-from pmask.files import write_output
+from pmask.common.errors import CorpusError
+from pmask.common.files import write_output
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
     """Write ``sentences`` with predicted ``heads_list`` (one per sentence, None = skipped) to ``path``.
 
     See the module docstring for exactly what changes. ``path`` may be ``-`` (standard output), a
-    device, FIFO or symlink (see :func:`pmask.files.write_output`); a regular file is replaced
+    device, FIFO or symlink (see :func:`pmask.common.files.write_output`); a regular file is replaced
     atomically. Raises OutputError when ``path`` cannot be written.
     """
     if len(sentences) != len(heads_list):

@@ -21,8 +21,8 @@ import nltk
 
 from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select, sniff_format
 from pmask.corpora.sentence import Sentence
-from pmask.errors import CorpusError
-from pmask.files import write_output
+from pmask.common.errors import CorpusError
+from pmask.common.files import write_output
 
 logger = logging.getLogger(__name__)
 
@@ -194,8 +194,8 @@ def read_ptb(
 def write_brackets(trees: Iterable, path: str | os.PathLike) -> None:
     """Write one tree per line with ``pmask.trees.to_brackets`` (words escaped PTB-style, e.g.
     ``(`` → ``-LRB-``); a None tree (skipped sentence) gives an empty line so line k still belongs
-    to sentence k.  ``path`` as for :func:`pmask.files.write_output` (``-`` = standard output)."""
-    from pmask.trees.brackets import to_brackets  # imported on use: pmask.trees pulls in networkx
+    to sentence k.  ``path`` as for :func:`pmask.common.files.write_output` (``-`` = standard output)."""
+    from pmask.corpora.brackets import to_brackets  # imported on use: pmask.trees pulls in networkx
 
     lines = ["" if t is None else to_brackets(t) for t in trees]
     write_output(path, "".join(line + "\n" for line in lines))
@@ -209,7 +209,7 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
     an empty line → None (a skipped sentence).  ``-`` reads standard input.  A line that is not
     exactly one tree raises CorpusError naming ``file:line``; a CoNLL-U file is named as such.
     """
-    from pmask.trees.brackets import from_brackets
+    from pmask.corpora.brackets import from_brackets
 
     name = display_name(path)
     lines = read_utf8(Path(path)).splitlines()

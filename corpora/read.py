@@ -11,8 +11,8 @@ from pmask.corpora.dep3 import parse_dep3, read_dep3
 from pmask.corpora.ptb import parse_ptb, read_ptb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
-from pmask.errors import CorpusError
-from pmask.options import CORPUS_FORMATS
+from pmask.common.errors import CorpusError
+from pmask.common.options import CORPUS_FORMATS
 
 FORMATS = tuple(name for name in CORPUS_FORMATS if name != "auto")
 _SUFFIXES = {".conllu": "conllu", ".conll": "conllu", ".mrg": "ptb", ".dp": "dep3"}
@@ -57,7 +57,7 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
 
     Args:
         path: a file, a folder of ``.mrg``/``.dp`` files, or ``-`` for standard input.
-        fmt: "auto", "conllu", "ptb", "dep3" or "text" (:data:`pmask.options.CORPUS_FORMATS`).
+        fmt: "auto", "conllu", "ptb", "dep3" or "text" (:data:`pmask.common.options.CORPUS_FORMATS`).
             "auto" goes by the suffix (:func:`detect_format`); for ``-`` by the content: CoNLL-U
             when the first line that is not a ``#`` comment has 10 tab-separated columns, dep3
             for 3 columns ending in a number, PTB when it starts with ``(``, else text.

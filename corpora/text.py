@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pmask.corpora._util import display_name, read_utf8, select
 from pmask.corpora.sentence import Sentence
-from pmask.errors import CorpusError
+from pmask.common.errors import CorpusError
 
 
 def parse_text(text: str, name: str) -> Iterator[Sentence]:

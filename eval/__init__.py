@@ -1,10 +1,16 @@
-"""Metrics (UAS/UUAS, bracket F1), reports and heatmaps.
+"""Scores and studies: metrics, comparisons, sweeps, heatmaps, the HTML report and ``bench``.
+
+Holds the metrics (:mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1),
+:mod:`.compare` (predictions next to baselines), :mod:`.report` (tables, sweep plots),
+:mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
+:mod:`.bench` (a probing study in one call). May import every wing below it: ``pmask.common``,
+``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
 Only the light metric classes are imported here; ``pmask.eval.report`` / ``pmask.eval.heatmap``
 (matplotlib) are imported on use.
 """
-from pmask.eval.brackets import BracketScore, evalb_spans, sentence_spans
-from pmask.eval.dependency import DependencyScore, length_bucket
+from pmask.eval.bracket_score import BracketScore, evalb_spans, sentence_spans
+from pmask.eval.dependency_score import DependencyScore, length_bucket
 from pmask.eval.punct import is_punct_tag, punct_mask
 
 __all__ = [

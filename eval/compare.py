@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.corpora import Sentence, read_brackets, read_corpus
 from pmask.corpora.read import detect_format
-from pmask.errors import PmaskError, SettingError
-from pmask.files import atomic_write
-from pmask.options import PUNCT_MODES
-from pmask.eval.brackets import BracketScore
-from pmask.eval.dependency import DependencyScore, check_same_words
+from pmask.common.errors import PmaskError, SettingError
+from pmask.common.files import atomic_write
+from pmask.common.options import PUNCT_MODES
+from pmask.eval.bracket_score import BracketScore
+from pmask.eval.dependency_score import DependencyScore, check_same_words
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
-from pmask.provenance import read_provenance
-from pmask.specs import CorpusSpec
-from pmask.trees.registry import (CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
+from pmask.corpora.provenance import read_provenance
+from pmask.corpora.spec import CorpusSpec
+from pmask.trees.induce import parse_sentences
+from pmask.trees.registry import (decoder_task, CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
                                   decode_dependencies)
 
 logger = logging.getLogger(__name__)
@@ -234,3 +235,19 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
                        len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
     return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs)
+
+
+def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,
+                       punct: str = "include") -> tuple[Any, list[Sentence]]:
+    """Induce trees for ``sentences`` (:func:`pmask.trees.induce.parse_sentences`) and score them
+    against the sentences' own gold trees.
+
+    Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were
+    scored (sentences skipped as too long for the model are left out of both).
+    """
+    parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
+    golds = [p.sentence for p in parsed]
+    if decoder_task(settings.decoder) == "dependency":
+        pairs = [(replace(p.sentence, heads=[int(h) for h in p.heads]), p.sentence) for p in parsed]
+        return score_dependencies(pairs, punct), golds
+    return score_brackets([(p.tree, p.sentence) for p in parsed]), golds

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pmask.errors import PmaskError
+from pmask.common.errors import PmaskError
 from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)

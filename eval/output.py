@@ -17,8 +17,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
-from pmask.errors import PmaskError
-from pmask.files import atomic_write
+from pmask.common.errors import PmaskError
+from pmask.common.files import atomic_write
 
 Task = Literal["dependency", "constituency"]
 Kind = Literal["model", "baseline"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pmask.options import TASKS
+from pmask.common.options import TASKS
 from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
                                Kind, ReportError, Task, atomic_write, best_indices, csv_text, figure_format,
                                fmt_value, is_number, markdown_table, meta_line, metrics_dict, new_figure,

@@ -1,4 +1,12 @@
-"""The perturbed-masking impact engine and its on-disk store.
+"""Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
+
+Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), word alignment
+(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the store
+(:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, across ranks by
+:mod:`.distributed`), :class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus
+and a model) and tiny local models for tests (:mod:`.testing`). May import ``pmask.common`` and
+``pmask.corpora``; never ``pmask.trees`` (the two are independent).
+
 
     from pmask.perturb import load_model, impact_matrices
     lm = load_model("bert-base-uncased")
@@ -22,6 +30,6 @@ __all__ = list(_EXPORTS)
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        module = "pmask.options" if _EXPORTS[name] == "options" else f"pmask.perturb.{_EXPORTS[name]}"
+        module = "pmask.common.options" if _EXPORTS[name] == "options" else f"pmask.perturb.{_EXPORTS[name]}"
         return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'pmask.perturb' has no attribute {name!r}")

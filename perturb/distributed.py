@@ -3,7 +3,7 @@
 Without ``torchrun`` (no ``WORLD_SIZE`` in the environment, no process group) everything here
 is a no-op for one rank, so single-process runs behave exactly as before. Under
 ``torchrun --nproc-per-node K`` each rank computes its share of the sentences on
-``cuda:LOCAL_RANK`` (NCCL) or on the CPU (gloo); see :func:`pmask.perturb.pipeline.compute_store`.
+``cuda:LOCAL_RANK`` (NCCL) or on the CPU (gloo); see :func:`pmask.perturb.fill.compute_store`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pmask.errors import PmaskError
+from pmask.common.errors import PmaskError
 
 logger = logging.getLogger(__name__)
 

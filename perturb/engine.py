@@ -32,8 +32,8 @@ import numpy as np
 import torch
 import torch.nn.functional as nnf
 
-from pmask.errors import ModelError
-from pmask.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
+from pmask.common.errors import ModelError
+from pmask.common.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
 from pmask.perturb.alignment import get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.jobs import SentenceJob, SkippedSentence
@@ -109,9 +109,9 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         sentences: lists of n words, or objects with ``.words`` (and ``.space_after`` for
             tokenisation modes that rebuild the running text).
         layers: hidden-state indices (0 = embeddings … ``num_layers`` = last; negative count from
-            the end) or ``"all"`` (1 … num_layers); see :func:`pmask.options.resolve_layers`.
-        metric: ``dist`` | ``cos`` | ``prob`` (:data:`pmask.options.METRICS`).
-        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.options.SUBWORD_POLICIES`).
+            the end) or ``"all"`` (1 … num_layers); see :func:`pmask.common.options.resolve_layers`.
+        metric: ``dist`` | ``cos`` | ``prob`` (:data:`pmask.common.options.METRICS`).
+        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`).
         batch_tokens: tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
         include_cls: add row/column 0 for the first special token (row 0 = impact of word j on
             that token's state, unmasked vs j masked; column 0 = 0).

@@ -19,16 +19,16 @@ from urllib.parse import urlparse
 
 import torch
 
-from pmask.errors import ModelError
-from pmask.options import DTYPES as DTYPE_NAMES
-from pmask.options import split_random
+from pmask.common.errors import ModelError
+from pmask.common.options import DTYPES as DTYPE_NAMES
+from pmask.common.options import split_random
 from pmask.perturb.encoders import ModelPaths, inspect_model
 from pmask.perturb.tokenizer import load_tokenizer, one_line
 
 __all__ = ["LoadedModel", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype", "DTYPES", "RANDOM_SEED"]
 
 RANDOM_SEED = 0  # torch.manual_seed used before random initialisation (the "random BERT" baseline)
-# dtype names (pmask.options.DTYPES; "auto" = None = float32) -> torch dtypes, plus short aliases;
+# dtype names (pmask.common.options.DTYPES; "auto" = None = float32) -> torch dtypes, plus short aliases;
 # float64 is accepted for exactness checks (tests); it is never a default
 DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in DTYPE_NAMES if name != "auto"}
 DTYPES.update({"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16})
@@ -202,7 +202,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
             keeps NAME's config and tokenizer but initialises the weights randomly after
             ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline.
         device: ``auto`` | ``cpu`` | ``cuda[:k]``.
-        dtype: a name of :data:`pmask.options.DTYPES` or a torch dtype; None = float32.
+        dtype: a name of :data:`pmask.common.options.DTYPES` or a torch dtype; None = float32.
         random_init: see above.
         revision: a hub revision.
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pmask.errors import ModelError
+from pmask.common.errors import ModelError
 
 PROBE_TEXT = ["The", "committee", "unexpectedly", "approved", "Clinton", "'s", "budget", "(", "again", ")", "."]
 

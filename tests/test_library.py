@@ -11,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pmask.errors import DecodeError, SettingError
-from pmask.induce import ParseSettings, check_settings, parse_corpus
-from pmask.provenance import Provenance, meta_path, read_provenance
-from pmask.source import CorpusSpec, ImpactSource, ModelSpec
+from pmask.common.errors import DecodeError, SettingError
+from pmask.trees.induce import ParseSettings, check_settings, parse_corpus
+from pmask.corpora.provenance import Provenance, meta_path, read_provenance
+from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.impact_source import ImpactSource
+from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
                                   DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
 
@@ -97,7 +99,7 @@ def test_provenance_round_trip_and_key_order(tmp_path):
 
 def test_parse_corpus_writes_trees_and_provenance(tmp_path):
     out = tmp_path / "rc.conllu"
-    result = parse_corpus(CorpusSpec(DATA / "mini.conllu"), out, ParseSettings(decoder="right-chain", root="gold"),
+    result = parse_corpus(ImpactSource.open(CorpusSpec(DATA / "mini.conllu")), out, ParseSettings(decoder="right-chain", root="gold"),
                           command=["test"])
     assert result.describe().startswith(f"{out}: ") and out.is_file()
     prov = read_provenance(out)
@@ -110,8 +112,8 @@ def test_parse_corpus_writes_trees_and_provenance(tmp_path):
 # ---------------------------------------------------------------------------- one call per command
 
 def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_dir):
-    from pmask.source import build_store
-    from pmask.sweep import sweep_layers
+    from pmask.perturb.impact_source import build_store
+    from pmask.eval.sweep import sweep_layers
 
     corpus = CorpusSpec(DATA / "mini.conllu")
     model = ModelSpec(str(tiny_bert_dir), device="cpu")
@@ -125,35 +127,10 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
     assert again.summary is None and "store complete" in again.describe()
 
 
-# ---------------------------------------------------------------------------- layering
-
-LOWER = ("corpora", "trees", "perturb")
-UPPER_MODULES = ("pmask.eval", "pmask.induce", "pmask.source", "pmask.sweep", "pmask.maps", "pmask.cli")
-
-
-def _pmask_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-    return {m for m in found if m.startswith("pmask")}
-
-
-def test_layers_only_point_down():
-    for package in LOWER:
-        for path in (ROOT / package).glob("*.py"):
-            bad = {m for m in _pmask_imports(path) if m.startswith(UPPER_MODULES)}
-            assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
-    for path in (ROOT / "eval").glob("*.py"):
-        bad = {m for m in _pmask_imports(path) if m.startswith(UPPER_MODULES[1:])}
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
-
+# ---------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
 def test_importing_the_cli_loads_no_heavy_library():
-    code = ("import sys, pmask.cli, pmask.induce, pmask.sweep, pmask.maps; "
+    code = ("import sys, pmask.cli, pmask.trees.induce, pmask.eval.sweep, pmask.eval.impact_maps; "
             "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

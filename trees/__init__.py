@@ -1,4 +1,6 @@
-"""Tree induction from impact matrices: dependency decoders, MART, baselines, registry.
+"""Tree induction from impact matrices: dependency decoders, MART, baselines, the registry and
+the parse pipeline (:mod:`.induce`, over any impact source). May import ``pmask.common`` and
+``pmask.corpora``; never ``pmask.perturb`` (the two are independent).
 
 Conventions (all modules):
 
@@ -14,7 +16,7 @@ Pure numpy/networkx/nltk (no torch).
 """
 from pmask.trees.baselines import (balanced, left_branching, left_chain, random_binary,
                                    random_projective, random_scores, right_branching, right_chain)
-from pmask.trees.brackets import from_brackets, spans, to_brackets
+from pmask.corpora.brackets import from_brackets, spans, to_brackets
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 from nltk import Tree
 
-from pmask.trees.brackets import LABEL
+from pmask.corpora.brackets import LABEL
 from pmask.trees.validate import check_root
 
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmask.errors import DecodeError, at
-from pmask.heads import find_cycle
+from pmask.common.errors import DecodeError, at
+from pmask.corpora.heads import find_cycle
 from pmask.trees.validate import check_root, check_scores, rescale
 
 BACKENDS = ("numpy", "networkx")

@@ -32,7 +32,7 @@ import logging
 
 import numpy as np
 
-from pmask.errors import DecodeError, at
+from pmask.common.errors import DecodeError, at
 from pmask.trees.cle import max_arborescence
 from pmask.trees.eisner import eisner_core
 from pmask.trees.validate import check_impact, check_root

@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from nltk import Tree
 
-from pmask.errors import DecodeError, at
-from pmask.trees.brackets import LABEL
+from pmask.common.errors import DecodeError, at
+from pmask.corpora.brackets import LABEL
 from pmask.trees.validate import check_impact
 
 VARIANTS = ("three-way", "binary")

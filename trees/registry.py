@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from nltk import Tree
 
-from pmask.errors import DecodeError
+from pmask.common.errors import DecodeError
 from pmask.trees import baselines
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.eisner import eisner
@@ -237,3 +237,13 @@ def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None =
     """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for mart/mart-binary)."""
     _checked(name, "constituency")
     return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where))
+
+
+def decoder_task(name: str) -> str:
+    """'dependency' or 'constituency' for a registered decoder name (the one place that decides it)."""
+    return get_decoder(name).task
+
+
+def decoder_needs_model(name: str) -> bool:
+    """Whether decoder ``name`` reads impacts (False for baselines and unknown names)."""
+    return name in DECODERS and DECODERS[name].needs_model

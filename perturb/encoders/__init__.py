@@ -11,7 +11,7 @@ from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, Segment, Work, pack
 from pmask.perturb.encoders.bert import FAST_PATH_CLASSES, BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
-from pmask.perturb.encoders.heads import MlmHead
+from pmask.perturb.encoders.mlm_head import MlmHead
 from pmask.perturb.encoders.select import ModelPaths, inspect_model, make_encoder
 
 __all__ = ["Encoder", "PackedBatch", "Segment", "Work", "pack", "FAST_PATH_CLASSES", "BertFamilyEncoder",

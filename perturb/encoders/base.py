@@ -6,9 +6,9 @@ from typing import Sequence
 
 import torch
 
-from pmask.errors import ModelError
+from pmask.common.errors import ModelError
 from pmask.perturb.encoders.batch import PackedBatch, Work
-from pmask.perturb.encoders.heads import MlmHead, gather_probs
+from pmask.perturb.encoders.mlm_head import MlmHead, gather_probs
 
 
 class Encoder(ABC):

@@ -18,7 +18,7 @@ import torch.nn.functional as nnf
 
 from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch
-from pmask.perturb.encoders.heads import MlmHead
+from pmask.perturb.encoders.mlm_head import MlmHead
 
 #: Model classes the fast path implements, with their layer family.
 FAST_PATH_CLASSES: dict[str, str] = {

@@ -9,10 +9,10 @@ from typing import Sequence
 
 import torch
 
-from pmask.errors import ModelError
+from pmask.common.errors import ModelError
 from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, Segment
-from pmask.perturb.encoders.heads import token_probs
+from pmask.perturb.encoders.mlm_head import token_probs
 
 # most logits elements ([rows, length, vocabulary]) one full-model call may produce
 _LOGITS_BUDGET = 2 ** 25

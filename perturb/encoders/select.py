@@ -20,7 +20,7 @@ from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, pack
 from pmask.perturb.encoders.bert import BertFamilyEncoder, fast_path_family
 from pmask.perturb.encoders.generic import GenericEncoder
-from pmask.perturb.encoders.heads import MlmHead, find_head
+from pmask.perturb.encoders.mlm_head import MlmHead, find_head
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def inspect_model(model: torch.nn.Module, tokenizer: Any, num_layers: int, name:
 
 def make_encoder(model: torch.nn.Module, paths: ModelPaths, num_layers: int, name: str, fast: bool | None) -> Encoder:
     """The encoder for one run: the verified fast path unless ``fast`` is False (True requires it)."""
-    from pmask.errors import ModelError
+    from pmask.common.errors import ModelError
 
     if fast and paths.fast_family is None:
         raise ModelError(f"no fast path for model {name!r} ({type(model).__name__}); use the generic path")

@@ -31,8 +31,8 @@ shard written just before a crash) is removed on resume. Nothing is pickled.
 """
 from __future__ import annotations
 
-from pmask.errors import MissingSentenceError
-from pmask.options import RANDOM_PREFIX, resolve_layers
+from pmask.common.errors import MissingSentenceError
+from pmask.common.options import RANDOM_PREFIX, resolve_layers
 from pmask.perturb.store.export import EXPORT_FORMATS, export_store
 from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION, MANIFEST,
                                         SHARD_RE, TMP_PREFIX, TMP_SUFFIX, read_manifest)

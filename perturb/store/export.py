@@ -11,8 +11,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pmask.errors import StoreError
-from pmask.files import atomic_write
+from pmask.common.errors import StoreError
+from pmask.common.files import atomic_write
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
 
 logger = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ import numpy as np
 import safetensors.numpy
 from safetensors import safe_open
 
-from pmask.errors import StoreError
-from pmask.files import atomic_write
+from pmask.common.errors import StoreError
+from pmask.common.files import atomic_write
 from pmask.perturb.store.layout import (clean_unreferenced, now, read_manifest, shard_metadata, shard_name,
                                         shard_number, write_manifest)
 from pmask.perturb.store.parts import part_files

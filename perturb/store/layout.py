@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pmask.errors import StoreError
-from pmask.files import atomic_write
+from pmask.common.errors import StoreError
+from pmask.common.files import atomic_write
 
 logger = logging.getLogger(__name__)
 

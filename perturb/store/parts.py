@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.files import atomic_write, sha256_file
+from pmask.common.files import atomic_write, sha256_file
 from pmask.perturb.store.layout import FORMAT, FORMAT_VERSION, PART_RE, part_name, shard_number
 
 logger = logging.getLogger(__name__)

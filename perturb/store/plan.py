@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.errors import StoreError
-from pmask.options import resolve_layers
+from pmask.common.errors import StoreError
+from pmask.common.options import resolve_layers
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
 

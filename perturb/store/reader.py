@@ -11,8 +11,8 @@ from typing import Any, Iterator
 import numpy as np
 from safetensors import safe_open
 
-from pmask.errors import MissingSentenceError, StoreError
-from pmask.files import sha256_file
+from pmask.common.errors import MissingSentenceError, StoreError
+from pmask.common.files import sha256_file
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.settings import StoreSettings
 

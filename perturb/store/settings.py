@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.errors import LayerError
-from pmask.files import sha256_file
-from pmask.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.common.errors import LayerError
+from pmask.common.files import sha256_file
+from pmask.common.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
 METRIC_DEFINITIONS = METRICS
@@ -40,7 +40,7 @@ class StoreSettings:
     num_layers: int | None = None
     max_length: int | None = None
     model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
-    tokenize: str = "words"                    # pmask.options.TOKENIZE_MODES
+    tokenize: str = "words"                    # pmask.common.options.TOKENIZE_MODES
 
     def __post_init__(self) -> None:
         if self.model:

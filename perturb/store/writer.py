@@ -12,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 import safetensors.numpy
 
-from pmask.errors import OutputError, StoreError
-from pmask.files import atomic_write
+from pmask.common.errors import OutputError, StoreError
+from pmask.common.files import atomic_write
 from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION,
                                         clean_unreferenced, now, our_files, read_manifest, shard_metadata,
                                         shard_name, shard_number, write_manifest)

@@ -1,0 +1,102 @@
+"""Argument helpers shared by the ``pmask`` subcommands: the help formatter, argument types and
+the option groups (corpus input, model, decoder, root) every command builds on.
+
+A new subcommand starts with :func:`command` and adds the groups it needs, e.g.::
+
+    p = command(sub, "mycmd", help="...", description="...", epilog="example:\n  pmask mycmd ...")
+    add_input(p)
+    add_model(p)
+"""
+from __future__ import annotations
+
+import argparse
+
+from pmask.common.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES
+from pmask.trees.registry import decoder_names
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps descriptions, keeps example epilogs as written, shows only informative defaults."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example"):
+            return "\n".join(indent + line for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("%(default)" not in text and action.option_strings and action.nargs != 0
+                and action.default not in (None, argparse.SUPPRESS)):
+            text += " (default: %(default)s)"
+        return text
+
+
+def layers_arg(text: str) -> list[int] | str:
+    if text == "all":
+        return "all"
+    try:
+        return [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+MAX_WORDS_HELP = ("keep sentences of at most N words (PTB: counted after removing punctuation, traces and $/#, "
+                  "the WSJ10 filter; other formats: every word counts)")
+
+
+def add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
+    p.add_argument("--format", default="auto", choices=list(CORPUS_FORMATS),
+                   help=f"{what} format (auto: from the file suffix; text = one whitespace-tokenised sentence "
+                        "per line)")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="use only the first N sentences")
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
+
+
+def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--model", "-m", required=required, metavar="M",
+                   help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
+                        "with random weights (the random-BERT baseline)")
+    g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
+    g.add_argument("--metric", default=None, choices=list(METRICS),
+                   help="impact metric (default: dist; a store's own when reading a store)")
+    g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
+                   help="merge policy over the measured word's pieces (default: avg; a store's own)")
+    g.add_argument("--tokenize", default=None, choices=list(TOKENIZE_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in TOKENIZE_MODES.items()) + " (default: words; a store's own)")
+    g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
+    g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
+    g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N", help="token budget per forward batch")
+
+
+def add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
+    p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
+
+
+def add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
+                        "needs free)")
+
+
+def verbosity() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug, tracebacks)")
+    group.add_argument("-q", "--quiet", action="store_true", help="only errors; no progress bars")
+    return parent
+
+
+def command(sub: argparse._SubParsersAction, name: str, **text: str) -> argparse.ArgumentParser:
+    """A subcommand with -v/-q and the shared help formatter; ``text``: help, description, epilog."""
+    return sub.add_parser(name, parents=[verbosity()], formatter_class=HelpFormatter, **text)

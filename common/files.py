@@ -1,0 +1,260 @@
+"""Writing outputs the way shell redirection (``> PATH``) would, atomically where possible; hashing.
+
+Every writer in pmask (corpora, reports, heatmaps, stores, the CLI) goes through
+:func:`write_output` / :func:`open_output`, which decide by what ``PATH`` is:
+
+* ``-``: standard output (nothing is created). Side files that would sit next to an output,
+  such as ``.meta.json``, have no place to go then: callers skip them (see :func:`is_stdout`).
+* a device or FIFO (``/dev/null``, ``/dev/stdout``, a named pipe): written directly, never
+  replaced (a FIFO blocks until a reader opens it, as with ``>``).
+* a symbolic link: its final target is written (a dangling link's target is created), and the
+  link stays a link.
+* a regular file or a new name: a temporary file ``.<name>.*.tmp`` in the target's folder, then
+  ``os.replace``, so a reader sees the old file or the whole new one. Missing parent folders are
+  created; an existing file keeps its permission bits (a new one gets 0o644). Where the folder
+  is not writable but the file is, the file is overwritten in place.
+* anything that cannot be written (a folder, a file where a parent folder should be, no
+  permission, a full disk) raises :class:`~pmask.common.errors.OutputError` with one line naming the
+  path and the reason.
+
+:func:`refuse_overwriting_inputs` refuses an output that is one of a command's inputs.
+
+Example:
+    >>> from pmask.common.files import write_output
+    >>> write_output("-", "hello\\n")   # doctest: +SKIP
+    hello
+    PosixPath('-')
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from pmask.common.errors import OutputError
+
+logger = logging.getLogger(__name__)
+
+#: The output (and corpus input) name that means standard output (standard input).
+STDOUT = "-"
+
+
+def is_stdout(path: str | os.PathLike | None) -> bool:
+    """True when ``path`` is ``-`` (standard output): callers then skip side files such as ``.meta.json``."""
+    return path is not None and os.fspath(path) == STDOUT
+
+
+def _fail(path: str | os.PathLike, reason: str) -> OutputError:
+    return OutputError(f"{path}: cannot write: {reason}")
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror.lower() if err.strerror else str(err)
+
+
+def _existing_ancestor(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` lands in: symlinks followed, parent folders checked/created."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise _fail(path, "it is a folder, not a file")
+    ancestor = _existing_ancestor(target.parent)
+    if not ancestor.is_dir():
+        raise _fail(path, f"{ancestor} is a file, not a folder")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise _fail(path, f"cannot create folder {target.parent}: {_reason(err)}") from None
+    return target
+
+
+def _is_stream(target: Path) -> bool:
+    """An existing file that is not a regular file (character/block device, FIFO, socket)."""
+    try:
+        return not stat.S_ISREG(target.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def _stdout(binary: bool) -> Iterator[IO]:
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None) if binary else sys.stdout
+    if stream is None:  # a text-only replacement of sys.stdout (e.g. a test's capture): decode
+        stream = _TextSink(sys.stdout)
+    yield stream
+    stream.flush()
+
+
+class _TextSink:
+    """Bytes written to a text stream that has no ``buffer`` (decoded as UTF-8)."""
+
+    def __init__(self, text_stream: IO[str]):
+        self.text_stream = text_stream
+
+    def write(self, data: bytes) -> int:
+        return self.text_stream.write(bytes(data).decode("utf-8"))
+
+    def flush(self) -> None:
+        self.text_stream.flush()
+
+
+def _open_kwargs(binary: bool) -> dict:
+    return {} if binary else {"encoding": "utf-8", "newline": ""}
+
+
+@contextlib.contextmanager
+def _atomic(path: str | os.PathLike, target: Path, binary: bool) -> Iterator[IO]:
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as err:
+        if not (target.exists() and os.access(target, os.W_OK)):
+            raise _fail(path, f"cannot create a file in {target.parent}: {_reason(err)}") from None
+        fd = None  # the folder is read-only but the file is writable: overwrite it in place
+    if fd is None:
+        with open(target, "wb" if binary else "w", **_open_kwargs(binary)) as fh:
+            yield fh
+        return
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **_open_kwargs(binary)) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def open_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """A file object to write one output to, with shell-redirection semantics (module docstring).
+
+    Args:
+        path: the output: ``-`` (standard output), a device/FIFO, a symlink, or a file name.
+        mode: ``"w"`` (text, UTF-8, newlines written as given) or ``"wb"`` (bytes).
+
+    Returns:
+        A context manager yielding the writable file object. For a regular file the new content
+        replaces the old one only when the block ends without an exception.
+
+    Raises:
+        OutputError: the path cannot be written (one line naming it and the reason).
+
+    Example:
+        >>> with open_output(tmp / "out.txt") as fh:   # doctest: +SKIP
+        ...     fh.write("one line\\n")
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', not {mode!r}")
+    binary = mode == "wb"
+    if is_stdout(path):
+        with _stdout(binary) as fh:
+            yield fh
+        return
+    target = _target(path)
+    try:
+        if _is_stream(target):
+            with open(target, mode, **_open_kwargs(binary)) as fh:
+                yield fh
+        else:
+            with _atomic(path, target, binary) as fh:
+                yield fh
+    except OSError as err:
+        raise _fail(path, _reason(err)) from None
+    logger.debug("wrote %s", path)
+
+
+def write_output(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8 exactly as given, or bytes) to ``path`` like ``> path``.
+
+    Args:
+        path: ``-`` for standard output, else a file, symlink, device or FIFO (module docstring).
+        data: the whole content.
+
+    Returns:
+        ``Path(path)`` as given.
+
+    Raises:
+        OutputError: the path cannot be written.
+
+    Example:
+        >>> write_output(tmp / "x.txt", "one")   # doctest: +SKIP
+        PosixPath('.../x.txt')
+    """
+    with open_output(path, "wb" if isinstance(data, (bytes, bytearray, memoryview)) else "w") as fh:
+        fh.write(data)
+    return Path(path)
+
+
+#: The name every writer used before outputs learnt ``-``, devices and symlinks (same call).
+atomic_write = write_output
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwriting_inputs(output: str | os.PathLike | None | Iterable[str | os.PathLike | None],
+                              inputs: Iterable[str | os.PathLike | None]) -> None:
+    """Raise :class:`OutputError` when writing ``output`` would overwrite one of ``inputs``.
+
+    ``output`` may also be a list of paths (a command's main output and its side files).
+
+    Symlinks are resolved and existing files compared with ``os.path.samefile`` (hard links
+    count). An input folder (e.g. an impact store) is overwritten by an output that is the
+    folder itself or an existing file inside it. ``-`` and ``None`` (on either side) never clash.
+
+    Args:
+        output: the path a command is about to write.
+        inputs: every path it reads (corpus, gold, store folder, ...).
+
+    Example:
+        >>> refuse_overwriting_inputs("gold.conllu", ["gold.conllu"])   # doctest: +SKIP
+        OutputError: gold.conllu: would overwrite the input gold.conllu; choose another output
+    """
+    if output is not None and not isinstance(output, (str, os.PathLike)):
+        inputs = list(inputs)
+        for one in output:
+            refuse_overwriting_inputs(one, inputs)
+        return
+    if output is None or is_stdout(output):
+        return
+    out = Path(output)
+    for given in inputs:
+        if given is None or is_stdout(given):
+            continue
+        source = Path(given)
+        inside = (source.is_dir() and out.exists()
+                  and Path(os.path.realpath(out)).is_relative_to(os.path.realpath(source)))
+        if _same_file(out, source):
+            raise OutputError(f"{output}: would overwrite the input {given}; choose another output")
+        if inside:
+            raise OutputError(f"{output}: would overwrite a file of the input folder {given}; "
+                              "choose another output")
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+

@@ -1,0 +1,106 @@
+"""How an output was made: the ``<output>.meta.json`` written beside every ``pmask parse`` output.
+
+One dataclass, :class:`Provenance`, owns the file: :meth:`Provenance.write` writes it and
+:func:`read_provenance` reads it back (torch-free; used by ``pmask eval`` to name the
+prediction's row and to learn its settings).
+
+Example:
+    >>> from pathlib import Path
+    >>> meta_path(Path("pud.conllu")).name
+    'pud.conllu.meta.json'
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pmask.common.version import __version__
+from pmask.common.errors import PmaskError
+from pmask.common.files import atomic_write, sha256_file
+
+logger = logging.getLogger(__name__)
+
+
+def meta_path(output: str | Path) -> Path:
+    """Where the provenance of ``output`` lives: ``<output>.meta.json`` beside it."""
+    output = Path(output)
+    return output.with_name(output.name + ".meta.json")
+
+
+def corpus_record(path: str | Path, fmt: str, limit: int | None, max_words: int | None) -> dict[str, Any]:
+    """The ``corpus`` entry: path, sha256 of a file (None for a folder), format and filters."""
+    path = Path(path)
+    return {"path": str(path), "sha256": sha256_file(path) if path.is_file() else None, "format": fmt,
+            "limit": limit, "max_words": max_words}
+
+
+@dataclass
+class Provenance:
+    """The content of ``<output>.meta.json`` (keys in this order).
+
+    Attributes:
+        task: "dependency" or "constituency".
+        settings: the parse settings (decoder, layer, root, faithful, multiroot, seed).
+        model: the model's description (name, revision, ...), None for baselines.
+        impact: ``{"metric", "subword"}`` actually used, None for baselines.
+        corpus: see :func:`corpus_record`.
+        sentences, parsed, skipped: counts and the ids of sentences without a tree.
+        seconds: wall time of the run.
+        command: the command line, when run from one.
+    """
+
+    task: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] | None = None
+    impact: dict[str, Any] | None = None
+    corpus: dict[str, Any] | None = None
+    sentences: int = 0
+    parsed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    command: list[str] | None = None
+    pmask: str = __version__
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        head = {"pmask": data.pop("pmask"), "command": data.pop("command")}
+        return {**head, **data}
+
+    def row_name(self) -> str:
+        """The name of the prediction's row in an evaluation table."""
+        name = self.settings.get("decoder", "prediction")
+        if self.model:
+            name = f"{name} ({self.model.get('name', 'model')}, layer {self.settings.get('layer', -1)})"
+        return name
+
+    def write(self, output: str | Path) -> Path:
+        """Write ``<output>.meta.json``; returns its path."""
+        path = meta_path(output)
+        atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Provenance":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def read_provenance(output: str | Path) -> Provenance | None:
+    """The provenance recorded beside ``output``, or None when there is none.
+
+    Raises:
+        PmaskError: the file exists but is not a pmask meta.json.
+    """
+    path = meta_path(output)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise PmaskError(f"{path}: unreadable provenance file ({err})") from None
+    if not isinstance(data, dict):
+        raise PmaskError(f"{path}: not a pmask provenance file (expected a JSON object)")
+    return Provenance.from_dict(data)

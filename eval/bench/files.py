@@ -1,0 +1,179 @@
+"""Files written by ``pmask bench``: results.json, results.csv, results.md and the plots.
+
+* ``results.json`` — :meth:`pmask.eval.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
+  layer, decoder, root, uas, uuas, sentences, words; f1_sentence/f1_corpus for PTB),
+  ``baselines``, ``breakdowns`` (by universal relation, arc length, sentence length),
+  ``model``, ``settings``, ``treebanks``, ``timing``.
+* ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
+* ``results.md`` — best layer per treebank and decoder, its margin over right-chain
+  (right-branching for PTB), and the score of every layer.
+* ``layers.png`` — score against layer, one panel per treebank, baselines dashed.
+* ``heatmap-<decoder>.png`` — treebank × layer scores.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from pmask.eval.output import new_figure, save_figure
+from pmask.common.files import atomic_write
+
+logger = logging.getLogger(__name__)
+
+CSV_FIELDS = ("kind", "treebank", "language", "layer", "decoder", "root", "uas", "uuas", "f1_sentence", "f1_corpus",
+              "sentences", "words")
+_PRIMARY_BASELINE = {"uas": "right-chain", "f1_sentence": "right-branching"}
+_BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
+
+
+def primary_key(row: dict[str, Any]) -> str:
+    """``uas`` for dependency rows, ``f1_sentence`` for constituency rows."""
+    return "uas" if row.get("uas") is not None else "f1_sentence"
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.2f}" if isinstance(x, float) else ("" if x is None else str(x))
+
+
+def to_csv(result: Any) -> str:
+    """The rows then the baseline rows (the baseline's name in ``decoder``) as CSV text."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in result.rows:
+        writer.writerow({"kind": "model", **{k: _fmt(v) for k, v in row.items()}})
+    for row in result.baselines:
+        writer.writerow({"kind": "baseline", "decoder": row["baseline"], **{k: _fmt(v) for k, v in row.items()}})
+    return buf.getvalue()
+
+
+def best_layers(result: Any) -> list[dict[str, Any]]:
+    """Per treebank and decoder: the best layer, its score and its margin over the reference baseline."""
+    out = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in result.rows:
+        groups.setdefault((row["treebank"], row["decoder"]), []).append(row)
+    for (treebank, decoder), rows in groups.items():
+        key = primary_key(rows[0])
+        best = max(rows, key=lambda r: (r[key], -r["layer"]))
+        ref = next((b for b in result.baselines if b["treebank"] == treebank
+                    and b["baseline"] == _PRIMARY_BASELINE[key]), None)
+        out.append({"treebank": treebank, "language": best["language"], "decoder": decoder, "metric": key,
+                    "layer": best["layer"], "score": best[key], "baseline": _PRIMARY_BASELINE[key],
+                    "baseline_score": ref[key] if ref else None,
+                    "margin": best[key] - ref[key] if ref else None})
+    return out
+
+
+def to_markdown(result: Any) -> str:
+    """``results.md``: settings, best layer per treebank with its margin, every layer, the baselines."""
+    model = result.model.get("name", result.settings.model)
+    s = result.settings
+    lines = [f"# pmask bench: {model}" + (" (random weights)" if result.model.get("random_init") else ""), "",
+             f"metric {s.metric}, subword {s.subword}, tokenize {s.tokenize}, root {s.root}, punct {s.punct}, "
+             f"limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
+             f"{result.timing.get('total_seconds', 0):.1f} s", "",
+             "## Best layer per treebank", "",
+             "| treebank | language | decoder | best layer | score | baseline | baseline score | margin |",
+             "|---|---|---|---:|---:|---|---:|---:|"]
+    for b in best_layers(result):
+        lines.append(f"| {b['treebank']} | {b['language']} | {b['decoder']} | {b['layer']} | {b['score']:.2f} | "
+                     f"{b['baseline']} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} |")
+    layers = sorted({r["layer"] for r in result.rows})
+    lines += ["", "## Score by layer (UAS; sentence-level F1 for PTB)", "",
+              "| treebank | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
+              "|---|---|" + "---:|" * len(layers)]
+    cells: dict[tuple[str, str], dict[int, float]] = {}
+    for r in result.rows:
+        cells.setdefault((r["treebank"], r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
+    for (treebank, decoder), by_layer in cells.items():
+        lines.append(f"| {treebank} | {decoder} | " + " | ".join(_fmt(by_layer.get(k)) for k in layers) + " |")
+    names = list(dict.fromkeys(b["baseline"] for b in result.baselines))
+    lines += ["", "## Baselines (same sentences)", "", "| treebank | " + " | ".join(names) + " |",
+              "|---|" + "---:|" * len(names)]
+    for treebank in dict.fromkeys(b["treebank"] for b in result.baselines):
+        by_name = {b["baseline"]: b[primary_key(b)] for b in result.baselines if b["treebank"] == treebank}
+        lines.append(f"| {treebank} | " + " | ".join(_fmt(by_name.get(n)) for n in names) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
+    """Score against layer, one panel per treebank, one line per decoder, baselines dashed."""
+    from matplotlib.ticker import MaxNLocator
+
+    treebanks = [t["treebank"] for t in result.treebanks]
+    languages = {t["treebank"]: t.get("language") for t in result.treebanks}
+    ncols = min(5, len(treebanks))
+    nrows = -(-len(treebanks) // ncols)
+    fig = new_figure((3.0 * ncols, 2.4 * nrows), dpi)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
+    for ax, name in zip(axes.flat, treebanks):
+        rows = [r for r in result.rows if r["treebank"] == name]
+        key = primary_key(rows[0]) if rows else "uas"
+        for decoder in dict.fromkeys(r["decoder"] for r in rows):
+            pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder)
+            ax.plot(*zip(*pts), marker="o", markersize=3, label=decoder)
+        for k, b in enumerate(b for b in result.baselines if b["treebank"] == name):
+            ax.axhline(b[key], linestyle="--", linewidth=1, color=_BASELINE_COLOURS[k % 4], label=b["baseline"])
+        ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in list(axes.flat)[len(treebanks):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, 1.0))
+    fig.supxlabel("layer", fontsize=9)
+    fig.supylabel("UAS (F1 for PTB)", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (2.4 * nrows)))   # room for the legend row
+    save_figure(fig, path, dpi=dpi)
+    return path
+
+
+def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
+    """Treebank × layer scores of ``decoder`` as a heatmap, values written in the cells."""
+    import numpy as np
+
+    rows = [r for r in result.rows if r["decoder"] == decoder]
+    treebanks = list(dict.fromkeys(r["treebank"] for r in rows))
+    layers = sorted({r["layer"] for r in rows})
+    grid = np.full((len(treebanks), len(layers)), np.nan)
+    for r in rows:
+        grid[treebanks.index(r["treebank"]), layers.index(r["layer"])] = r[primary_key(r)]
+    fig = new_figure((max(4.0, 1.0 + 0.55 * len(layers)), 0.8 + 0.32 * len(treebanks)), 110)
+    ax = fig.subplots()
+    im = ax.imshow(grid, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=8)
+    ax.set_yticks(range(len(treebanks)), treebanks, fontsize=8)
+    ax.set_xlabel("layer")
+    ax.set_title(f"{decoder}: UAS" if rows and primary_key(rows[0]) == "uas" else f"{decoder}: F1", fontsize=10)
+    if grid.size <= 400:
+        mid = np.nanmean(grid) if np.isfinite(grid).any() else 0
+        for (i, j), v in np.ndenumerate(grid):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6,
+                        color="white" if v < mid else "black")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+    return path
+
+
+def write_outputs(result: Any, out_dir: Path) -> list[Path]:
+    """Write every output file into ``out_dir``; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "results.json", out_dir / "results.csv", out_dir / "results.md"]
+    atomic_write(paths[0], json.dumps(result.to_dict(), indent=1, ensure_ascii=False, default=str) + "\n")
+    atomic_write(paths[1], to_csv(result))
+    atomic_write(paths[2], to_markdown(result))
+    if result.rows:
+        paths.append(plot_layers(result, out_dir / "layers.png"))
+        for decoder in dict.fromkeys(r["decoder"] for r in result.rows):
+            paths.append(plot_heatmap(result, decoder, out_dir / f"heatmap-{decoder}.png"))
+    logger.info("wrote %s", ", ".join(p.name for p in paths))
+    return paths
+

@@ -1,0 +1,60 @@
+"""The layer-and-language view of ``pmask report``: read a ``pmask bench`` output directory."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pmask.common.errors import PmaskError
+
+ROW_KEYS = ("treebank", "layer", "decoder", "uas")
+BASELINE_KEYS = ("treebank", "baseline", "uas")
+KEPT_ROW_KEYS = ("treebank", "language", "layer", "decoder", "root", "uas", "uuas", "sentences", "words")
+KEPT_BASELINE_KEYS = ("treebank", "baseline", "root", "uas", "words")
+
+
+def _rows(data: dict[str, Any], name: str, required: tuple[str, ...], kept: tuple[str, ...], where: Path
+          ) -> list[dict[str, Any]]:
+    rows = data.get(name, [])
+    if not isinstance(rows, list):
+        raise PmaskError(f"{where}: '{name}' must be a list of rows")
+    out = []
+    for k, row in enumerate(rows):
+        missing = [key for key in required if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise PmaskError(f"{where}: {name}[{k}] lacks {', '.join(missing)}")
+        out.append({key: row.get(key) for key in kept if key in row})
+    return out
+
+
+def read_bench(bench_dir: Path) -> dict[str, Any]:
+    """The rows, baselines and settings of ``bench_dir/results.json``.
+
+    Args:
+        bench_dir: a ``pmask bench`` output directory (or its ``results.json``).
+    Returns:
+        ``{"rows": [...], "baselines": [...], "model": ..., "settings": ...}`` with the row keys the page uses
+        (treebank, language, layer, decoder, root, uas, uuas, sentences, words).
+    Example:
+        >>> read_bench(Path("mbert-pud"))["rows"][0]["treebank"]  # doctest: +SKIP
+        'en_pud-ud-test'
+    """
+    bench_dir = Path(bench_dir)
+    path = bench_dir if bench_dir.is_file() else bench_dir / "results.json"
+    if not path.is_file():
+        raise PmaskError(f"{bench_dir}: not a bench output directory (no results.json)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise PmaskError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise PmaskError(f"{path}: expected a JSON object with 'rows' and 'baselines'")
+    rows = _rows(data, "rows", ROW_KEYS, KEPT_ROW_KEYS, path)
+    if not rows:
+        raise PmaskError(f"{path}: no rows")
+    baselines = _rows(data, "baselines", BASELINE_KEYS, KEPT_BASELINE_KEYS, path)
+    model = data.get("model")
+    return {"rows": rows, "baselines": baselines,
+            "model": model.get("name") if isinstance(model, dict) else model,
+            "settings": data.get("settings") if isinstance(data.get("settings"), dict) else {},
+            "path": str(path)}

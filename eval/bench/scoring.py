@@ -1,0 +1,54 @@
+"""The one place where ``pmask bench`` calls the scoring library (``pmask.eval.compare``).
+
+Everything here takes gold sentences and impacts and returns plain dicts, so the rest of
+``pmask.eval.bench.run`` does not depend on how induction and scoring are organised.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pmask.eval.compare import constituency_baseline_scores, dependency_baseline_scores, score_against_gold
+from pmask.eval.dependency_score import DependencyScore
+from pmask.trees.induce import ParseSettings
+from pmask.trees.registry import decoder_task
+
+#: Baselines that ``bench`` scores next to the model, per task.
+BENCH_BASELINES = {"dependency": ("right-chain", "left-chain", "random-projective"),
+                   "constituency": ("right-branching", "left-branching", "random-binary")}
+
+
+def task_of(decoder: str) -> str:
+    """``"dependency"`` or ``"constituency"`` for a decoder name (PmaskError for an unknown one)."""
+    return decoder_task(decoder)
+
+
+def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
+                  punct: str, seed: int) -> tuple[Any, list[Any]]:
+    """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``."""
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed)
+    return score_against_gold(sentences, impacts, settings, punct=punct)
+
+
+def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int) -> dict[str, Any]:
+    """``{baseline name: score object}`` on exactly ``golds``."""
+    if task == "dependency":
+        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=BENCH_BASELINES[task])
+    return constituency_baseline_scores(golds, seed=seed, names=BENCH_BASELINES[task])
+
+
+def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:
+    """Flat figures of a score: uas/uuas for dependencies, f1_sentence/f1_corpus for brackets; ``words``
+    = scored words (dependencies) or words of the scored ``golds`` (brackets)."""
+    data = score.to_dict()
+    if isinstance(score, DependencyScore):
+        return {"uas": data["uas"], "uuas": data["uuas"], "sentences": data["sentences"], "words": data["total"]}
+    return {"f1_sentence": data.get("f1_sentence"), "f1_corpus": data.get("f1_corpus"),
+            "sentences": data.get("sentences"), "words": sum(len(g.words) for g in golds)}
+
+
+def breakdown(score: Any) -> dict[str, Any] | None:
+    """By gold universal relation (part before ':'), gold arc length and sentence length; None for brackets."""
+    if not isinstance(score, DependencyScore):
+        return None
+    return {"relation": score.by_relation(base=True), "arc_length": score.by_length(),
+            "sentence_length": score.by_sentence_length()}

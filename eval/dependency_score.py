@@ -1,0 +1,253 @@
+"""Unlabelled attachment scores (UAS / UUAS) with breakdowns; additive across sentences and corpora.
+
+Conventions (heads are CoNLL-U style: ``heads[k-1]`` = head of word k, 1-based, 0 = ROOT):
+
+* UAS = words whose predicted head equals the gold head / scored words (micro-averaged); the root
+  word counts (correct iff it is predicted to attach to 0).
+* UUAS: the gold tree's undirected edges are E = {{k, gold(k)} : k = 1..n} (ROOT edges {k, 0}
+  included).  A scored word k is undirected-correct when its predicted edge {k, pred(k)} is in E;
+  each gold edge is matched at most once per sentence (so a predicted 2-cycle cannot count one
+  edge twice).  For tree-shaped predictions without exclusions this is |E_pred ∩ E_gold| / n.
+* ``punct_mask[k-1] = True`` excludes word k from scoring (neither numerator nor denominator),
+  but it still counts as a head for the others.  Default: every word scored (the paper's setting).
+* All reported figures are percentages (0-100); 0.0 when nothing was scored.
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pmask.corpora.sentence import Sentence
+from pmask.common.errors import DecodeError, PmaskError
+from pmask.eval.percent import percent
+
+LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
+
+
+def length_bucket(dependent: int, head: int) -> str:
+    """Bucket of a gold arc: 'root' for head 0, else |dependent − head| as '1'…'5', '6-10', '>10'."""
+    if head == 0:
+        return "root"
+    d = abs(dependent - head)
+    return str(d) if d <= 5 else ("6-10" if d <= 10 else ">10")
+
+
+#: Sentence length buckets (in words): ``(lo, hi)``, ``hi`` None = open-ended.
+SENTENCE_LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, None))
+
+
+def sentence_length_bucket(n: int) -> str:
+    """Bucket label of a sentence of ``n`` words: '1-10', '11-20', '21-30', '31-40', '>40'."""
+    for lo, hi in SENTENCE_LENGTH_BUCKETS:
+        if hi is None or n <= hi:
+            return f"{lo}-{hi}" if hi else f">{lo - 1}"
+    raise ValueError(f"no bucket for a sentence of {n} words")
+
+
+@dataclass
+class SentenceUAS:
+    """Score of one sentence: ``n`` scored words, ``correct`` directed, ``correct_undirected``."""
+
+    id: str | None
+    n: int
+    correct: int
+    correct_undirected: int
+
+    @property
+    def uas(self) -> float:
+        return percent(self.correct, self.n)
+
+    @property
+    def uuas(self) -> float:
+        return percent(self.correct_undirected, self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "n": self.n, "correct": self.correct, "uas": self.uas, "uuas": self.uuas}
+
+
+def _merge_counts(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]]:
+    out = {k: list(v) for k, v in a.items()}
+    for k, (c, t) in b.items():
+        cell = out.setdefault(k, [0, 0])
+        cell[0] += c
+        cell[1] += t
+    return out
+
+
+def check_same_words(words: Sequence[str], gold: Sentence, where: str) -> None:
+    """Raise PmaskError unless ``gold`` has exactly ``words`` (same sentence id is not enough).
+
+    Args:
+        words: the words of the predicted tree or impact matrix.
+        gold: the gold sentence found for it (e.g. by id).
+        where: names the prediction in the message (e.g. ``"pred.conllu:3 (sentence s1)"``).
+
+    Example:
+        >>> check_same_words(["a", "b"], gold, "store sentence s1")   # doctest: +SKIP
+        PmaskError: store sentence s1 does not match gold g.conllu:1 (sentence s1): the words differ
+        (2 words 'a b' vs 3 words 'a b c')
+    """
+    if list(words) == list(gold.words):
+        return
+    raise PmaskError(f"{where} does not match gold {gold.where()}: the words differ "
+                     f"({len(words)} words '{' '.join(words[:6])}' vs {len(gold.words)} words "
+                     f"'{' '.join(gold.words[:6])}')")
+
+
+def _as_heads(heads: Sequence[int], n: int, what: str, sent_id: str | None) -> list[int]:
+    if len(heads) != n:  # only the prediction can differ: n is the gold length
+        raise DecodeError(f"sentence {sent_id}: the {what} tree has {len(heads)} words but the gold "
+                          f"sentence has {n}: they are not the same sentence")
+    out = []
+    for k, h in enumerate(heads, start=1):
+        try:
+            value = operator.index(h)
+        except TypeError:
+            raise DecodeError(f"sentence {sent_id}: {what} head {h!r} of word {k} is not an integer") from None
+        if not 0 <= value <= n:
+            raise DecodeError(f"sentence {sent_id}: {what} head {value} of word {k} is out of range 0..{n}")
+        out.append(value)
+    return out
+
+
+@dataclass
+class DependencyScore:
+    """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores, DependencyScore())`` merge."""
+
+    correct: int = 0
+    correct_undirected: int = 0
+    total: int = 0
+    relations: dict[str, list[int]] = field(default_factory=dict)   # gold deprel → [correct, total]
+    lengths: dict[str, list[int]] = field(default_factory=dict)     # length bucket → [correct, total]
+    per_sentence: list[SentenceUAS] = field(default_factory=list)
+
+    def add(self, pred_heads: Sequence[int], gold_heads: Sequence[int], *,
+            deprels: Sequence[str] | None = None, punct_mask: Sequence[bool] | None = None,
+            sent_id: str | None = None) -> SentenceUAS:
+        """Score one sentence and add it; returns its :class:`SentenceUAS`.
+
+        ``deprels`` are the gold relations (for :meth:`by_relation`); ``punct_mask[k-1]`` True
+        excludes word k from scoring.  Wrong lengths or out-of-range heads raise DecodeError.
+        """
+        if gold_heads is None:
+            raise DecodeError(f"sentence {sent_id}: no gold heads to score against")
+        n = len(gold_heads)
+        gold = _as_heads(gold_heads, n, "gold", sent_id)
+        pred = _as_heads(pred_heads, n, "predicted", sent_id)
+        if deprels is not None and len(deprels) != n:
+            raise DecodeError(f"sentence {sent_id}: {len(deprels)} relations for {n} words")
+        if punct_mask is not None and len(punct_mask) != n:
+            raise DecodeError(f"sentence {sent_id}: punctuation mask of {len(punct_mask)} for {n} words")
+
+        gold_edges = {frozenset((k, h)) for k, h in enumerate(gold, start=1)}
+        matched: set[frozenset[int]] = set()
+        scored = correct = undirected = 0
+        for k in range(1, n + 1):
+            if punct_mask is not None and punct_mask[k - 1]:
+                continue
+            scored += 1
+            ok = pred[k - 1] == gold[k - 1]
+            correct += ok
+            edge = frozenset((k, pred[k - 1]))
+            if edge in gold_edges and edge not in matched:
+                matched.add(edge)
+                undirected += 1
+            for table, key in ((self.lengths, length_bucket(k, gold[k - 1])),
+                               (self.relations, deprels[k - 1] if deprels is not None else None)):
+                if key is not None:
+                    cell = table.setdefault(key, [0, 0])
+                    cell[0] += ok
+                    cell[1] += 1
+        self.correct += correct
+        self.correct_undirected += undirected
+        self.total += scored
+        result = SentenceUAS(sent_id, scored, correct, undirected)
+        self.per_sentence.append(result)
+        return result
+
+    @property
+    def uas(self) -> float:
+        """Micro-averaged UAS in percent."""
+        return percent(self.correct, self.total)
+
+    @property
+    def uuas(self) -> float:
+        """Micro-averaged undirected UAS in percent."""
+        return percent(self.correct_undirected, self.total)
+
+    @property
+    def sentences(self) -> int:
+        return len(self.per_sentence)
+
+    def by_relation(self, *, base: bool = False) -> dict[str, dict[str, float]]:
+        """Gold relation → {"correct", "total", "accuracy" (%)}, most frequent first.
+
+        ``base=True`` merges subtypes (``nmod:poss`` → ``nmod``).
+        """
+        counts = self.relations
+        if base:
+            merged: dict[str, list[int]] = {}
+            for rel, (c, t) in counts.items():
+                cell = merged.setdefault(rel.split(":")[0], [0, 0])
+                cell[0] += c
+                cell[1] += t
+            counts = merged
+        order = sorted(counts, key=lambda r: (-counts[r][1], r))
+        return {r: {"correct": counts[r][0], "total": counts[r][1], "accuracy": percent(*counts[r])} for r in order}
+
+    def by_length(self) -> dict[str, dict[str, float]]:
+        """Gold arc length bucket (``LENGTH_BUCKETS`` order) → {"correct", "total", "accuracy" (%)}."""
+        return {b: {"correct": self.lengths[b][0], "total": self.lengths[b][1], "accuracy": percent(*self.lengths[b])}
+                for b in LENGTH_BUCKETS if b in self.lengths}
+
+    def by_sentence_length(self) -> dict[str, dict[str, float]]:
+        """Sentence length bucket, counted in scored words → {"correct", "total", "sentences", "accuracy" (%)}.
+
+        Example:
+            >>> s = DependencyScore(); _ = s.add([2, 0], [2, 0]); s.by_sentence_length()["1-10"]["accuracy"]
+            100.0
+        """
+        cells: dict[str, list[int]] = {}
+        for sent in self.per_sentence:
+            cell = cells.setdefault(sentence_length_bucket(max(sent.n, 1)), [0, 0, 0])
+            cell[0] += sent.correct
+            cell[1] += sent.n
+            cell[2] += 1
+        order = [sentence_length_bucket(hi or lo) for lo, hi in SENTENCE_LENGTH_BUCKETS]
+        return {b: {"correct": cells[b][0], "total": cells[b][1], "sentences": cells[b][2],
+                    "accuracy": percent(cells[b][0], cells[b][1])} for b in order if b in cells}
+
+    def to_dict(self) -> dict[str, Any]:
+        """{"uas", "uuas"} in percent plus the counts."""
+        return {"uas": self.uas, "uuas": self.uuas, "correct": self.correct,
+                "correct_undirected": self.correct_undirected, "total": self.total, "sentences": self.sentences}
+
+    def __add__(self, other: DependencyScore) -> DependencyScore:
+        if not isinstance(other, DependencyScore):
+            return NotImplemented
+        return DependencyScore(
+            correct=self.correct + other.correct,
+            correct_undirected=self.correct_undirected + other.correct_undirected,
+            total=self.total + other.total,
+            relations=_merge_counts(self.relations, other.relations),
+            lengths=_merge_counts(self.lengths, other.lengths),
+            per_sentence=self.per_sentence + other.per_sentence,
+        )
+
+    def __radd__(self, other: Any) -> DependencyScore:
+        if other == 0:  # plain sum(scores) starts from 0
+            return self + DependencyScore()
+        return NotImplemented
+
+    def __iadd__(self, other: DependencyScore) -> DependencyScore:
+        if not isinstance(other, DependencyScore):
+            return NotImplemented
+        self.correct += other.correct
+        self.correct_undirected += other.correct_undirected
+        self.total += other.total
+        self.relations = _merge_counts(self.relations, other.relations)
+        self.lengths = _merge_counts(self.lengths, other.lengths)
+        self.per_sentence = self.per_sentence + other.per_sentence
+        return self

@@ -1,0 +1,153 @@
+"""The data behind ``pmask report``: scores, breakdowns and sentences as plain JSON-able dicts.
+
+Everything the page shows is computed here, in Python, with the library's scorers; the page's
+script only draws it. :func:`load_inputs` is the one place that calls into ``pmask.eval.compare``
+and the corpus readers, so a refactoring there needs a change in one function only.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from pmask.common.errors import PmaskError
+from pmask.eval.percent import percent
+from pmask.eval.compare import evaluate_files
+from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
+from pmask.common.options import PUNCT_MODES, check_choice
+from pmask.corpora.provenance import read_provenance
+
+
+
+@dataclass
+class ReportInputs:
+    """A scored prediction with its aligned sentences.
+
+    ``pairs`` are (prediction, gold sentence): for dependencies the prediction is a Sentence with
+    ``heads``, for constituency an ``nltk.Tree``. ``evaluation`` is the library's Evaluation (its
+    ``table`` is the ``eval --baselines`` comparison), ``meta`` the prediction's ``.meta.json``.
+    """
+
+    task: str
+    pairs: list[tuple[Any, Any]]
+    evaluation: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+    punct: str = "include"
+
+
+def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0) -> ReportInputs:
+    """Score ``pred`` against ``gold`` with every baseline and pair up the sentences (the adapter).
+
+    Args:
+        pred: a CoNLL-U prediction (``pmask parse``) or a bracket file, one tree per line.
+        gold: the gold CoNLL-U file, or PTB file/directory for brackets.
+        punct: "include" or "exclude" punctuation words from the scores.
+        seed: seed of the random baselines.
+    Returns:
+        A :class:`ReportInputs`.
+    Example:
+        >>> inputs = load_inputs(Path("pud.conllu"), Path("en_pud-ud-test.conllu"))  # doctest: +SKIP
+    """
+    check_choice("punct", punct, PUNCT_MODES)
+    pred, gold = Path(pred), Path(gold)
+    provenance = read_provenance(pred)
+    meta = provenance.to_dict() if provenance is not None else {}
+    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed)   # reads meta.json's max_words
+    if not evaluation.pairs:
+        raise PmaskError(f"{pred}: no predicted sentence to report on")
+    return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)
+
+
+def _cell(correct: int, total: int) -> dict[str, Any]:
+    return {"correct": correct, "total": total, "accuracy": percent(correct, total)}
+
+
+def _punct(gold: Any, mode: str) -> list[bool]:
+    from pmask.eval.punct import punct_mask
+
+    return punct_mask(gold) if mode == "exclude" else [False] * len(gold.words)
+
+
+def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str) -> list[dict[str, Any]]:
+    """Accuracy by gold arc length bucket and direction ("head left" = the head precedes the word).
+
+    Returns:
+        Rows ``{"label", "direction", "correct", "total", "accuracy"}`` in bucket order.
+    """
+    from pmask.eval.dependency_score import LENGTH_BUCKETS, length_bucket
+
+    counts: dict[tuple[str, str], list[int]] = {}
+    for pred, gold in pairs:
+        skip = _punct(gold, punct)
+        for k, (p, g) in enumerate(zip(pred.heads, gold.heads), start=1):
+            if skip[k - 1]:
+                continue
+            direction = "root" if g == 0 else ("head left" if g < k else "head right")
+            cell = counts.setdefault((length_bucket(k, g), direction), [0, 0])
+            cell[0] += p == g
+            cell[1] += 1
+    order = {b: i for i, b in enumerate(LENGTH_BUCKETS)}
+    keys = sorted(counts, key=lambda kd: (order.get(kd[0], 99), kd[1]))
+    return [{"label": b, "direction": d, **_cell(*counts[(b, d)])} for b, d in keys]
+
+
+def by_sentence_length(lengths: Sequence[int], correct: Sequence[float], totals: Sequence[float]
+                       ) -> list[dict[str, Any]]:
+    """Micro-averaged score by sentence length bucket (words): rows ``{"label", "correct", "total", "accuracy"}``."""
+    cells: dict[str, list[float]] = {}
+    for n, c, t in zip(lengths, correct, totals):
+        cell = cells.setdefault(sentence_length_bucket(n), [0, 0])
+        cell[0] += c
+        cell[1] += t
+    labels = [sentence_length_bucket(hi or lo) for lo, hi in SENTENCE_LENGTH_BUCKETS]
+    return [{"label": b, **_cell(*cells[b])} for b in labels if b in cells]
+
+
+def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
+    """One dict per sentence: id, words, predicted and gold heads, gold relations and scores."""
+    out = []
+    for (pred, gold), s in zip(inputs.pairs, inputs.evaluation.score.per_sentence):
+        out.append({"id": gold.id, "words": list(gold.words), "pred": [int(h) for h in pred.heads],
+                    "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
+                    "score": round(s.uas, 2), "uuas": round(s.uuas, 2), "correct": s.correct, "scored": s.n})
+    return out
+
+
+def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The "where it fails" tables: by universal relation, arc length and direction, sentence length."""
+    score = inputs.evaluation.score
+    relations = [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
+                 for r, v in score.by_relation(base=True).items()]
+    lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
+                                 [s["scored"] for s in sentences])
+    return [
+        {"id": "by-relation", "title": "UAS by gold relation (universal, before ':')", "key": "relation",
+         "rows": relations},
+        {"id": "by-arc-length", "title": "UAS by gold arc length and direction", "key": "length",
+         "rows": length_direction(inputs.pairs, inputs.punct)},
+        {"id": "by-sentence-length", "title": "UAS by sentence length (words)", "key": "words", "rows": lengths},
+    ]
+
+
+def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
+    """The comparison table (prediction first, then every baseline), settings and checksums."""
+    from pmask.common.files import sha256_file
+
+    table = json.loads(inputs.evaluation.table.to_json())
+    meta = inputs.meta
+    settings = dict(meta.get("settings") or {})
+    model = meta.get("model") or {}
+    impact = meta.get("impact") or {}
+    corpus = meta.get("corpus") or {}
+    gold = Path(gold)
+    return {
+        "table": table,
+        "task": inputs.task,
+        "settings": {"model": model.get("name"), "layer": settings.get("layer"), "decoder": settings.get("decoder"),
+                     "root": settings.get("root"), "metric": impact.get("metric"), "subword": impact.get("subword"),
+                     "punct": inputs.punct},
+        "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "gold": str(gold),
+                   "gold_sha256": sha256_file(gold) if gold.is_file() else None},
+        "sentences": len(inputs.pairs),
+    }

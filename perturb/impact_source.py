@@ -1,0 +1,309 @@
+"""Where impacts come from: an impact store, or a corpus and a model (optionally cached in a store).
+
+:class:`ImpactSource` is the one place that decides between the two; ``parse``, ``heatmap`` and
+``sweep`` all read impacts through it. Matrices follow the engine's convention ``F[i, j]`` =
+impact of word j on word i (0-based, n×n); the faithful layout is (n+1)×(n+1) with index 0 =
+``[CLS]``. torch and transformers are imported only when a model is actually loaded.
+
+Example:
+    >>> src = ImpactSource.open(CorpusSpec("pud.conllu", limit=5), model=ModelSpec("bert-base-uncased"))
+    ... # doctest: +SKIP
+    >>> heads_input = list(src.impacts(layer=-1))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from pmask.corpora import Sentence
+from pmask.common.errors import HelperRankDone, PmaskError, SettingError
+from pmask.common.options import resolve_layers
+from pmask.perturb.fill import compute_store, iter_impacts
+from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
+from pmask.perturb.store.plan import layers_to_add
+from pmask.perturb.add_layers import add_layers
+from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.model_spec import ModelSpec, absolute_if_local
+
+logger = logging.getLogger(__name__)
+
+@dataclass
+class Impact:
+    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None."""
+
+    F: np.ndarray
+    F_cls: np.ndarray | None = None
+
+
+def is_store(path: str | Path) -> bool:
+    """Whether ``path`` is an impact store directory (it holds a ``manifest.json``)."""
+    path = Path(path)
+    return path.is_dir() and (path / "manifest.json").is_file()
+
+
+def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
+                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                     batch_tokens: int | None = None, progress: bool = True,
+                     stats: Any = None, tokenize: str = "words") -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+    for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
+                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats,
+                             tokenize=tokenize):
+        if M is None:
+            yield None
+        else:
+            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
+
+
+def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
+                       **kwargs: Any) -> Iterator[Impact | None]:
+    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence);
+    ``kwargs`` as for :func:`impacts_by_layer`."""
+    for item in impacts_by_layer(model, sentences, layers=[layer], **kwargs):
+        yield None if item is None else item[0]
+
+
+def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
+                       include_cls: bool = False, positions: Sequence[int] | None = None
+                       ) -> Iterator[Impact | None]:
+    """Impacts of ``sentences`` read from an ``ImpactStore`` (None = nothing stored).
+
+    ``positions`` are the sentences' corpus positions (default 0, 1, ...).
+    """
+    for item in impacts_from_store_by_layers(store, sentences, [layer], include_cls=include_cls,
+                                             positions=positions):
+        yield None if item is None else item[0]
+
+
+def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], layers: Sequence[int], *,
+                                 include_cls: bool = False, positions: Sequence[int] | None = None
+                                 ) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
+    for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
+        item = store.get(pos) if store.has(pos) else None
+        if item is None:
+            yield None
+            continue
+        if list(item.words) != list(sent.words):
+            raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
+                             f"{sent.where()}: was the store made from another corpus?")
+        if include_cls and item.cls_matrix is None:
+            raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
+        ks = [item.layer_index(layer) for layer in layers]
+        yield [Impact(F=item.matrix[k], F_cls=item.cls_matrix[k] if include_cls else None) for k in ks]
+
+
+class ImpactSource:
+    """Sentences and their impacts, from a store or from a corpus and a model.
+
+    Build one with :meth:`open`. ``sentences`` are read at once; the model is loaded, and a
+    cache store computed, only when impacts are first asked for.
+    """
+
+    def __init__(self, sentences: list[Sentence], corpus: Path, *, store: Any = None,
+                 model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True,
+                 loaded_model: Any = None, selection: CorpusSpec | None = None):
+        self.sentences = sentences
+        self.corpus = corpus
+        self.selection = selection or CorpusSpec(corpus)   # the corpus format and filters the sentences were read with
+        self.store = store
+        self.model_spec = model or ModelSpec()
+        self.store_dir = store_dir
+        self.progress = progress
+        self._model: Any = loaded_model
+
+    @classmethod
+    def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
+             corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
+        """A source for ``source.path``: an impact store directory or a corpus.
+
+        Args:
+            source: the store or corpus path, with the corpus format and filters.
+            model: how impacts are computed from a corpus.
+            store: with a corpus: cache impacts in this (resumable) store directory.
+            corpus: with a store: the corpus it was made from (default: the path in its manifest).
+            progress: show progress bars during model work.
+        """
+        if is_store(source.path):
+            opened = ImpactStore.open(source.path)
+            path = corpus or opened.manifest.get("corpus", {}).get("path")
+            if not path:
+                raise SettingError(f"{source.path}: the store does not record its corpus; name it with {{corpus}}")
+            path = Path(path)
+            held = [*opened.indices, *(e["index"] for e in opened.skipped)]
+            limit = min(source.limit or len(held), len(held)) if held else 0
+            sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
+            spec = (model or ModelSpec()).check_store(opened)
+            return cls(sentences, path, store=opened, model=spec, progress=progress, selection=source)
+        spec = (model or ModelSpec()).with_defaults()
+        return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
+                   progress=progress, selection=source)
+
+    def inputs(self) -> list[Path]:
+        """Every file or folder this source reads (outputs must never overwrite one)."""
+        paths = [self.selection.path, self.corpus]
+        for store in (self.store.path if self.store is not None else None, self.store_dir):
+            if store is not None:
+                paths.append(Path(store))
+        return paths
+
+    # -- model
+
+    @property
+    def model(self) -> Any:
+        """The loaded model (loaded on first use)."""
+        if self._model is None:
+            self._model = self.model_spec.load()
+        return self._model
+
+    def describe_model(self) -> dict[str, Any] | None:
+        """The model's description (``LoadedModel.describe()``, as recorded in a store's manifest),
+        with a local model directory named by its absolute path on every route."""
+        if self.store is not None:
+            held = self.store.manifest.get("model") or {}
+            described = dict(held.get("describe") or held)
+        else:
+            described = dict(self.model.describe())
+        if described.get("name"):
+            described["name"] = absolute_if_local(str(described["name"]))
+        return described
+
+    def model_name(self) -> str | None:
+        """The model's name as :meth:`describe_model` gives it."""
+        return (self.describe_model() or {}).get("name")
+
+    def impact_settings(self) -> dict[str, Any]:
+        """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
+        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword,
+                "tokenize": self.model_spec.tokenize}
+
+    # -- impacts
+
+    def _ensure_store(self, layers: Sequence[int] | str) -> None:
+        if self.store is not None or self.store_dir is None:
+            return
+        if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
+            self.store = ImpactStore.open(self.store_dir)
+            self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
+            return
+        run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
+                          progress=self.progress, model=lambda: self.model)
+        if not run.is_main:
+            raise HelperRankDone(f"{self.store_dir}: this rank's share is stored; rank 0 writes the outputs")
+        logger.info("%s", run.describe())   # the pipeline leaves its summary to the caller
+        self.store = ImpactStore.open(self.store_dir)
+
+    def _ensure_layers(self, layers: Sequence[int]) -> None:
+        """Add ``layers`` the store lacks to it when a model is given, else a SettingError naming the stored ones."""
+        held = list(self.store.layers)
+        num = self.store.num_layers
+        missing = [k for k in layers if (k + num + 1 if k < 0 and num is not None else k) not in held]
+        if not missing:
+            return
+        if self.model_spec.name is None and self._model is None:
+            raise SettingError(f"{{layer}} {', '.join(map(str, missing))} is not in the store {self.store.path} (it "
+                               f"holds layers {', '.join(map(str, held))}); give {{model}} to compute it into the "
+                               f"store")
+        extension = add_layers(self.model, self.store.path, missing, batch_tokens=self.model_spec.batch_tokens,
+                               progress=self.progress)
+        logger.info("%s: layers %s added (it holds layers %s)", self.store.path,
+                    ", ".join(map(str, extension.added)), ", ".join(map(str, extension.layers)))
+        self.store = ImpactStore.open(self.store.path)
+
+    def impacts(self, layer: int = -1, *, include_cls: bool = False,
+                indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
+        """Impacts at ``layer`` for every sentence (or the positions ``indices``), None = skipped."""
+        self._ensure_store([layer])
+        chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
+        if self.store is not None:
+            self._ensure_layers([layer])
+            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
+        spec = self.model_spec
+        return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
+                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
+                                  tokenize=spec.tokenize or "words")
+
+    def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
+                          ) -> dict[int, list[Impact | None]]:
+        """``{layer: [Impact or None per sentence]}`` for ``layers`` ("all": every layer the source has);
+        one pass over the store or one engine run gives every layer."""
+        self._ensure_store(layers)
+        if self.store is not None:
+            every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
+            chosen = every if layers == "all" else list(layers)
+            self._ensure_layers(chosen)
+            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls)
+        else:
+            chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
+            spec = self.model_spec
+            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
+                                      subword=spec.subword, include_cls=include_cls, batch_tokens=spec.batch_tokens,
+                                      progress=self.progress, tokenize=spec.tokenize or "words")
+        per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
+        for item in stream:
+            for k, layer in enumerate(chosen):
+                per_layer[layer].append(None if item is None else item[k])
+        return per_layer
+
+
+@dataclass
+class StoreRun:
+    """What :func:`build_store` did: the pipeline's summary, or None when a complete store was reused."""
+
+    output: Path
+    sentences: int
+    summary: Any = None
+    is_main: bool = True        # False on the ranks other than 0 of a torchrun job (they print nothing)
+
+    def describe(self) -> str:
+        """One line: computed / reused / skipped counts and seconds."""
+        if self.summary is None:
+            return f"{self.output}: 0 computed, {self.sentences} reused (store complete)"
+        return self.summary.describe()
+
+
+def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
+                resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
+    """Compute the impact matrices of ``corpus`` into the store directory ``output``.
+
+    A complete store resumed with the same settings costs nothing (not even loading the model);
+    resumed with layers it lacks, they are first added to every stored sentence.
+
+    Args:
+        corpus: the corpus and its filters.
+        model: the model, metric, subword policy, device, dtype and batch budget.
+        output: the store directory.
+        layers: layers kept (0 = embeddings, negative from the end) or "all".
+        resume: continue a store made with the same settings; overwrite: replace any store there.
+
+    Returns:
+        A :class:`StoreRun`.
+    """
+    return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
+                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load)
+
+
+def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, output: Path, *,
+                layers: Sequence[int] | str, resume: bool, progress: bool, model: Any,
+                overwrite: bool = False) -> StoreRun:
+    """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
+    wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
+                           tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
+                           random_init=True if spec.random_init else None)
+    remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
+    # under torchrun every rank gets here; rank 0 alone reports
+    if not remaining and resume and not layers_to_add(output, wanted):
+        return StoreRun(output, len(sentences), is_main=os.environ.get("RANK", "0") in ("", "0"))
+    # lazy: torch is imported only once there is model work to do
+    from pmask.perturb.distributed import init_distributed
+
+    rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
+    summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
+                            batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
+                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words")
+    return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

@@ -1,0 +1,87 @@
+"""Which model to run and how impacts are computed with it: :class:`ModelSpec` (torch-free).
+
+A small frozen dataclass that :class:`pmask.perturb.impact_source.ImpactSource`, the commands
+and ``pmask.eval.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
+
+Example:
+    >>> ModelSpec("random:bert-base-uncased").with_defaults().metric
+    'dist'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pmask.common.errors import SettingError
+from pmask.common.options import RANDOM_PREFIX, split_random
+
+DEFAULT_METRIC = "dist"
+DEFAULT_SUBWORD = "avg"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model to load and how impacts are computed with it.
+
+    ``name`` is a hub name, a local directory or ``random:NAME``; ``dtype`` "auto" is the engine's
+    default for the device.
+    """
+
+    name: str | None = None
+    random_init: bool = False
+    metric: str | None = None        # None: "dist", or a store's own metric when reading a store
+    subword: str | None = None       # None: "avg", or a store's own policy
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_tokens: int | None = None
+    tokenize: str | None = None      # None: "words", or a store's own mode
+
+    def with_defaults(self) -> "ModelSpec":
+        """This spec with unset settings given their defaults (metric dist, subword avg, tokenize words)."""
+        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD,
+                       tokenize=self.tokenize or "words")
+
+    def check_store(self, store: Any) -> "ModelSpec":
+        """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
+        store's own value for any setting given here that differs from it."""
+        held = store.settings
+        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword),
+                                   ("tokenize", self.tokenize, held.tokenize)):
+            if mine is not None and mine != theirs:
+                raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
+                                   f"{name} {theirs}; leave {{{name}}} out or compute another store")
+        if self.name is not None:
+            name, random_init = split_random(self.name)
+            random_init = random_init or self.random_init
+            if _same_model(name, held.model) is False or bool(held.random_init) != random_init:
+                stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
+                raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
+                                   f"with {stored}; leave {{model}} out to read the store")
+        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize)
+
+    def load(self) -> Any:
+        """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
+        if not self.name:
+            raise SettingError("this needs {model} (a hub name, a local directory, or random:NAME)")
+        # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
+        from transformers.utils import logging as hf_logging
+
+        from pmask.perturb import load_model
+
+        hf_logging.disable_progress_bar()
+        dtype = None if self.dtype == "auto" else self.dtype
+        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+
+
+def absolute_if_local(name: str) -> str:
+    """A local model directory as an absolute path; a hub name as given."""
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
+
+
+def _same_model(given: str, stored: str | None) -> bool | None:
+    """Whether a model name names the stored one (None when the store does not say)."""
+    if stored is None:
+        return None
+    return absolute_if_local(given) == absolute_if_local(stored)

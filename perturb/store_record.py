@@ -1,0 +1,41 @@
+"""What a store records about the run that filled it: the model's full settings and the package
+versions (shared by :mod:`pmask.perturb.fill` and :mod:`pmask.perturb.add_layers`)."""
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+from typing import Any, Sequence
+
+from pmask.common.options import resolve_layers
+from pmask.perturb.store import StoreSettings
+from pmask.perturb.store.settings import norm_model
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages whose behaviour the numbers depend on (no imports needed)."""
+    out = {"python": platform.python_version()}
+    for dist in ("pmask", "torch", "transformers", "tokenizers", "numpy", "safetensors"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _dtype_name(dtype: Any) -> str | None:
+    return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
+def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: str = "dist",
+                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words") -> StoreSettings:
+    """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``)."""
+    describe = model.describe() if hasattr(model, "describe") else {}
+    tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
+    return StoreSettings(
+        model=norm_model(str(model.name)), metric=metric, subword=subword,
+        layers=layers if isinstance(layers, str) else tuple(int(k) for k in layers),
+        include_cls=include_cls, revision=getattr(model, "revision", None), commit=getattr(model, "commit", None),
+        random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
+        tokenizer=tokenizer, layers_resolved=resolve_layers(layers, int(model.num_layers)),
+        num_layers=int(model.num_layers), max_length=getattr(model, "max_length", None),
+        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize)

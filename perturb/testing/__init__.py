@@ -1,0 +1,147 @@
+"""Tiny, locally built masked language models for tests and benchmarks (no downloads).
+
+``make_tiny_bert`` / ``make_tiny_roberta`` write a randomly initialised (seeded) model plus a
+fast tokenizer into a directory that ``AutoTokenizer.from_pretrained`` /
+``pmask.perturb.load_model`` can load offline. ``make_random_bert_base`` writes a model with the
+bert-base-uncased configuration and real vocabulary but random weights (for speed benchmarks).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+# A few PUD-like sentences; every word is covered by the tiny BERT vocabulary, and the words
+# in SPLIT_WORDS are deliberately absent from it so they tokenise into several ``##`` pieces.
+TINY_SENTENCES: list[list[str]] = [
+    ["What", "if", "Google", "morphed", "into", "GoogleOS", "?"],
+    ["The", "new", "spending", "is", "fueled", "by", "Clinton", "'s", "large", "bank", "account", "."],
+    ["He", "said", "the", "decision", "was", "unbelievable", "."],
+    ["Those", "stories", "were", "reported", "in", "newspapers", "across", "the", "country", "."],
+    ["She", "walked", "home", "."],
+]
+# words absent from the vocabulary (they split into pieces) -> their pieces
+SPLIT_WORDS: dict[str, list[str]] = {
+    "morphed": ["morph", "##ed"],
+    "googleos": ["google", "##os"],
+    "spending": ["spend", "##ing"],
+    "fueled": ["fuel", "##ed"],
+    "unbelievable": ["un", "##believ", "##able"],
+    "reported": ["report", "##ed"],
+    "newspapers": ["news", "##paper", "##s"],
+    "walked": ["walk", "##ed"],
+    "stories": ["stor", "##ies"],
+}
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+#: The project's shared data folder (a source checkout's ``../shared``); ``PMASK_SHARED`` overrides it
+#: (an installed wheel has no such neighbour: set it, or pass paths explicitly).
+SHARED = Path(os.environ.get("PMASK_SHARED") or Path(__file__).resolve().parents[3] / "shared")
+BERT_BASE_VOCAB = SHARED / "models" / "bert-base-uncased-vocab" / "vocab.txt"
+
+
+def _bert_vocab(words: Iterable[str] | None) -> list[str]:
+    base: list[str] = []
+    for sent in TINY_SENTENCES:
+        for w in sent:
+            w = w.lower()
+            base.extend(SPLIT_WORDS.get(w, [w]))
+    for w in words or ():
+        w = w.lower()
+        base.extend(SPLIT_WORDS.get(w, [w]))
+    base.extend(["'", "s", "##s", "##ing", "##ed", "##ly", "##er"])
+    vocab = list(BERT_SPECIALS)
+    seen = set(vocab)
+    for piece in base:
+        if piece not in seen:
+            seen.add(piece)
+            vocab.append(piece)
+    return vocab
+
+
+def make_tiny_bert(path: str | Path, words: Sequence[str] | None = None, *, hidden: int = 32,
+                   layers: int = 3, heads: int = 2, seed: int = 0, max_positions: int = 64,
+                   init_range: float = 0.5) -> Path:
+    """Write a tiny random BertForMaskedLM + fast WordPiece tokenizer (lower-casing) to ``path``.
+
+    The vocabulary is the specials, the words of ``TINY_SENTENCES`` (with ``SPLIT_WORDS`` replaced
+    by their pieces), the extra ``words`` (lower-cased) and a few suffix pieces. The model accepts
+    at most ``max_positions`` tokens including [CLS]/[SEP]. Weights are drawn with std
+    ``init_range`` (larger than BERT's 0.02 so that states and MLM probabilities differ visibly
+    between inputs). Returns ``path``.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = _bert_vocab(words)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(path), do_lower_case=True, model_max_length=max_positions)
+    if len(tok) != len(vocab):
+        raise RuntimeError(f"tiny BERT tokenizer has {len(tok)} entries, expected {len(vocab)}")
+    tok.save_pretrained(str(path))
+    config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=4 * hidden,
+                        max_position_embeddings=max_positions, pad_token_id=0, initializer_range=init_range)
+    torch.manual_seed(seed)
+    BertForMaskedLM(config).eval().save_pretrained(str(path))
+    return path
+
+
+def make_tiny_roberta(path: str | Path, words: Sequence[str] | None = None, *, hidden: int = 32,
+                      layers: int = 3, heads: int = 2, seed: int = 0, max_positions: int = 64,
+                      vocab_size: int = 370, init_range: float = 0.5) -> Path:
+    """Write a tiny random RobertaForMaskedLM + byte-level BPE tokenizer to ``path``.
+
+    The BPE merges are trained locally (``tokenizers``) on ``TINY_SENTENCES`` plus ``words``
+    with a small ``vocab_size`` so that many words split into several pieces. The model accepts
+    at most ``max_positions`` tokens including <s>/</s> (position table is 2 larger, RoBERTa style).
+    """
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    texts = [" ".join(s) for s in TINY_SENTENCES] + [" ".join(words or [])]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1,
+                            special_tokens=ROBERTA_SPECIALS, show_progress=False)
+    bpe.save_model(str(path))  # vocab.json + merges.txt
+    tok = RobertaTokenizer.from_pretrained(str(path), model_max_length=max_positions)
+    tok.save_pretrained(str(path))
+    n_vocab = len(json.loads((path / "vocab.json").read_text(encoding="utf-8")))
+    config = RobertaConfig(vocab_size=max(n_vocab, len(tok)), hidden_size=hidden, num_hidden_layers=layers,
+                           num_attention_heads=heads, intermediate_size=4 * hidden,
+                           max_position_embeddings=max_positions + 2, pad_token_id=tok.pad_token_id,
+                           bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1,
+                           initializer_range=init_range)
+    torch.manual_seed(seed)
+    RobertaForMaskedLM(config).eval().save_pretrained(str(path))
+    return path
+
+
+def make_random_bert_base(path: str | Path, vocab_file: str | Path = BERT_BASE_VOCAB, *, seed: int = 0,
+                          save_weights: bool = True) -> Path:
+    """Write a bert-base-uncased-sized (``BertConfig()`` defaults) random BertForMaskedLM to ``path``.
+
+    Uses the real bert-base-uncased ``vocab_file``. With ``save_weights=False`` only the config
+    and tokenizer are written (load it with ``load_model("random:" + path)``), which is much faster.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text(Path(vocab_file).read_text(encoding="utf-8"), encoding="utf-8")
+    tok = BertTokenizer.from_pretrained(str(path), do_lower_case=True, model_max_length=512)
+    tok.save_pretrained(str(path))
+    config = BertConfig(vocab_size=len(tok))
+    if save_weights:
+        torch.manual_seed(seed)
+        BertForMaskedLM(config).eval().save_pretrained(str(path))
+    else:
+        config.save_pretrained(str(path))
+    return path

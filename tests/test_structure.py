@@ -1,0 +1,152 @@
+"""The house's structure, checked from the code's own imports and definitions (no import is run).
+
+Wings and their order (imports point one way, down this list; perturb and trees are independent):
+common (shared basics) → corpora → perturb | trees → eval → cli, with ``pmask/__init__.py`` (the
+one-call ``pmask.parse``) on top. Also: no import cycle between any two modules (imports inside
+functions included), the limits on module, function and command length, and a docstring in each
+wing's ``__init__.py`` that says what it holds and what it may import.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WINGS = {"common": 0, "corpora": 1, "perturb": 2, "trees": 2, "eval": 3, "cli": 4}
+TOP = 5   # pmask/__init__.py and __main__.py
+NOT_LIBRARY = {"tests", "benchmarks", "tools", "docs", "models", "build", "dist", ".git", ".ci"}
+MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_COMMAND_LINES = 400, 80, 30
+
+
+def library_files() -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] not in NOT_LIBRARY
+                  and "egg-info" not in str(p) and p.name != "setup.py")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["pmask", *parts])
+
+
+MODULES = {module_name(p): p for p in library_files()}
+
+
+def imports_of(path: Path) -> set[str]:
+    """Modules that ``path`` imports anywhere in it (``from pmask.x import y`` names module
+    ``pmask.x.y`` when that is a module, else ``pmask.x``)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pmask"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            if not base.startswith("pmask"):
+                continue
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    found.discard(name)
+    return {m for m in found if m in MODULES}
+
+
+def rank(module: str) -> int:
+    parts = module.split(".")
+    return WINGS.get(parts[1], TOP) if len(parts) > 1 else TOP
+
+
+def test_top_level_is_the_wings_and_nothing_else():
+    loose = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py", "setup.py"))
+    assert not loose, f"modules outside the wings: {loose}"
+    packages = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and p.name != "tests")
+    assert packages == sorted(WINGS), packages
+
+
+@pytest.mark.parametrize("wing", sorted(WINGS))
+def test_each_wing_says_what_it_holds_and_may_import(wing):
+    doc = ast.get_docstring(ast.parse((ROOT / wing / "__init__.py").read_text(encoding="utf-8")))
+    assert doc and "may import" in doc.lower(), f"{wing}/__init__.py: say what it holds and what it may import"
+
+
+def test_imports_point_one_way():
+    wrong = []
+    for name, path in MODULES.items():
+        for dep in imports_of(path):
+            mine, theirs = name.split(".")[1:2], dep.split(".")[1:2]
+            if mine == theirs:
+                continue
+            if rank(dep) >= rank(name) or {mine[0] if mine else "", theirs[0] if theirs else ""} == {"perturb", "trees"}:
+                wrong.append(f"{path.relative_to(ROOT)} imports {dep}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycle_between_modules():
+    graph = {name: imports_of(path) for name, path in MODULES.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_the_structure_check_sees_every_subpackage():
+    packages = {name.split(".")[1] + "/" + "/".join(name.split(".")[2:-1]) for name in MODULES if name.count(".") > 2}
+    assert any(p.startswith("perturb/store") for p in packages) and any(p.startswith("perturb/encoders") for p in packages)
+
+
+def test_length_limits():
+    too_long = []
+    for name, path in MODULES.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > MAX_MODULE_LINES:
+            too_long.append(f"{path.relative_to(ROOT)}: {len(lines)} lines")
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = node.end_lineno - node.lineno + 1
+                limit = MAX_COMMAND_LINES if name.startswith("pmask.cli") and node.name.startswith("cmd_") \
+                    else MAX_FUNCTION_LINES
+                if size > limit:
+                    too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
+    assert not too_long, "\n".join(too_long)
+
+
+def test_tests_mirror_the_package():
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name not in ("data", "__pycache__")}
+    assert folders <= set(WINGS), folders - set(WINGS)
+    loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert loose <= {"test_structure.py", "test_readme.py", "test_library.py", "test_docstrings.py"}, loose
+
+
+def test_nothing_uses_an_old_module_path():
+    from pmask.common.moved import MOVED
+
+    users = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name in ("moved.py", "test_moved.py") or ".git" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for old in MOVED:
+            head, _, last = old.rpartition(".")
+            if f"import {old}\n" in text or f"from {old} import" in text or f"from {head} import {last}\n" in text:
+                users.append(f"{path.relative_to(ROOT)}: {old}")
+    assert not users, "\n".join(users)

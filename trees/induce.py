@@ -1,0 +1,218 @@
+"""From impacts to trees: the parse pipeline behind ``pmask parse`` (the glue of the trees wing).
+
+Impacts come from any *impact source* (:class:`ImpactSourceLike`: in practice
+:class:`pmask.perturb.impact_source.ImpactSource`, a store or a corpus and a model, opened by
+the caller); decoders come from :mod:`pmask.trees.registry`. Matrices follow the engine's
+convention ``F[i, j]`` = impact of word j on word i (0-based, n×n); faithful decoding uses the
+authors' (n+1)×(n+1) layout whose index 0 is ``[CLS]``. This module imports no ``pmask.perturb``.
+
+Example:
+    >>> from pmask.corpora import Sentence
+    >>> s = Sentence(id="1", words=["the", "cat", "sat"], heads=[2, 3, 0], path="x")
+    >>> [p.heads.tolist() for p in parse_sentences([s], None, ParseSettings(decoder="right-chain"))]
+    [[2, 3, 0]]
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Protocol, Sequence
+
+import numpy as np
+
+from pmask.common.errors import SettingError
+from pmask.common.files import refuse_overwriting_inputs
+from pmask.common.options import DEFAULT_ROOT, ROOT_MODES
+from pmask.corpora import Sentence, write_brackets, write_conllu
+from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.provenance import Provenance, corpus_record, meta_path
+from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_needs_model, decoder_task, get_decoder
+
+__all__ = [
+    "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",
+    "decoder_task", "decoder_needs_model", "parse_sentences", "parse_corpus", "meta_path",
+]
+
+
+class ImpactLike(Protocol):
+    """One sentence's impacts at one layer: ``F`` [n, n] and, for faithful decoding, ``F_cls`` [n+1, n+1]."""
+
+    F: np.ndarray
+    F_cls: np.ndarray | None
+
+
+class ImpactSourceLike(Protocol):
+    """What the parse pipeline reads from an impact source (see ``pmask.perturb.impact_source``)."""
+
+    sentences: list[Sentence]
+    corpus: Path               # the corpus file the sentences were read from
+    selection: CorpusSpec      # its format and filters (recorded in the provenance)
+
+    def impacts(self, layer: int = -1, *, include_cls: bool = False) -> Iterable[ImpactLike | None]: ...
+    def describe_model(self) -> dict[str, Any] | None: ...
+    def impact_settings(self) -> dict[str, Any]: ...
+    def inputs(self) -> list[Path]: ...
+
+
+@dataclass
+class ParseSettings:
+    """How trees are induced; recorded in every output's metadata."""
+
+    decoder: str = "eisner"
+    layer: int = -1
+    root: str = DEFAULT_ROOT    # "gold": the gold root word is ROOT's only child; "free": the decoder picks it
+    faithful: bool = False      # the authors' matrix layout, normalisation and decoders (needs root="gold")
+    multiroot: bool = False
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings that matter for this decoder (no layer for baselines, no root, faithful or
+        multiroot for constituency decoders)."""
+        data = dict(self.__dict__)
+        if not decoder_needs_model(self.decoder):
+            data.pop("layer")  # baselines read no impacts
+        if self.decoder in DECODERS and DECODERS[self.decoder].task == "constituency":
+            for name in ("root", "faithful", "multiroot"):
+                data.pop(name)
+        return data
+
+
+@dataclass
+class Parsed:
+    """One induced tree: ``heads`` (CoNLL-U convention) for dependencies, ``tree`` for constituency."""
+
+    sentence: Sentence
+    heads: np.ndarray | None = None
+    tree: Any = None
+    skipped: str | None = None  # why no tree was produced (e.g. too long for the model)
+    impact: ImpactLike | None = None  # the impacts the tree was decoded from (None for baselines)
+
+    @property
+    def F(self) -> np.ndarray | None:
+        """The word-level impact matrix [n, n] (``F[i, j]`` = impact of word j on word i), or None."""
+        return None if self.impact is None else self.impact.F
+
+
+@dataclass
+class ParseSummary:
+    sentences: int = 0
+    parsed: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> None:
+    """Refuse combinations that cannot work before any model work is done.
+
+    Raises:
+        SettingError: naming the settings involved (``{root}``, ``{faithful}``).
+    """
+    dec = get_decoder(settings.decoder)
+    if settings.root not in ROOT_MODES:
+        raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
+    faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
+    if settings.faithful and dec.task != "dependency":
+        raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
+    if settings.faithful and not dec.supports_faithful:
+        raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ' and ')} decoders only")
+    if settings.faithful and settings.root != "gold":
+        raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
+    if settings.root == "gold" and dec.task == "dependency":
+        for s in sentences:
+            if s.root is None:
+                raise SettingError(f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free")
+
+
+def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike | None] | None,
+                    settings: ParseSettings, summary: ParseSummary | None = None) -> Iterator[Parsed]:
+    """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model.
+
+    Args:
+        sentences: the corpus sentences (gold roots are read from them with ``root="gold"``).
+        impacts: one :class:`Impact` (``F`` [n, n]) or None (skipped) per sentence.
+        settings: decoder, root mode, faithful, multiroot, seed (the seed of sentence k is seed + k).
+        summary: counts are added to it.
+
+    Yields:
+        One :class:`Parsed` per sentence, in order.
+    """
+    check_settings(settings, sentences)
+    task = decoder_task(settings.decoder)
+    summary = summary if summary is not None else ParseSummary()
+    impact_iter = iter(impacts) if impacts is not None else None
+    for index, sent in enumerate(sentences):
+        summary.sentences += 1
+        impact = next(impact_iter) if impact_iter is not None else None
+        if impact_iter is not None and impact is None:
+            summary.skipped.append(sent.id)
+            yield Parsed(sent, skipped="too long for the model")
+            continue
+        if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
+            raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, so "
+                               f"every tree would tie; layer 0 (the embeddings) is always all zeros because masking "
+                               f"word j cannot change word i's embedding: choose a layer from 1 up")
+        x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
+                        F_cls=impact.F_cls if impact is not None else None,
+                        root=sent.root if settings.root == "gold" and task == "dependency" else None,
+                        multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
+                        where=sent.where())
+        out = decode(settings.decoder, x)
+        summary.parsed += 1
+        if task == "dependency":
+            yield Parsed(sent, heads=np.asarray(out), impact=impact)
+        else:
+            yield Parsed(sent, tree=out, impact=impact)
+
+
+@dataclass
+class ParseResult:
+    """What :func:`parse_corpus` wrote: the trees file, its provenance and the counts."""
+
+    output: Path
+    provenance: Provenance
+
+    def describe(self) -> str:
+        """One line: ``OUTPUT: N <task> trees[, K skipped (too long): ids]``."""
+        p = self.provenance
+        skipped = f", {len(p.skipped)} skipped (too long): {', '.join(p.skipped[:5])}" if p.skipped else ""
+        return f"{self.output}: {p.parsed} {p.task} trees{skipped}"
+
+
+def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSettings, *, deprel: str = "_",
+                 command: list[str] | None = None) -> ParseResult:
+    """Induce a tree for every sentence of ``source`` and write them with their provenance.
+
+    Args:
+        source: an opened impact source (``ImpactSource.open(...)``); baselines read only its sentences.
+        output: CoNLL-U (dependency decoders: the input with HEAD replaced) or one bracketed tree
+            per line (constituency decoders); ``<output>.meta.json`` is written beside it.
+        settings: decoder, layer, root mode, faithful, multiroot, seed.
+        deprel: DEPREL written for every word.
+        command: the command line, recorded in the provenance.
+
+    Returns:
+        A :class:`ParseResult`.
+    """
+    t0 = time.perf_counter()
+    output = Path(output)
+    dec = get_decoder(settings.decoder)
+    refuse_overwriting_inputs([output, meta_path(output)], source.inputs())
+    check_settings(settings, source.sentences)
+    impacts = model_desc = impact = None
+    if dec.needs_model:
+        impacts = source.impacts(settings.layer, include_cls=settings.faithful)
+        model_desc, impact = source.describe_model(), source.impact_settings()
+    summary = ParseSummary()
+    parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
+    if dec.task == "dependency":
+        write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
+    else:
+        write_brackets([p.tree for p in parsed], output)
+    provenance = Provenance(
+        task=dec.task, settings=settings.to_dict(), model=model_desc, impact=impact,
+        corpus=corpus_record(source.corpus, source.selection.format, source.selection.limit,
+                             source.selection.max_words),
+        sentences=summary.sentences, parsed=summary.parsed, skipped=summary.skipped,
+        seconds=round(time.perf_counter() - t0, 3), command=command)
+    provenance.write(output)
+    return ParseResult(output=output, provenance=provenance)
