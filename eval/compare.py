@@ -25,11 +25,11 @@ from pmask.corpora.provenance import read_provenance
 from pmask.corpora.spec import CorpusSpec
 from pmask.trees.induce import parse_sentences
 from pmask.trees.registry import (decoder_task, CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
-                                  decode_dependencies)
+                                  decode_dependencies, task_info)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CONSTITUENCY_BASELINES", "DEPENDENCY_BASELINES", "Evaluation", "align", "comparison",
+__all__ = ["CONSTITUENCY_BASELINES", "DEPENDENCY_BASELINES", "Evaluation", "align", "baseline_scores", "comparison",
            "constituency_baseline_scores", "dependency_baseline_scores", "evaluate_files", "read_prediction",
            "score_brackets", "score_dependencies"]
 
@@ -100,6 +100,24 @@ def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
             score.add(decode_constituency(name, list(gold.words), seed=seed + index), gold.tree, sent_id=gold.id)
         out[name] = score
     return out
+
+
+def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
+                    seed: int = 0, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """``{name: score}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of
+    the task, as the registry lists them); ``punct`` and ``root`` apply to dependency baselines.
+
+    Example:
+        >>> from pmask.corpora import Sentence
+        >>> gold = Sentence(id="s1", words=["a", "b", "c"], heads=[2, 3, 0], path="g.conllu")
+        >>> scores = baseline_scores("dependency", [gold], names=["right-chain", "left-chain"])
+        >>> {name: round(score.uas, 1) for name, score in scores.items()}
+        {'right-chain': 100.0, 'left-chain': 33.3}
+    """
+    names = task_info(task).baselines if names is None else names
+    if task == "dependency":
+        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=names)
+    return constituency_baseline_scores(golds, seed=seed, names=names)
 
 
 def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_name: str,
@@ -220,15 +238,13 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     gold = _read_gold(gold_path, task, pred_path, max_words)
     if task == "dependency":
         score, pairs, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
-        golds = [g for _, g in pairs]
         root = root or settings.get("root", "gold")
-        base = dependency_baseline_scores(golds, punct=punct, root=root, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
     else:
         score, pairs, unscored = _score_bracket_file(pred, gold, pred_path, gold_path)
-        golds = [g for _, g in pairs]
-        base = constituency_baseline_scores(golds, seed=seed) if baselines else {}
         meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
+    golds = [g for _, g in pairs]
+    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,

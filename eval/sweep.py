@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.eval import compare
 from pmask.eval.report import LayerSweep, plot_layer_sweep
-from pmask.eval.compare import score_against_gold
+from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.trees.induce import ParseSettings
-from pmask.trees.registry import decoder_task
+from pmask.trees.registry import decoder_task, task_info
 from pmask.perturb.impact_source import ImpactSource
 
 logger = logging.getLogger(__name__)
@@ -55,7 +54,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     Args:
         source: gold sentences and their impacts (a store, or a corpus and a model).
         layers: layer indices (0 = embeddings, negative from the end) or "all".
-        decoder: default ``eisner`` for dependency gold, ``mart`` for constituency gold.
+        decoder: default: the gold task's default decoder in the registry (``eisner`` for
+            dependency gold, ``mart`` for constituency gold).
         root, faithful, punct, seed: as for :class:`~pmask.trees.induce.ParseSettings` and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
@@ -65,8 +65,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     """
     per_layer = source.impacts_by_layers(layers, include_cls=faithful)
     sentences = source.sentences
-    dependency = sentences[0].heads is not None if sentences else True
-    decoder = decoder or ("eisner" if dependency else "mart")
+    gold_task = "dependency" if not sentences or sentences[0].heads is not None else "constituency"
+    decoder = decoder or task_info(gold_task).default_decoder
     task = decoder_task(decoder)
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
@@ -76,12 +76,9 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         rows.append((layer, score.to_dict()))
     base: dict[str, float] = {}
     if baselines:
-        if task == "dependency":
-            scores = compare.dependency_baseline_scores(golds, punct=punct, root=root, seed=seed)
-        else:
-            scores = compare.constituency_baseline_scores(golds, seed=seed)
         key = SWEEP_KEYS[task][0]
-        base = {name: s.to_dict()[key] for name, s in scores.items()}
+        base = {name: s.to_dict()[key]
+                for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
     model_name = source.model_name()
     sweep = LayerSweep(rows=rows, metric_keys=SWEEP_KEYS[task],
                        meta={"model": model_name, "decoder": decoder, "corpus": str(label or source.corpus),

@@ -5,8 +5,8 @@
   ``baselines``, ``breakdowns`` (by universal relation, arc length, sentence length),
   ``model``, ``settings``, ``treebanks``, ``timing``.
 * ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
-* ``results.md`` — best layer per treebank and decoder, its margin over right-chain
-  (right-branching for PTB), and the score of every layer.
+* ``results.md`` — best layer per treebank and decoder, its margin over the task's primary
+  baseline in the decoder registry (right-chain; right-branching for PTB), and the score of every layer.
 * ``layers.png`` — score against layer, one panel per treebank, baselines dashed.
 * ``heatmap-<decoder>.png`` — treebank × layer scores.
 """
@@ -21,12 +21,12 @@ from typing import Any
 
 from pmask.eval.output import new_figure, save_figure
 from pmask.common.files import atomic_write
+from pmask.trees.registry import decoder_task, task_info
 
 logger = logging.getLogger(__name__)
 
 CSV_FIELDS = ("kind", "treebank", "language", "layer", "decoder", "root", "uas", "uuas", "f1_sentence", "f1_corpus",
               "sentences", "words")
-_PRIMARY_BASELINE = {"uas": "right-chain", "f1_sentence": "right-branching"}
 _BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
 
 
@@ -60,10 +60,10 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     for (treebank, decoder), rows in groups.items():
         key = primary_key(rows[0])
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
-        ref = next((b for b in result.baselines if b["treebank"] == treebank
-                    and b["baseline"] == _PRIMARY_BASELINE[key]), None)
+        reference = task_info(decoder_task(decoder)).primary_baseline
+        ref = next((b for b in result.baselines if b["treebank"] == treebank and b["baseline"] == reference), None)
         out.append({"treebank": treebank, "language": best["language"], "decoder": decoder, "metric": key,
-                    "layer": best["layer"], "score": best[key], "baseline": _PRIMARY_BASELINE[key],
+                    "layer": best["layer"], "score": best[key], "baseline": reference,
                     "baseline_score": ref[key] if ref else None,
                     "margin": best[key] - ref[key] if ref else None})
     return out

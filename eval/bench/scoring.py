@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.eval.compare import constituency_baseline_scores, dependency_baseline_scores, score_against_gold
+from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.dependency_score import DependencyScore
 from pmask.trees.induce import ParseSettings
-from pmask.trees.registry import decoder_task
-
-#: Baselines that ``bench`` scores next to the model, per task.
-BENCH_BASELINES = {"dependency": ("right-chain", "left-chain", "random-projective"),
-                   "constituency": ("right-branching", "left-branching", "random-binary")}
+from pmask.trees.registry import decoder_task, task_info
 
 
 def task_of(decoder: str) -> str:
@@ -30,10 +26,8 @@ def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: 
 
 
 def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int) -> dict[str, Any]:
-    """``{baseline name: score object}`` on exactly ``golds``."""
-    if task == "dependency":
-        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=BENCH_BASELINES[task])
-    return constituency_baseline_scores(golds, seed=seed, names=BENCH_BASELINES[task])
+    """``{baseline name: score object}`` of the task's short baselines (the registry's) on exactly ``golds``."""
+    return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=task_info(task).short_baselines)
 
 
 def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:
