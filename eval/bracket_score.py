@@ -26,6 +26,7 @@ from typing import Any
 import nltk
 
 from pmask.common.errors import DecodeError
+from pmask.eval.metric import Metric
 from pmask.eval.percent import f1, percent
 from pmask.corpora.brackets import node_spans
 
@@ -71,8 +72,8 @@ class SentenceBrackets:
 
 
 @dataclass
-class BracketScore:
-    """Accumulated bracket scores; ``a + b``, ``a += b`` and ``sum(scores, BracketScore())`` merge."""
+class BracketScore(Metric):
+    """Accumulated bracket scores; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
 
     sentences: int = 0
     precision_sum: float = 0.0       # Σ per-sentence P (sentence-level convention)
@@ -150,29 +151,3 @@ class BracketScore:
                 "recall_sentence": self.recall_sentence, "matched": self.matched,
                 "gold_brackets": self.gold_brackets, "pred_brackets": self.pred_brackets,
                 "sentences": self.sentences}
-
-    def __add__(self, other: BracketScore) -> BracketScore:
-        if not isinstance(other, BracketScore):
-            return NotImplemented
-        out = BracketScore()
-        out += self
-        out += other
-        return out
-
-    def __radd__(self, other: Any) -> BracketScore:
-        if other == 0:
-            return self + BracketScore()
-        return NotImplemented
-
-    def __iadd__(self, other: BracketScore) -> BracketScore:
-        if not isinstance(other, BracketScore):
-            return NotImplemented
-        self.sentences += other.sentences
-        self.precision_sum += other.precision_sum
-        self.recall_sum += other.recall_sum
-        self.f1_sum += other.f1_sum
-        self.matched += other.matched
-        self.gold_brackets += other.gold_brackets
-        self.pred_brackets += other.pred_brackets
-        self.per_sentence = self.per_sentence + other.per_sentence
-        return self

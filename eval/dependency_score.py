@@ -21,6 +21,7 @@ from typing import Any
 
 from pmask.corpora.sentence import Sentence
 from pmask.common.errors import DecodeError, PmaskError
+from pmask.eval.metric import Metric
 from pmask.eval.percent import percent
 
 LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
@@ -67,15 +68,6 @@ class SentenceUAS:
         return {"id": self.id, "n": self.n, "correct": self.correct, "uas": self.uas, "uuas": self.uuas}
 
 
-def _merge_counts(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]]:
-    out = {k: list(v) for k, v in a.items()}
-    for k, (c, t) in b.items():
-        cell = out.setdefault(k, [0, 0])
-        cell[0] += c
-        cell[1] += t
-    return out
-
-
 def check_same_words(words: Sequence[str], gold: Sentence, where: str) -> None:
     """Raise PmaskError unless ``gold`` has exactly ``words`` (same sentence id is not enough).
 
@@ -113,8 +105,8 @@ def _as_heads(heads: Sequence[int], n: int, what: str, sent_id: str | None) -> l
 
 
 @dataclass
-class DependencyScore:
-    """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores, DependencyScore())`` merge."""
+class DependencyScore(Metric):
+    """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
 
     correct: int = 0
     correct_undirected: int = 0
@@ -223,31 +215,3 @@ class DependencyScore:
         """{"uas", "uuas"} in percent plus the counts."""
         return {"uas": self.uas, "uuas": self.uuas, "correct": self.correct,
                 "correct_undirected": self.correct_undirected, "total": self.total, "sentences": self.sentences}
-
-    def __add__(self, other: DependencyScore) -> DependencyScore:
-        if not isinstance(other, DependencyScore):
-            return NotImplemented
-        return DependencyScore(
-            correct=self.correct + other.correct,
-            correct_undirected=self.correct_undirected + other.correct_undirected,
-            total=self.total + other.total,
-            relations=_merge_counts(self.relations, other.relations),
-            lengths=_merge_counts(self.lengths, other.lengths),
-            per_sentence=self.per_sentence + other.per_sentence,
-        )
-
-    def __radd__(self, other: Any) -> DependencyScore:
-        if other == 0:  # plain sum(scores) starts from 0
-            return self + DependencyScore()
-        return NotImplemented
-
-    def __iadd__(self, other: DependencyScore) -> DependencyScore:
-        if not isinstance(other, DependencyScore):
-            return NotImplemented
-        self.correct += other.correct
-        self.correct_undirected += other.correct_undirected
-        self.total += other.total
-        self.relations = _merge_counts(self.relations, other.relations)
-        self.lengths = _merge_counts(self.lengths, other.lengths)
-        self.per_sentence = self.per_sentence + other.per_sentence
-        return self

@@ -88,6 +88,38 @@ def new_figure(figsize: tuple[float, float], dpi: int = FIGURE_DPI) -> Any:
     return fig
 
 
+class TableFile:
+    """Base of the report tables: one JSON text from ``to_dict()`` and atomic writers for it, the
+    CSV and the Markdown (``write`` picks by suffix). Subclasses give ``to_dict``, ``to_csv`` and
+    ``to_markdown``.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_csv(self) -> str:
+        raise NotImplementedError
+
+    def to_markdown(self) -> str:
+        raise NotImplementedError
+
+    def to_json(self, *, indent: int = 2) -> str:
+        """``to_dict()`` as JSON text (no NaN: missing values are null), ending in a newline."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+
+    def write_json(self, path: str | os.PathLike) -> Path:
+        return atomic_write(path, self.to_json())
+
+    def write_csv(self, path: str | os.PathLike) -> Path:
+        return atomic_write(path, self.to_csv())
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write Markdown, JSON or CSV chosen by the suffix (.md, .json, .csv)."""
+        fmt = figure_format(path, ("md", "json", "csv"))
+        text = {"md": self.to_markdown, "json": self.to_json, "csv": self.to_csv}[fmt]()
+        return atomic_write(path, text)
+
+
 # --------------------------------------------------------------------------- value helpers
 
 def plain_value(value: Any) -> Any:

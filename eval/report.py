@@ -18,15 +18,15 @@ from typing import Any, Mapping
 
 from pmask.common.options import TASKS
 from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
-                               Kind, ReportError, Task, atomic_write, best_indices, csv_text, figure_format,
-                               fmt_value, is_number, markdown_table, meta_line, metrics_dict, new_figure,
-                               ordered_keys, plain_value, save_figure)
+                               Kind, ReportError, TableFile, Task, atomic_write, best_indices, csv_text,
+                               figure_format, fmt_value, is_number, markdown_table, meta_line, metrics_dict,
+                               new_figure, ordered_keys, plain_value, save_figure)
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
 
 __all__ = ["ALL_PERCENT_KEYS", "FIGURE_DPI", "FIGURE_FORMATS", "KINDS", "LABELS", "PERCENT_KEYS", "TASKS",
-           "Comparison", "ComparisonRow", "LayerSweep", "ReportError", "atomic_write", "figure_format",
+           "Comparison", "ComparisonRow", "LayerSweep", "ReportError", "TableFile", "atomic_write", "figure_format",
            "metrics_dict", "new_figure", "plot_layer_sweep", "save_figure"]
 
 
@@ -66,10 +66,11 @@ class ComparisonRow:
 
 
 @dataclass
-class Comparison:
+class Comparison(TableFile):
     """Induced trees next to every baseline, scored on the same sentences.
 
-    ``meta`` records the run: gold file, punctuation setting, model, layer, ...
+    ``meta`` records the run: gold file, punctuation setting, model, layer, ... Writes Markdown,
+    JSON and CSV (:class:`~pmask.eval.output.TableFile`).
     """
 
     rows: list[ComparisonRow]
@@ -127,14 +128,8 @@ class Comparison:
         return table
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON layout: {"task", "meta", "rows": [{"name", "kind", <metric keys>, "settings"}]}."""
         return {"task": self.task, "meta": plain_value(self.meta), "rows": [r.to_dict() for r in self.rows]}
-
-    def to_json(self, *, indent: int = 2) -> str:
-        """JSON: {"task", "meta", "rows": [{"name", "kind", <metric keys>, "settings"}]}."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False, default=str) + "\n"
-
-    def write_json(self, path: str | os.PathLike) -> Path:
-        return atomic_write(path, self.to_json())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Comparison":
@@ -164,23 +159,15 @@ class Comparison:
                 + [plain_value(r.settings.get(k)) for k in setting_keys] for r in self.rows)
         return csv_text(header, rows)
 
-    def write_csv(self, path: str | os.PathLike) -> Path:
-        return atomic_write(path, self.to_csv())
-
-    def write(self, path: str | os.PathLike) -> Path:
-        """Write Markdown, JSON or CSV chosen by the suffix (.md, .json, .csv)."""
-        fmt = figure_format(path, ("md", "json", "csv"))
-        text = {"md": self.to_markdown, "json": self.to_json, "csv": self.to_csv}[fmt]()
-        return atomic_write(path, text)
-
 
 # --------------------------------------------------------------------------- layer sweep
 
 @dataclass
-class LayerSweep:
+class LayerSweep(TableFile):
     """Scores per layer: ``rows`` are (layer, metrics dict) pairs, kept sorted by layer.
 
     ``metric_keys`` are the columns shown and plotted (empty: every percentage key found).
+    Writes Markdown, JSON and CSV (:class:`~pmask.eval.output.TableFile`).
     """
 
     rows: list[tuple[int, dict[str, Any]]]
@@ -240,15 +227,9 @@ class LayerSweep:
         return table
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON layout: {"metric_keys", "meta", "rows": [{"layer", <metric keys>}]}."""
         return {"metric_keys": list(self.metric_keys), "meta": plain_value(self.meta),
                 "rows": [{"layer": layer, **plain_value(m)} for layer, m in self.rows]}
-
-    def to_json(self, *, indent: int = 2) -> str:
-        """JSON: {"metric_keys", "meta", "rows": [{"layer", <metric keys>}]}."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False, default=str) + "\n"
-
-    def write_json(self, path: str | os.PathLike) -> Path:
-        return atomic_write(path, self.to_json())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LayerSweep":
@@ -262,9 +243,6 @@ class LayerSweep:
         """CSV: layer, metric keys first, then any other keys found."""
         keys = ordered_keys(self.metric_keys, [m for _, m in self.rows])
         return csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
-
-    def write_csv(self, path: str | os.PathLike) -> Path:
-        return atomic_write(path, self.to_csv())
 
 
 def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,

@@ -163,3 +163,21 @@ def test_importing_reports_loads_neither_torch_nor_matplotlib():
             "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("table", [comparison(), LayerSweep([(1, {"uas": 30.0}), (2, {"uas": 31.5})])],
+                         ids=["comparison", "sweep"])
+def test_both_tables_write_through_one_writer(table, tmp_path):
+    """Comparison and LayerSweep share their JSON/CSV/Markdown writers (TableFile), suffix-chosen."""
+    from pmask.eval.output import TableFile
+
+    assert isinstance(table, TableFile)
+    for name in ("to_json", "write_json", "write_csv", "write"):
+        assert getattr(type(table), name) is getattr(TableFile, name)
+    assert json.loads(table.write(tmp_path / "t.json").read_text()) == table.to_dict()
+    assert table.write(tmp_path / "t.csv").read_text() == table.to_csv()
+    assert table.write(tmp_path / "t.md").read_text() == table.to_markdown()
+    assert table.write_json(tmp_path / "u.json").read_text() == table.to_json()
+    assert table.write_csv(tmp_path / "u.csv").read_text() == table.to_csv()
+    with pytest.raises(ReportError, match="unsupported output format"):
+        table.write(tmp_path / "t.txt")
