@@ -1,18 +1,33 @@
 """Argument helpers shared by the ``pmask`` subcommands: the help formatter, argument types and
-the option groups (corpus input, model, decoder, root) every command builds on.
+the option groups every command builds on. Each flag that more than one command takes is
+spelled here once (name, type, default, help): corpus input (:func:`add_input`), model
+(:func:`add_model`), decoder and root (:func:`add_decoder`, :func:`add_root`), a prediction and
+its gold (:func:`add_prediction`), impacts cached in a store (:func:`add_store_cache`), scoring
+(:func:`add_punct`, :func:`add_seed`), extra score files (:func:`add_tables`) and the output
+(:func:`add_output`, whose help says what the command writes).
 
 A new subcommand starts with :func:`command` and adds the groups it needs, e.g.::
 
     p = command(sub, "mycmd", help="...", description="...", epilog="example:\n  pmask mycmd ...")
     add_input(p)
     add_model(p)
+    add_output(p, "the file to write")
+
+A new shared flag is one function here; paths it names go into :data:`INPUT_ARGS` or
+:data:`OUTPUT_ARGS` so that no output can replace an input.
 """
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from pmask.common.options import CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES
+from pmask.common.options import (CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES,
+                                  SUBWORD_POLICIES, TOKENIZE_MODES)
 from pmask.trees.registry import decoder_names
+
+#: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
+INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench")
+OUTPUT_ARGS = ("output", "json", "csv", "plot")
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -87,6 +102,56 @@ def add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
                    help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
                         "needs free)")
+
+
+def add_prediction(p: argparse.ArgumentParser) -> None:
+    """The predicted trees (positional ``pred``) and ``--gold`` to score them against."""
+    p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
+    p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
+
+
+def add_store_cache(p: argparse.ArgumentParser) -> None:
+    """``--store`` (impacts computed from a corpus SOURCE are cached there) and ``--corpus`` (the
+    corpus of a store SOURCE)."""
+    p.add_argument("--store", type=Path, default=None, metavar="DIR", help="cache impacts in this store (resumable)")
+    p.add_argument("--corpus", type=Path, default=None,
+                   help="with a store SOURCE: the corpus it was made from (default: the path in its manifest)")
+
+
+def add_punct(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--punct", default="include", choices=list(PUNCT_MODES),
+                   help="score punctuation words (the paper includes them)")
+
+
+def add_seed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="seed of the random baselines")
+
+
+def add_tables(p: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--csv``: the scores written to files beside the table printed."""
+    p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
+    p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
+
+
+def add_output(p: argparse.ArgumentParser, text: str, metavar: str | None = None) -> None:
+    """The required ``-o/--output``; ``text`` says what is written there (a file or a folder)."""
+    p.add_argument("-o", "--output", type=Path, required=True, metavar=metavar, help=text)
+
+
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``{argument name: its long flag}`` over every subcommand (e.g. ``max_words`` -> ``--max-words``),
+    for naming settings in error messages."""
+    names: dict[str, str] = {}
+    parsers = [parser]
+    while parsers:
+        current = parsers.pop(0)
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            if longs:
+                names.setdefault(action.dest, longs[0])
+    return names
 
 
 def verbosity() -> argparse.ArgumentParser:

@@ -1,0 +1,125 @@
+"""One ``cmd_<command>`` per ``pmask`` command: each turns the parsed arguments into library
+settings, makes one library call and prints what it returns (at most 30 lines each).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pmask.corpora.spec import CorpusSpec
+from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.compare import evaluate_files
+from pmask.eval.html import ReportOptions, build_report
+from pmask.eval.impact_maps import draw_impact_maps
+from pmask.eval.sweep import sweep_layers
+from pmask.perturb.impact_source import ImpactSource, build_store
+from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.store import export_store
+from pmask.trees.induce import ParseSettings, parse_corpus
+from pmask.trees.registry import decoder_needs_model
+
+
+# ---------------------------------------------------------------------------- shared helpers
+
+def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
+    return CorpusSpec(path, args.format, limit=args.limit, max_words=args.max_words)
+
+
+def _model(args: argparse.Namespace) -> ModelSpec:
+    return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
+                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize)
+
+
+def _impact_source(args: argparse.Namespace) -> ImpactSource:
+    return ImpactSource.open(_corpus(args, args.source), model=_model(args), store=getattr(args, "store", None),
+                             corpus=getattr(args, "corpus", None), progress=not args.quiet)
+
+
+def _command_line() -> list[str] | None:
+    return ["pmask", *sys.argv[1:]] if sys.argv else None
+
+
+# ---------------------------------------------------------------------------- commands
+
+def cmd_impact(args: argparse.Namespace) -> int:
+    run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
+                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
+    if run.is_main:   # under torchrun, rank 0 alone reports
+        print(run.describe())
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
+                             multiroot=args.multiroot, seed=args.seed)
+    needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
+    source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
+                               store=args.store if needs_model else None, corpus=args.corpus,
+                               progress=not args.quiet)
+    result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
+    print(result.describe())
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
+                            seed=args.seed, max_words=args.max_words)
+    print(result.table.to_markdown())
+    if args.details and result.task == "dependency":
+        print(result.details_text())
+    if args.json:
+        result.write_json(args.json)
+    if args.csv:
+        result.table.write_csv(args.csv)
+    return 0
+
+
+def cmd_heatmap(args: argparse.Namespace) -> int:
+    paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
+                             fmt=args.fmt)
+    print(f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    result = sweep_layers(_impact_source(args), layers=args.layers, decoder=args.decoder, root=args.root,
+                          faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
+                          label=args.source)
+    print(result.sweep.to_markdown())
+    if args.plot:
+        result.plot(args.plot)
+        print(f"wrote {args.plot}")
+    if args.json:
+        result.sweep.write_json(args.json)
+    if args.csv:
+        result.sweep.write_csv(args.csv)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    layers = None if args.layers in (None, "all") else args.layers
+    paths = export_store(args.store, args.output, args.format, layers=layers)
+    print(f"wrote {len(paths)} file(s) to {args.output}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = build_report(args.pred, args.gold, args.output,
+                        ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    spec = _model(args).with_defaults()
+    settings = BenchSettings(
+        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=spec.metric,
+        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        subword=spec.subword, tokenize=spec.tokenize, punct=args.punct, seed=args.seed, device=args.device,
+        dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
+        random_init=args.random_init)
+    result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
+    if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
+        print(result.describe(args.output))
+    return 0
