@@ -92,7 +92,8 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         The kept sentences, in order.
 
     Example:
-        >>> [s.id for s in select(sents, max_words=10, limit=2, name="x")]   # doctest: +SKIP
+        >>> sents = [Sentence(id=f"s{k}", words=["w"] * n) for k, n in enumerate([3, 12, 5, 4], start=1)]
+        >>> [s.id for s in select(sents, max_words=10, limit=2, name="x")]
         ['s1', 's3']
     """
     check_selection(max_words, limit)

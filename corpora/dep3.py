@@ -57,7 +57,7 @@ def read_dep3(path: str | os.PathLike, *, max_words: int | None = None,
         PmaskError: ``max_words`` or ``limit`` below 1.
 
     Example:
-        >>> [s.id for s in read_dep3("tests/data/mini.dp", limit=1)]   # doctest: +SKIP
+        >>> [s.id for s in read_dep3("tests/data/mini.dp", limit=1)]
         ['mini#1']
     """
     path = Path(path)

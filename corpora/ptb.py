@@ -174,7 +174,7 @@ def read_ptb(
         PmaskError: ``max_words`` or ``limit`` below 1.
 
     Example:
-        >>> [s.id for s in read_ptb("tests/data/mini.mrg", max_words=2)]   # doctest: +SKIP
+        >>> [s.id for s in read_ptb("tests/data/mini.mrg", max_words=2)]
         ['mini#4', 'mini#5']
     """
     def sentences() -> Iterator[Sentence]:

@@ -75,8 +75,9 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
         PmaskError: ``max_words`` or ``limit`` below 1.
 
     Example:
-        >>> sents = read_corpus("en_pud-ud-test.conllu", limit=10)   # doctest: +SKIP
-        >>> sents = read_corpus("-", "text")                          # doctest: +SKIP
+        >>> len(read_corpus("en_pud-ud-test.conllu", limit=10))   # at most 10
+        3
+        >>> sents = read_corpus("-", "text")   # one sentence per line of standard input  # doctest: +SKIP
     """
     if fmt not in ("auto", *FORMATS):
         raise CorpusError(f"{display_name(path)}: unknown corpus format {fmt!r} (expected auto, {', '.join(FORMATS)})")

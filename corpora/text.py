@@ -41,7 +41,7 @@ def read_text(path: str | os.PathLike, *, max_words: int | None = None,
         PmaskError: ``max_words`` or ``limit`` below 1.
 
     Example:
-        >>> [s.words for s in read_text("tests/data/mini.txt", limit=1)]   # doctest: +SKIP
+        >>> [s.words for s in read_text("tests/data/mini.txt", limit=1)]
         [['The', 'cat', 'sat', '.']]
     """
     def sentences() -> Iterator[Sentence]:

@@ -77,9 +77,10 @@ def check_same_words(words: Sequence[str], gold: Sentence, where: str) -> None:
         where: names the prediction in the message (e.g. ``"pred.conllu:3 (sentence s1)"``).
 
     Example:
-        >>> check_same_words(["a", "b"], gold, "store sentence s1")   # doctest: +SKIP
-        PmaskError: store sentence s1 does not match gold g.conllu:1 (sentence s1): the words differ
-        (2 words 'a b' vs 3 words 'a b c')
+        >>> gold = Sentence(id="s1", words=["a", "b", "c"], path="g.conllu", line=1)
+        >>> check_same_words(["a", "b"], gold, "store sentence s1")
+        Traceback (most recent call last):
+        pmask.common.errors.PmaskError: store sentence s1 does not match gold g.conllu:1 (sentence s1): the words ...
     """
     if list(words) == list(gold.words):
         return

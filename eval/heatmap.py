@@ -312,8 +312,9 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
     root's dot sits on its diagonal cell). Returns the path written (atomically).
 
     Example:
-        >>> render_heatmap(F, ["The", "cat", "sat"], "map.svg", gold_heads=[2, 3, 0], pred_heads=[2, 0, 2])
-        ... # doctest: +SKIP
+        >>> F = np.array([[0.0, 0.9, 0.1], [0.2, 0.0, 0.7], [0.1, 0.8, 0.0]])
+        >>> render_heatmap(F, ["The", "cat", "sat"], "map.svg", gold_heads=[2, 3, 0], pred_heads=[2, 0, 2]).name
+        'map.svg'
     """
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in HEATMAP_FORMATS:

@@ -39,7 +39,7 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
         words); ``primary_baselines`` maps each known decoder to its task's primary baseline (the
         registry's), the one the page shows first.
     Example:
-        >>> read_bench(Path("mbert-pud"))["rows"][0]["treebank"]  # doctest: +SKIP
+        >>> read_bench(Path("mbert-pud"))["rows"][0]["treebank"]
         'en_pud-ud-test'
     """
     bench_dir = Path(bench_dir)

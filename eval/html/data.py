@@ -47,7 +47,9 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     Returns:
         A :class:`ReportInputs`.
     Example:
-        >>> inputs = load_inputs(Path("pud.conllu"), Path("en_pud-ud-test.conllu"))  # doctest: +SKIP
+        >>> inputs = load_inputs(Path("pud.conllu"), Path("en_pud-ud-test.conllu"))
+        >>> inputs.task, len(inputs.pairs), inputs.evaluation.table.rows[1].name
+        ('dependency', 3, 'right-chain')
     """
     check_choice("punct", punct, PUNCT_MODES)
     pred, gold = Path(pred), Path(gold)

@@ -47,8 +47,11 @@ def align(tokenizer, sentence: Sequence[str] | Any) -> WordAlignment:
         ModelError: the tokenizer is not a fast one (no ``word_ids()``).
 
     Example:
-        >>> al = align(tok, ["The", "unbelievable", "cat"])   # doctest: +SKIP
-        >>> al.pieces(1)                                      # e.g. [2, 3, 4]
+        >>> from transformers import AutoTokenizer
+        >>> tok = AutoTokenizer.from_pretrained("bert-base-uncased")
+        >>> al = align(tok, ["The", "unbelievable", "cat"])
+        >>> al.n_words, al.pieces(0)   # after [CLS]; al.pieces(1) is e.g. [2, 3, 4] when a word splits in three
+        (3, [1])
     """
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"tokenizer {type(tokenizer).__name__} is not a fast tokenizer; word alignment needs word_ids()")
