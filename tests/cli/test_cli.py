@@ -172,15 +172,49 @@ def test_sweep_plot(small, tmp_path, tiny_bert_dir, capsys):
     assert [r["uas"] for r in cached] == [r["uas"] for r in direct]
 
 
+def _uas(pred: list[list[int]], gold: list[list[int]]) -> tuple[float, int, int]:
+    """(UAS in percent, correct, words), computed here from plain head lists."""
+    pairs = [(p, g) for ps, gs in zip(pred, gold, strict=True) for p, g in zip(ps, gs, strict=True)]
+    correct = sum(p == g for p, g in pairs)
+    return 100.0 * correct / len(pairs), correct, len(pairs)
+
+
+def _chain(gold: list[int], step: int) -> list[int]:
+    """Right (step 1) or left (step -1) chain with the gold root under ROOT, the end word too."""
+    n, root = len(gold), gold.index(0) + 1
+    heads = [k + step if 1 <= k + step <= n else 0 for k in range(1, n + 1)]
+    heads[root - 1] = 0
+    return heads
+
+
 @needs_pud
 def test_pud_parse_eval_limit(tmp_path, tiny_bert_dir, capsys):
+    """eval's numbers for the model row and the fixed baselines equal an independent count on the
+    first five PUD sentences; the trees keep the gold root."""
     out = tmp_path / "pud.conllu"
-    code, _, err = run(["parse", PUD, "--model", tiny_bert_dir, "--limit", "5", "--root", "gold", "-q", "-o", out],
-                       capsys)
+    code, stdout, err = run(["parse", PUD, "--model", tiny_bert_dir, "--limit", "5", "--root", "gold", "-q",
+                             "-o", out], capsys)
     assert code == 0, err
-    code, stdout, err = run(["eval", out, "--gold", PUD, "--baselines"], capsys)
+    assert stdout.strip() == f"{out}: 5 dependency trees"
+    gold = heads_of(PUD)[:5]
+    pred = heads_of(out)
+    assert [len(p) for p in pred] == [len(g) for g in gold]
+    assert [p.index(0) for p in pred] == [g.index(0) for g in gold] and all(p.count(0) == 1 for p in pred)
+    code, stdout, err = run(["eval", out, "--gold", PUD, "--baselines", "--json", tmp_path / "s.json"], capsys)
     assert code == 0, err
-    assert "right-chain" in stdout and "random-projective" in stdout
+    data = json.loads((tmp_path / "s.json").read_text())
+    rows = {r["name"]: r for r in data["rows"]}
+    model = data["rows"][0]
+    assert model["kind"] == "model" and model["sentences"] == 5
+    expected = {model["name"]: _uas(pred, gold), "right-chain": _uas([_chain(g, 1) for g in gold], gold),
+                "left-chain": _uas([_chain(g, -1) for g in gold], gold)}
+    for name, (uas, correct, words) in expected.items():
+        assert (rows[name]["correct"], rows[name]["total"]) == (correct, words), name
+        assert rows[name]["uas"] == pytest.approx(uas), name
+        assert f"{uas:.2f}" in next(line for line in stdout.splitlines() if line.startswith(f"| {name} ")), name
+    assert [r["name"] for r in data["rows"][1:]] == ["right-chain", "left-chain", "random-projective",
+                                                     "random-eisner", "random-cle"]
+    assert all(r["kind"] == "baseline" and r["sentences"] == 5 for r in data["rows"][1:])
 
 
 @needs_pud

@@ -2,22 +2,34 @@
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import pytest
 
 from pmask.cli import main
+from pmask.perturb.engine import ImpactStats, impact_matrices
 from pmask.perturb.fill import describe_stats
+from pmask.perturb.model import load_model
 
 TEXT = "The cat sat on the mat .\nDogs bark loudly .\n"
 
 
 def test_engine_stats_read_as_a_phrase():
-    stats = SimpleNamespace(forward_sequences=3971, tokens=139759, fast_path=True, oom_retries=0, skipped=12)
+    """The engine's own stats type: a renamed field fails here instead of reading as 0."""
+    stats = ImpactStats(forward_sequences=3971, tokens=139759, fast_path=True, oom_retries=0, skipped=12)
     assert describe_stats(stats) == "3971 sequences, 139759 tokens, fast path, 12 skipped"
-    assert describe_stats(SimpleNamespace(forward_sequences=4, tokens=9, fast_path=False)) == \
-        "4 sequences, 9 tokens, full forward"
+    assert describe_stats(ImpactStats(forward_sequences=4, tokens=9, fast_path=False, oom_retries=2)) == \
+        "4 sequences, 9 tokens, full forward, 2 out-of-memory retries"
+    assert describe_stats(ImpactStats(forward_sequences=4, tokens=9)) == "4 sequences, 9 tokens"
     assert describe_stats(None) == ""
+
+
+def test_the_phrase_reports_what_the_engine_counted(tiny_bert_dir):
+    stats = ImpactStats()
+    sentences = [["the", "cat", "sat"], ["dogs", "bark"]]
+    out = list(impact_matrices(load_model(str(tiny_bert_dir), device="cpu"), sentences, stats=stats))
+    assert len(out) == 2 and stats.forward_sequences > 0 and stats.tokens > stats.forward_sequences
+    path = "fast path" if stats.fast_path else "full forward"
+    assert describe_stats(stats) == f"{stats.forward_sequences} sequences, {stats.tokens} tokens, {path}"
 
 
 @pytest.fixture()
