@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.trees.registry import DECODERS, task_info
 
 ROW_KEYS = ("treebank", "layer", "decoder", "uas")
 BASELINE_KEYS = ("treebank", "baseline", "uas")
@@ -34,10 +33,8 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
     Args:
         bench_dir: a ``pmask bench`` output directory (or its ``results.json``).
     Returns:
-        ``{"rows": [...], "baselines": [...], "model": ..., "settings": ..., "primary_baselines": ...}``
-        with the row keys the page uses (treebank, language, layer, decoder, root, uas, uuas, sentences,
-        words); ``primary_baselines`` maps each known decoder to its task's primary baseline (the
-        registry's), the one the page shows first.
+        ``{"rows": [...], "baselines": [...], "model": ..., "settings": ...}`` with the row keys the page uses
+        (treebank, language, layer, decoder, root, uas, uuas, sentences, words).
     Example:
         >>> read_bench(Path("mbert-pud"))["rows"][0]["treebank"]
         'en_pud-ud-test'
@@ -60,6 +57,4 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
     return {"rows": rows, "baselines": baselines,
             "model": model.get("name") if isinstance(model, dict) else model,
             "settings": data.get("settings") if isinstance(data.get("settings"), dict) else {},
-            "path": str(path),
-            "primary_baselines": {d: task_info(DECODERS[d].task).primary_baseline
-                                  for d in dict.fromkeys(r["decoder"] for r in rows) if d in DECODERS}}
+            "path": str(path)}

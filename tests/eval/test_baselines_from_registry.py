@@ -2,7 +2,6 @@
 the registry's per-task table changes ``sweep``, ``bench`` and ``eval`` alike (issue 17)."""
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from types import MappingProxyType, SimpleNamespace
 
@@ -13,7 +12,6 @@ from pmask.corpora import Sentence
 from pmask.eval import compare
 from pmask.eval.bench import files as bench_files
 from pmask.eval.bench import scoring
-from pmask.eval.bench.html import read_bench
 from pmask.eval.sweep import sweep_layers
 from pmask.trees import registry
 
@@ -64,12 +62,6 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
     best = bench_files.best_layers(SimpleNamespace(rows=rows, baselines=baselines))
     assert best == [{"treebank": "t", "language": "xx", "decoder": "eisner", "metric": "uas", "layer": 2,
                      "score": 42.0, "baseline": "left-chain", "baseline_score": 12.5, "margin": 29.5}]
-
-
-def test_report_page_opens_on_the_registry_primary_baseline(other_table, tmp_path):
-    rows = [{"treebank": "t", "layer": 1, "decoder": d, "uas": 40.0} for d in ("eisner", "mart", "gone")]
-    (tmp_path / "results.json").write_text(json.dumps({"rows": rows, "baselines": []}), encoding="utf-8")
-    assert read_bench(tmp_path)["primary_baselines"] == {"eisner": "left-chain", "mart": "right-branching"}
 
 
 @pytest.mark.parametrize("task", ["dependency", "constituency"])

@@ -98,9 +98,8 @@ function renderBench() {
   const decoders = uniq(B.rows.map(function (r) { return r.decoder; }));
   const roots = uniq(B.rows.map(function (r) { return r.root || null; }));
   const baselines = uniq(B.baselines.map(function (b) { return b.baseline; }));
-  const primary = (B.primary_baselines || {})[decoders[0]];
   const state = {decoder: decoders[0], root: roots[0],
-    baseline: baselines.includes(primary) ? primary : (baselines[0] || null)};
+    baseline: baselines.includes("right-chain") ? "right-chain" : (baselines[0] || null)};
   const view = el("div", {class: "benchview"});
   const draw = function () {
     view.replaceChildren(benchChart(B, state.decoder, state.root, state.baseline),
