@@ -176,3 +176,10 @@ class BracketScore:
         self.pred_brackets += other.pred_brackets
         self.per_sentence = self.per_sentence + other.per_sentence
         return self
+
+    def to_pandas(self, table: str = "sentences") -> Any:
+        """Per-sentence figures (precision, recall, F1 in %, bracket counts) as a pandas ``DataFrame``;
+        needs ``pmask[pandas]``."""
+        from pmask.eval.frames import score_frame
+
+        return score_frame(self, table)

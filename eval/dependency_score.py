@@ -251,3 +251,10 @@ class DependencyScore:
         self.lengths = _merge_counts(self.lengths, other.lengths)
         self.per_sentence = self.per_sentence + other.per_sentence
         return self
+
+    def to_pandas(self, table: str = "sentences") -> Any:
+        """Per-sentence scores, or a breakdown (``"relation"``, ``"arc_length"``, ``"sentence_length"``),
+        as a pandas ``DataFrame``; needs ``pmask[pandas]``."""
+        from pmask.eval.frames import score_frame
+
+        return score_frame(self, table)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from pmask.common.display import RichDisplay
 from pmask.common.options import TASKS
 from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
                                Kind, ReportError, Task, atomic_write, best_indices, csv_text, figure_format,
@@ -66,10 +67,11 @@ class ComparisonRow:
 
 
 @dataclass
-class Comparison:
+class Comparison(RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
 
     ``meta`` records the run: gold file, punctuation setting, model, layer, ...
+    A notebook shows the table; :meth:`to_pandas` gives it as a data frame.
     """
 
     rows: list[ComparisonRow]
@@ -173,12 +175,19 @@ class Comparison:
         text = {"md": self.to_markdown, "json": self.to_json, "csv": self.to_csv}[fmt]()
         return atomic_write(path, text)
 
+    def to_pandas(self) -> Any:
+        """The rows as a pandas ``DataFrame`` (name, kind, scores, ``settings.<key>``); needs ``pmask[pandas]``."""
+        from pmask.eval.frames import comparison_frame
+
+        return comparison_frame(self)
+
 
 # --------------------------------------------------------------------------- layer sweep
 
 @dataclass
-class LayerSweep:
+class LayerSweep(RichDisplay):
     """Scores per layer: ``rows`` are (layer, metrics dict) pairs, kept sorted by layer.
+    A notebook shows the table and the plot; :meth:`to_pandas` gives one row per layer.
 
     ``metric_keys`` are the columns shown and plotted (empty: every percentage key found).
     """
@@ -265,6 +274,12 @@ class LayerSweep:
 
     def write_csv(self, path: str | os.PathLike) -> Path:
         return atomic_write(path, self.to_csv())
+
+    def to_pandas(self) -> Any:
+        """One row per layer (the index), one column per metric; needs ``pmask[pandas]``."""
+        from pmask.eval.frames import sweep_frame
+
+        return sweep_frame(self)
 
 
 def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
