@@ -34,7 +34,7 @@ def comparison_frame(comparison: Any) -> Any:
     keys = ordered_keys(PERCENT_KEYS[comparison.task], [r.metrics for r in comparison.rows])
     rows = [{"name": r.name, "kind": r.kind, **{k: r.metrics.get(k) for k in keys},
              "settings": plain_value(r.settings)} for r in comparison.rows]
-    return data_frame(rows, columns=None if rows else ["name", "kind", *keys])
+    return data_frame(rows, columns=None if rows else ["name", "kind", *PERCENT_KEYS[comparison.task]])
 
 
 def sweep_frame(sweep: Any) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from typing import Any
 
 from pmask.common.display import ImpactMap
@@ -111,5 +112,7 @@ def impact_map_png(m: ImpactMap) -> bytes:
     arr, words, heads, pred, cmap, lo, hi = _prepared(m)
     fig = _draw(arr, words, heads, m.title, cmap, lo, hi, pred)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=HEATMAP_DPI)
+    with warnings.catch_warnings():   # a word in a script the font lacks draws as boxes; the HTML shows it
+        warnings.filterwarnings("ignore", message="Glyph .* missing", category=UserWarning)
+        fig.savefig(buf, format="png", dpi=HEATMAP_DPI)
     return buf.getvalue()
