@@ -23,7 +23,7 @@ from pmask.common.options import check_choice
 from pmask.eval.output import PERCENT_KEYS, ordered_keys, plain_value
 
 #: The tables of a dependency score: per sentence, and each breakdown (``DependencyScore`` methods).
-SCORE_TABLES = {"sentences": None, "relation": "by_relation", "arc_length": "by_length",
+SCORE_TABLES = {"sentences": "per_sentence", "relation": "by_relation", "arc_length": "by_length",
                 "sentence_length": "by_sentence_length"}
 BENCH_TABLES = ("rows", "baselines", "breakdowns", "treebanks")
 BREAKDOWNS = ("relation", "arc_length", "sentence_length")

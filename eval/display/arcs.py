@@ -54,7 +54,7 @@ def _arc(kind: str, dep: int, head: int, ok: bool, xs: list[float], base: float,
     up = kind == "pred"
     sign = -1 if up else 1
     xd = xs[dep - 1]
-    line = dict(fill="none", stroke=colour, stroke_width=1.8, stroke_dasharray=dash)
+    line: dict[str, Any] = dict(fill="none", stroke=colour, stroke_width=1.8, stroke_dasharray=dash)
     if head == 0:
         top = base + sign * root_h
         shape = el("line", x1=f"{xd:.1f}", x2=f"{xd:.1f}", y1=f"{top:.1f}", y2=f"{base:.1f}", **line)
@@ -63,8 +63,8 @@ def _arc(kind: str, dep: int, head: int, ok: bool, xs: list[float], base: float,
     else:
         xh = xs[head - 1] + (3 if xd > xs[head - 1] else -3)
         h = sign * _height(xs, dep, head)
-        shape = el("path", d=f"M{xh:.1f} {base:.1f} C{xh:.1f} {base + h:.1f} {xd:.1f} {base + h:.1f} {xd:.1f} {base:.1f}",
-                   **line)
+        y0, y1 = f"{base:.1f}", f"{base + h:.1f}"
+        shape = el("path", d=f"M{xh:.1f} {y0} C{xh:.1f} {y1} {xd:.1f} {y1} {xd:.1f} {y0}", **line)
     return el("g", el("title", esc(tip)) + shape + _arrow(xd, base, up, colour))
 
 
@@ -127,8 +127,9 @@ def arc_legend(gold: bool) -> str:
     out = []
     for kind, ok, text in keys:
         colour, dash = _STROKE[(kind, ok)]
+        border = f"3px {'dashed' if dash else 'solid'} {colour}"
         swatch = el("span", style=style(display="inline-block", width="22px", height=0, vertical_align="middle",
-                                         margin_right="5px", border_top=f"3px {'dashed' if dash else 'solid'} {colour}"))
+                                         margin_right="5px", border_top=border))
         out.append(el("span", swatch + esc(text), style=style(margin_right="14px")))
     return el("div", "".join(out), style=style(font_size="12px", color=COLOURS["muted"], margin="4px 0"))
 

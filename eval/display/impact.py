@@ -19,8 +19,17 @@ from typing import Any
 
 from pmask.common.display import ImpactMap
 from pmask.eval.display.markup import COLOURS, FONT, el, esc, frame, scroll, style, text_width
-from pmask.eval.heatmap import (GOLD_COLOUR, HEATMAP_DPI, NAN_COLOUR, _check, _check_heads, _colormap, _draw,
-                                _fmt_value, _value_range)
+from pmask.eval.heatmap import (
+    GOLD_COLOUR,
+    HEATMAP_DPI,
+    NAN_COLOUR,
+    _check,
+    _check_heads,
+    _colormap,
+    _draw,
+    _fmt_value,
+    _value_range,
+)
 
 LABEL_PX = 12
 SCALE_STEPS = 12

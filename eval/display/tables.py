@@ -55,7 +55,8 @@ def comparison_html(comparison: Any) -> str:
     rows = []
     for r in comparison.rows:
         settings = [", ".join(f"{k}={fmt_value(plain_value(v), False)}" for k, v in r.settings.items())]
-        rows.append([r.name, r.kind] + [get(r.metrics) for (_, _, _, get) in cols] + (settings if with_settings else []))
+        scores = [get(r.metrics) for (_, _, _, get) in cols]
+        rows.append([r.name, r.kind, *scores] + (settings if with_settings else []))
     extra = [False] * with_settings
     table = html_table(head, rows, numeric=[False, False] + [True] * len(cols) + extra,
                        percent=[False, False] + [c[2] for c in cols] + extra,
