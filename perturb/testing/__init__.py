@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from pmask.common.errors import PmaskError
 
@@ -75,6 +75,19 @@ def shared_file(relative: str | Path, what: str, argument: str) -> Path:
 SHARED = shared_dir()
 
 
+def save_model(model: Any, path: str | Path) -> None:
+    """``model.save_pretrained(path)`` without transformers' progress bar (noise in logs and notebooks)."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model.save_pretrained(str(path))
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 def _bert_vocab(words: Iterable[str] | None) -> list[str]:
     base: list[str] = []
     for sent in TINY_SENTENCES:
@@ -120,7 +133,7 @@ def make_tiny_bert(path: str | Path, words: Sequence[str] | None = None, *, hidd
                         num_attention_heads=heads, intermediate_size=4 * hidden,
                         max_position_embeddings=max_positions, pad_token_id=0, initializer_range=init_range)
     torch.manual_seed(seed)
-    BertForMaskedLM(config).eval().save_pretrained(str(path))
+    save_model(BertForMaskedLM(config).eval(), path)
     return path
 
 
@@ -153,7 +166,7 @@ def make_tiny_roberta(path: str | Path, words: Sequence[str] | None = None, *, h
                            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1,
                            initializer_range=init_range)
     torch.manual_seed(seed)
-    RobertaForMaskedLM(config).eval().save_pretrained(str(path))
+    save_model(RobertaForMaskedLM(config).eval(), path)
     return path
 
 
@@ -181,7 +194,7 @@ def make_random_bert_base(path: str | Path, vocab_file: str | Path | None = None
     config = BertConfig(vocab_size=len(tok))
     if save_weights:
         torch.manual_seed(seed)
-        BertForMaskedLM(config).eval().save_pretrained(str(path))
+        save_model(BertForMaskedLM(config).eval(), path)
     else:
         config.save_pretrained(str(path))
     return path

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmask.perturb.testing import BERT_SPECIALS, TINY_SENTENCES, shared_dir
+from pmask.perturb.testing import BERT_SPECIALS, TINY_SENTENCES, save_model, shared_dir
 
 PUD_EN_IN_SHARED = Path("data") / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 UNIGRAM_SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
@@ -156,5 +156,5 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
     config = getattr(transformers, family.config)(**common, **family.extra)
     torch.manual_seed(seed)
     model = getattr(transformers, family.model)(config).eval()
-    model.save_pretrained(str(path))
+    save_model(model, path)
     return path

@@ -46,3 +46,9 @@ def test_tokenizer_training_texts_come_from_an_argument_or_fall_back(installed):
     assert zoo.training_texts() == [list(s) for s in testing.TINY_SENTENCES]
     texts = zoo.training_texts(limit=2, corpus=MINI)
     assert texts[0] == ["I", "'m", "here", ",", "too", "."] and len(texts) == 2
+
+
+def test_tiny_models_are_built_without_a_progress_bar(tmp_path, capfd):
+    testing.make_tiny_bert(tmp_path / "tiny")
+    out, err = capfd.readouterr()
+    assert "Writing model shards" not in out + err and (tmp_path / "tiny" / "config.json").is_file()
