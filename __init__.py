@@ -16,10 +16,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from pmask.common import display as _display
 from pmask.common import moved as _moved
 from pmask.common.version import __version__
 
 _moved.install()   # old module paths (pmask.sweep, pmask.source, ...) keep working for one release
+
+
+def _show(fmt: str) -> Any:
+    """A notebook renderer that imports the drawing code (``pmask.eval.display``) on first use."""
+    def show(obj: Any) -> Any:
+        from pmask.eval.display import render
+
+        return render(obj, fmt)
+    return show
+
+
+for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ... draw themselves in notebooks
+    _display.connect(_fmt, _show(_fmt))
 
 __all__ = ["__version__", "parse"]
 

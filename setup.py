@@ -1,30 +1,23 @@
-"""Installs the repository root as the import package ``pmask``."""
+"""What the root-as-package layout needs (the repository root is the import package ``pmask``);
+every other piece of metadata is in ``pyproject.toml``."""
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
-SUBPACKAGES = [p for p in find_packages(".", exclude=["tests", "tests.*", "benchmarks", "benchmarks.*"])]
+NOT_LIBRARY = ["tests", "tests.*", "benchmarks", "benchmarks.*", "tools", "tools.*", "docs", "docs.*",
+               "build", "build.*", "dist", "dist.*"]
+
+
+class LibraryOnly(build_py):
+    """Leaves this file out of the wheel: in the root-as-package layout it would become ``pmask/setup.py``."""
+
+    def find_package_modules(self, package, package_dir):
+        modules = super().find_package_modules(package, package_dir)
+        return [m for m in modules if not (package == "pmask" and m[1] == "setup")]
+
 
 setup(
-    name="pmask",
-    version="0.1.0",
-    description="Perturbed Masking: parameter-free syntax induction from masked language models",
-    long_description=open("README.md", encoding="utf-8").read(),
-    long_description_content_type="text/markdown",
-    license="Apache-2.0",
-    python_requires=">=3.10",
     package_dir={"pmask": "."},
-    packages=["pmask"] + [f"pmask.{p}" for p in SUBPACKAGES],
+    packages=["pmask"] + [f"pmask.{p}" for p in find_packages(".", exclude=NOT_LIBRARY)],
     package_data={"pmask.eval.html": ["assets/*.js", "assets/*.css"]},
-    install_requires=[
-        "torch>=2.1",
-        "transformers>=4.40",
-        "networkx>=3.0",
-        "conllu>=4.5",
-        "numpy>=1.24",
-        "nltk>=3.8",
-        "safetensors>=0.4",
-        "tqdm>=4.60",
-        "matplotlib>=3.7",
-    ],
-    extras_require={"test": ["pytest>=7", "hypothesis>=6", "PYEVALB>=0.1.3"]},
-    entry_points={"console_scripts": ["pmask=pmask.cli:main"]},
+    cmdclass={"build_py": LibraryOnly},
 )

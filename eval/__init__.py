@@ -4,7 +4,8 @@ Holds the metrics (:mod:`.metric` their shared base: addition over sentences and
 :mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1), :mod:`.compare`
 (predictions next to baselines), :mod:`.report` (tables, sweep plots; their writers in :mod:`.output`),
 :mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
-:mod:`.bench` (a probing study in one call). May import every wing below it: ``pmask.common``,
+:mod:`.bench` (a probing study in one call), :mod:`.display` (what notebooks show) and
+:mod:`.frames` (``to_pandas()``). May import every wing below it: ``pmask.common``,
 ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
 Only the light metric classes are imported here; ``pmask.eval.report`` / ``pmask.eval.heatmap``

@@ -151,3 +151,11 @@ class BracketScore(Metric):
                 "recall_sentence": self.recall_sentence, "matched": self.matched,
                 "gold_brackets": self.gold_brackets, "pred_brackets": self.pred_brackets,
                 "sentences": self.sentences}
+
+    def to_pandas(self, table: str = "sentences") -> Any:
+        """Per-sentence figures (precision, recall, F1 in %, bracket counts) as a pandas ``DataFrame``;
+        needs ``pmask[pandas]``."""
+        from pmask.eval.frames import score_frame
+
+        return score_frame(self, table)
+

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from pmask.corpora import Sentence, read_brackets, read_corpus
 from pmask.corpora.read import detect_format
+from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write
 from pmask.common.options import PUNCT_MODES
@@ -129,8 +130,9 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
 
 
 @dataclass
-class Evaluation:
-    """A scored prediction file: its score object, the baselines' and the comparison table."""
+class Evaluation(RichDisplay):
+    """A scored prediction file: its score object, the baselines' and the comparison table (which a
+    notebook shows)."""
 
     task: str                                   # "dependency" or "constituency"
     name: str                                   # the prediction's row name
@@ -161,6 +163,13 @@ class Evaluation:
             lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
                       for key, row in rows.items()]
         return "\n".join(lines)
+
+    def to_pandas(self, table: str = "comparison") -> Any:
+        """``"comparison"`` (the prediction and the baselines), ``"sentences"`` or a breakdown
+        (``"relation"``, ``"arc_length"``, ``"sentence_length"``) as a pandas ``DataFrame``."""
+        from pmask.eval.frames import evaluation_frame
+
+        return evaluation_frame(self, table)
 
 
 def read_prediction(path: Path) -> tuple[str, list]:

@@ -216,3 +216,11 @@ class DependencyScore(Metric):
         """{"uas", "uuas"} in percent plus the counts."""
         return {"uas": self.uas, "uuas": self.uuas, "correct": self.correct,
                 "correct_undirected": self.correct_undirected, "total": self.total, "sentences": self.sentences}
+
+    def to_pandas(self, table: str = "sentences") -> Any:
+        """Per-sentence scores, or a breakdown (``"relation"``, ``"arc_length"``, ``"sentence_length"``),
+        as a pandas ``DataFrame``; needs ``pmask[pandas]``."""
+        from pmask.eval.frames import score_frame
+
+        return score_frame(self, table)
+

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from pmask.common.display import RichDisplay
 from pmask.common.options import TASKS
 from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
                                Kind, ReportError, TableFile, Task, atomic_write, best_indices, csv_text,
@@ -66,11 +67,12 @@ class ComparisonRow:
 
 
 @dataclass
-class Comparison(TableFile):
+class Comparison(TableFile, RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
 
     ``meta`` records the run: gold file, punctuation setting, model, layer, ... Writes Markdown,
-    JSON and CSV (:class:`~pmask.eval.output.TableFile`).
+    JSON and CSV (:class:`~pmask.eval.output.TableFile`). A notebook shows the table;
+    :meth:`to_pandas` gives it as a data frame.
     """
 
     rows: list[ComparisonRow]
@@ -159,12 +161,28 @@ class Comparison(TableFile):
                 + [plain_value(r.settings.get(k)) for k in setting_keys] for r in self.rows)
         return csv_text(header, rows)
 
+    def write_csv(self, path: str | os.PathLike) -> Path:
+        return atomic_write(path, self.to_csv())
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write Markdown, JSON or CSV chosen by the suffix (.md, .json, .csv)."""
+        fmt = figure_format(path, ("md", "json", "csv"))
+        text = {"md": self.to_markdown, "json": self.to_json, "csv": self.to_csv}[fmt]()
+        return atomic_write(path, text)
+
+    def to_pandas(self) -> Any:
+        """The rows as a pandas ``DataFrame`` (name, kind, scores, ``settings.<key>``); needs ``pmask[pandas]``."""
+        from pmask.eval.frames import comparison_frame
+
+        return comparison_frame(self)
+
 
 # --------------------------------------------------------------------------- layer sweep
 
 @dataclass
-class LayerSweep(TableFile):
+class LayerSweep(TableFile, RichDisplay):
     """Scores per layer: ``rows`` are (layer, metrics dict) pairs, kept sorted by layer.
+    A notebook shows the table and the plot; :meth:`to_pandas` gives one row per layer.
 
     ``metric_keys`` are the columns shown and plotted (empty: every percentage key found).
     Writes Markdown, JSON and CSV (:class:`~pmask.eval.output.TableFile`).
@@ -243,6 +261,12 @@ class LayerSweep(TableFile):
         """CSV: layer, metric keys first, then any other keys found."""
         keys = ordered_keys(self.metric_keys, [m for _, m in self.rows])
         return csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
+
+    def to_pandas(self) -> Any:
+        """One row per layer (the index), one column per metric; needs ``pmask[pandas]``."""
+        from pmask.eval.frames import sweep_frame
+
+        return sweep_frame(self)
 
 
 def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from pmask.common.display import RichDisplay
+
 from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.trees.induce import ParseSettings
@@ -33,8 +35,9 @@ SWEEP_KEYS = {"dependency": ["uas", "uuas"], "constituency": ["f1_sentence", "f1
 
 
 @dataclass
-class SweepResult:
-    """A scored layer sweep, the baselines' headline scores and a plot title."""
+class SweepResult(RichDisplay):
+    """A scored layer sweep, the baselines' headline scores and a plot title (a notebook shows the
+    table and the plot)."""
 
     sweep: LayerSweep
     task: str
@@ -45,6 +48,10 @@ class SweepResult:
         """Line plot of the scores against layer, the baselines as horizontal lines (PNG/SVG/PDF by suffix)."""
         return plot_layer_sweep(self.sweep, path, baselines=self.baselines or None, title=self.title,
                                 baseline_key=SWEEP_KEYS[self.task][0])
+
+    def to_pandas(self) -> Any:
+        """The sweep's rows, one per layer (see :meth:`LayerSweep.to_pandas`)."""
+        return self.sweep.to_pandas()
 
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
-from pmask.common.errors import SettingError
+from pmask.common.display import ImpactMap, RichDisplay
+from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import refuse_overwriting_inputs
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES
 from pmask.corpora import Sentence, write_brackets, write_conllu
@@ -79,8 +80,12 @@ class ParseSettings:
 
 
 @dataclass
-class Parsed:
-    """One induced tree: ``heads`` (CoNLL-U convention) for dependencies, ``tree`` for constituency."""
+class Parsed(RichDisplay):
+    """One induced tree: ``heads`` (CoNLL-U convention) for dependencies, ``tree`` for constituency.
+
+    In a notebook it shows its arc diagram (predicted arcs above the words, gold below when the
+    sentence has gold heads) or its predicted and gold trees; :meth:`impact_map` shows its impacts.
+    """
 
     sentence: Sentence
     heads: np.ndarray | None = None
@@ -92,6 +97,20 @@ class Parsed:
     def F(self) -> np.ndarray | None:
         """The word-level impact matrix [n, n] (``F[i, j]`` = impact of word j on word i), or None."""
         return None if self.impact is None else self.impact.F
+
+    def impact_map(self) -> ImpactMap:
+        """The impacts this tree was decoded from, with the words, gold heads and predicted heads
+        (a notebook shows it as a heatmap).
+
+        Raises:
+            PmaskError: for baselines and skipped sentences, which have no impacts.
+        """
+        if self.F is None:
+            why = self.skipped or "its decoder reads no impacts"
+            raise PmaskError(f"{self.sentence.where()}: no impact matrix ({why})")
+        pred = None if self.heads is None else [int(h) for h in self.heads]
+        return ImpactMap(words=list(self.sentence.words), F=self.F, gold_heads=self.sentence.heads, pred_heads=pred,
+                         title=f"sentence {self.sentence.id}")
 
 
 @dataclass

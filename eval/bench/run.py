@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
@@ -91,8 +92,8 @@ class Treebank:
 
 
 @dataclass
-class BenchResult:
-    """Everything ``results.json`` holds (see :meth:`to_dict`)."""
+class BenchResult(RichDisplay):
+    """Everything ``results.json`` holds (see :meth:`to_dict`); a notebook shows its tables."""
 
     settings: BenchSettings
     model: dict[str, Any]
@@ -112,6 +113,13 @@ class BenchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "settings": self.settings.to_dict(), "treebanks": self.treebanks,
                 "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns, "timing": self.timing}
+
+    def to_pandas(self, table: str = "rows") -> Any:
+        """``"rows"``, ``"baselines"``, ``"breakdowns"`` (long form) or ``"treebanks"`` as a pandas
+        ``DataFrame``; needs ``pmask[pandas]``."""
+        from pmask.eval.frames import bench_frame
+
+        return bench_frame(self, table)
 
 
 def language_of(path: Path, sentences: Sequence[Any]) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 from safetensors import safe_open
 
+from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import MissingSentenceError, StoreError
 from pmask.common.files import sha256_file
 from pmask.perturb.store.layout import MANIFEST, read_manifest
@@ -20,8 +21,9 @@ __all__ = ["ImpactStore", "MissingSentenceError", "StoredImpact"]
 
 
 @dataclass
-class StoredImpact:
-    """One stored sentence. ``matrix[l, i, j]`` = impact of word j on word i (0-based words).
+class StoredImpact(RichDisplay):
+    """One stored sentence. ``matrix[l, i, j]`` = impact of word j on word i (0-based words); a
+    notebook shows the heatmap of its last stored layer (:meth:`impact_map` for another).
 
     ``cls_matrix`` is ``[L, n+1, n+1]`` with index 0 = [CLS] (None in a store written without
     it); ``matrix`` is its ``[:, 1:, 1:]`` view. ``layers`` are absolute hidden-state indices
@@ -63,6 +65,12 @@ class StoredImpact:
     def word_pieces(self, k: int) -> list[str]:
         """The word pieces of word ``k`` (0-based)."""
         return [p for p, w in zip(self.pieces, self.word_index.tolist()) if w == k]
+
+    def impact_map(self, layer: int | None = None, gold_heads: Any = None) -> ImpactMap:
+        """Layer ``layer`` (default: the last one stored) as a displayable heatmap with the words."""
+        k = self.layers[-1] if layer is None else layer
+        return ImpactMap(words=list(self.words), F=self.layer(k), gold_heads=gold_heads,
+                         title=f"sentence {self.id} · layer {self.layers[self.layer_index(k)]}")
 
 
 class ImpactStore:

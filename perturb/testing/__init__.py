@@ -2,15 +2,19 @@
 
 ``make_tiny_bert`` / ``make_tiny_roberta`` write a randomly initialised (seeded) model plus a
 fast tokenizer into a directory that ``AutoTokenizer.from_pretrained`` /
-``pmask.perturb.load_model`` can load offline. ``make_random_bert_base`` writes a model with the
-bert-base-uncased configuration and real vocabulary but random weights (for speed benchmarks).
+``pmask.perturb.load_model`` can load offline; they need no data file. ``make_random_bert_base``
+writes a model with the bert-base-uncased configuration and real vocabulary but random weights
+(for speed benchmarks): the vocabulary file is an argument, by default found in the project's
+shared data folder (:func:`shared_dir`), which only a source checkout has beside it.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
+
+from pmask.common.errors import PmaskError
 
 # A few PUD-like sentences; every word is covered by the tiny BERT vocabulary, and the words
 # in SPLIT_WORDS are deliberately absent from it so they tokenise into several ``##`` pieces.
@@ -35,10 +39,53 @@ SPLIT_WORDS: dict[str, list[str]] = {
 }
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-#: The project's shared data folder (a source checkout's ``../shared``); ``PMASK_SHARED`` overrides it
-#: (an installed wheel has no such neighbour: set it, or pass paths explicitly).
-SHARED = Path(os.environ.get("PMASK_SHARED") or Path(__file__).resolve().parents[3] / "shared")
-BERT_BASE_VOCAB = SHARED / "models" / "bert-base-uncased-vocab" / "vocab.txt"
+#: Where bert-base-uncased's vocabulary lies inside the shared data folder.
+BERT_BASE_VOCAB_IN_SHARED = Path("models") / "bert-base-uncased-vocab" / "vocab.txt"
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_dir() -> Path | None:
+    """The project's shared data folder: ``$PMASK_SHARED`` when set, else ``../shared`` beside a
+    source checkout (the repository root, which holds ``pyproject.toml``); None for an installed
+    package, which has no such neighbour."""
+    if os.environ.get("PMASK_SHARED"):
+        return Path(os.environ["PMASK_SHARED"])
+    if (_PACKAGE_ROOT / "pyproject.toml").is_file():
+        return _PACKAGE_ROOT.parent / "shared"
+    return None
+
+
+def shared_file(relative: str | Path, what: str, argument: str) -> Path:
+    """``relative`` inside :func:`shared_dir`, or a one-line :class:`PmaskError` saying how to provide it.
+
+    Args:
+        relative: the path inside the shared folder.
+        what: what the file is, for the message ("bert-base-uncased's vocabulary").
+        argument: the argument that takes the file instead.
+    """
+    base = shared_dir()
+    path = base / relative if base is not None else None
+    if path is None or not path.is_file():
+        where = f"not found at {path}" if path is not None else "not found (an installed pmask has no ../shared)"
+        raise PmaskError(f"{what} {where}: pass {argument}=PATH, or set PMASK_SHARED to the shared data folder")
+    return path
+
+
+#: The shared folder found at import (None for an installed package without ``PMASK_SHARED``).
+SHARED = shared_dir()
+
+
+def save_model(model: Any, path: str | Path) -> None:
+    """``model.save_pretrained(path)`` without transformers' progress bar (noise in logs and notebooks)."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model.save_pretrained(str(path))
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
 
 
 def _bert_vocab(words: Iterable[str] | None) -> list[str]:
@@ -86,7 +133,7 @@ def make_tiny_bert(path: str | Path, words: Sequence[str] | None = None, *, hidd
                         num_attention_heads=heads, intermediate_size=4 * hidden,
                         max_position_embeddings=max_positions, pad_token_id=0, initializer_range=init_range)
     torch.manual_seed(seed)
-    BertForMaskedLM(config).eval().save_pretrained(str(path))
+    save_model(BertForMaskedLM(config).eval(), path)
     return path
 
 
@@ -119,17 +166,23 @@ def make_tiny_roberta(path: str | Path, words: Sequence[str] | None = None, *, h
                            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1,
                            initializer_range=init_range)
     torch.manual_seed(seed)
-    RobertaForMaskedLM(config).eval().save_pretrained(str(path))
+    save_model(RobertaForMaskedLM(config).eval(), path)
     return path
 
 
-def make_random_bert_base(path: str | Path, vocab_file: str | Path = BERT_BASE_VOCAB, *, seed: int = 0,
+def make_random_bert_base(path: str | Path, vocab_file: str | Path | None = None, *, seed: int = 0,
                           save_weights: bool = True) -> Path:
     """Write a bert-base-uncased-sized (``BertConfig()`` defaults) random BertForMaskedLM to ``path``.
 
-    Uses the real bert-base-uncased ``vocab_file``. With ``save_weights=False`` only the config
-    and tokenizer are written (load it with ``load_model("random:" + path)``), which is much faster.
+    Uses the real bert-base-uncased ``vocab_file`` (default: the one in :func:`shared_dir`; a
+    one-line PmaskError says how to give it when it is not there). With ``save_weights=False``
+    only the config and tokenizer are written (load it with ``load_model("random:" + path)``),
+    which is much faster.
     """
+    if vocab_file is None:
+        vocab_file = shared_file(BERT_BASE_VOCAB_IN_SHARED, "bert-base-uncased's vocabulary", "vocab_file")
+    elif not Path(vocab_file).is_file():
+        raise PmaskError(f"{vocab_file}: no such vocabulary file")
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
@@ -141,7 +194,7 @@ def make_random_bert_base(path: str | Path, vocab_file: str | Path = BERT_BASE_V
     config = BertConfig(vocab_size=len(tok))
     if save_weights:
         torch.manual_seed(seed)
-        BertForMaskedLM(config).eval().save_pretrained(str(path))
+        save_model(BertForMaskedLM(config).eval(), path)
     else:
         config.save_pretrained(str(path))
     return path

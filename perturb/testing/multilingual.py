@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from pmask.perturb.testing import save_model
+
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 UNIGRAM_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 KINDS = ("wordpiece", "unigram")
@@ -95,5 +97,5 @@ def make_tiny_multilingual(path: str | Path, texts: Iterable[str], *, kind: str 
         model = XLMRobertaForMaskedLM(XLMRobertaConfig(max_position_embeddings=max_positions + 2, type_vocab_size=1,
                                                        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                                                        **common))
-    model.eval().save_pretrained(str(path))
+    save_model(model.eval(), path)
     return path

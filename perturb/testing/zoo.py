@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmask.perturb.testing import BERT_SPECIALS, SHARED, TINY_SENTENCES
+from pmask.perturb.testing import BERT_SPECIALS, TINY_SENTENCES, save_model, shared_dir
 
-PUD_EN = SHARED / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+PUD_EN_IN_SHARED = Path("data") / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 UNIGRAM_SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
 MAX_POSITIONS = 128
 
@@ -52,13 +52,18 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def training_texts(limit: int = 300) -> list[list[str]]:
-    """Word lists of the first ``limit`` English PUD sentences (TINY_SENTENCES if the data is absent)."""
-    if not PUD_EN.is_file():
-        return [list(s) for s in TINY_SENTENCES]
+def training_texts(limit: int = 300, corpus: str | Path | None = None) -> list[list[str]]:
+    """Word lists of the first ``limit`` sentences of ``corpus`` (a CoNLL-U file; default: English PUD
+    in the shared data folder, see :func:`pmask.perturb.testing.shared_dir`), or TINY_SENTENCES when
+    no corpus is given and the shared data is absent (e.g. an installed package)."""
     from pmask.corpora import read_conllu
 
-    return [list(sent.words) for sent in read_conllu(PUD_EN, limit=limit)]
+    if corpus is not None:
+        return [list(sent.words) for sent in read_conllu(corpus, limit=limit)]
+    shared = shared_dir()
+    if shared is None or not (shared / PUD_EN_IN_SHARED).is_file():
+        return [list(s) for s in TINY_SENTENCES]
+    return [list(sent.words) for sent in read_conllu(shared / PUD_EN_IN_SHARED, limit=limit)]
 
 
 def _wrap(backend: Any, specials: dict[str, str], template: tuple[str, str], **kwargs: Any) -> Any:
@@ -88,8 +93,8 @@ def build_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: i
         tok = BertTokenizer.from_pretrained(str(path), do_lower_case=lower, model_max_length=MAX_POSITIONS)
     elif kind == "bbpe":
         bpe = ByteLevelBPETokenizer()
-        bpe.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-                                show_progress=False)
+        bpe.train_from_iterator(lines, vocab_size=vocab_size,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
         bpe.save_model(str(path))
         tok = RobertaTokenizer.from_pretrained(str(path), model_max_length=MAX_POSITIONS)
     elif kind == "bbpe-noprefix":   # ModernBERT: the wrapper says add_prefix_space, the backend does not
@@ -102,8 +107,9 @@ def build_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: i
         uni = SentencePieceUnigramTokenizer()
         uni.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=UNIGRAM_SPECIALS, unk_token="<unk>",
                                 show_progress=False)
-        tok = _wrap(uni._tokenizer, {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>",
-                                     "cls_token": "<s>", "sep_token": "</s>", "mask_token": "<mask>"}, ("<s>", "</s>"))
+        specials = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>",
+                    "cls_token": "<s>", "sep_token": "</s>", "mask_token": "<mask>"}
+        tok = _wrap(uni._tokenizer, specials, ("<s>", "</s>"))
     else:
         raise ValueError(f"unknown tokenizer kind {kind!r}")
     tok.save_pretrained(str(path))
@@ -150,5 +156,5 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
     config = getattr(transformers, family.config)(**common, **family.extra)
     torch.manual_seed(seed)
     model = getattr(transformers, family.model)(config).eval()
-    model.save_pretrained(str(path))
+    save_model(model, path)
     return path
