@@ -161,15 +161,6 @@ class Comparison(TableFile, RichDisplay):
                 + [plain_value(r.settings.get(k)) for k in setting_keys] for r in self.rows)
         return csv_text(header, rows)
 
-    def write_csv(self, path: str | os.PathLike) -> Path:
-        return atomic_write(path, self.to_csv())
-
-    def write(self, path: str | os.PathLike) -> Path:
-        """Write Markdown, JSON or CSV chosen by the suffix (.md, .json, .csv)."""
-        fmt = figure_format(path, ("md", "json", "csv"))
-        text = {"md": self.to_markdown, "json": self.to_json, "csv": self.to_csv}[fmt]()
-        return atomic_write(path, text)
-
     def to_pandas(self) -> Any:
         """The rows as a pandas ``DataFrame`` (name, kind, scores, ``settings.<key>``); needs ``pmask[pandas]``."""
         from pmask.eval.frames import comparison_frame
