@@ -15,7 +15,6 @@ from typing import Sequence
 
 from pmask.common.version import __version__
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.files import refuse_overwriting_inputs
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
 from pmask.eval.heatmap import HEATMAP_FORMATS
@@ -23,6 +22,7 @@ from pmask.eval.html import ReportOptions, build_report
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
+from pmask.cli.checks import check_command
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
                             layers_arg, positive_int)
 from pmask.common.options import PUNCT_MODES, ROOT_MODES
@@ -37,7 +37,7 @@ FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus
          "sentence": "--sentence", "layer": "--layer", "layers": "--layers", "decoder": "--decoder",
          "metric": "--metric", "subword": "--subword", "limit": "--limit", "max_words": "--max-words",
          "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store",
-         "punct": "--punct", "output": "--output"}
+         "punct": "--punct", "output": "--output", "format": "--format"}
 
 
 # ---------------------------------------------------------------------------- argument parsing
@@ -256,21 +256,6 @@ def _impact_source(args: argparse.Namespace) -> ImpactSource:
                              corpus=getattr(args, "corpus", None), progress=not args.quiet)
 
 
-INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench")
-OUTPUT_ARGS = ("output", "json", "csv", "plot")
-
-
-def _check_paths(args: argparse.Namespace) -> None:
-    """No output may resolve to one of the command's inputs (or lie inside an input store), nor
-    sit below a path that is a file."""
-    outputs = [getattr(args, name, None) for name in OUTPUT_ARGS]
-    refuse_overwriting_inputs(outputs, [getattr(args, name, None) for name in INPUT_ARGS])
-    for out in filter(None, outputs):
-        blocking = next((p for p in Path(out).parents if p.exists() and not p.is_dir()), None)
-        if blocking is not None:
-            raise PmaskError(f"{out}: cannot write there, {blocking} is a file, not a folder")
-
-
 def _command_line() -> list[str] | None:
     return ["pmask", *sys.argv[1:]] if sys.argv else None
 
@@ -372,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        _check_paths(args)
+        check_command(args)   # every output and model-free setting, before any work
         return int(args.func(args) or 0)
     except HelperRankDone:   # torchrun: this rank computed its share of the store; rank 0 writes the outputs
         return 0

@@ -21,6 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pmask.common.errors import PmaskError
+from pmask.common.files import make_output_folder
 from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -362,7 +363,7 @@ def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int]
     if fmt not in HEATMAP_FORMATS:
         raise HeatmapError(f"unsupported heatmap format {fmt!r}; use one of {', '.join(HEATMAP_FORMATS)}")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out_dir)
     taken: set[str] = set()
     paths = []
     for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):

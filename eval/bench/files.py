@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.eval.output import new_figure, save_figure
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, make_output_folder
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
 def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     """Write every output file into ``out_dir``; returns their paths."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out_dir)
     paths = [out_dir / "results.json", out_dir / "results.csv", out_dir / "results.md"]
     atomic_write(paths[0], json.dumps(result.to_dict(), indent=1, ensure_ascii=False, default=str) + "\n")
     atomic_write(paths[1], to_csv(result))

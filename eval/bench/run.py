@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.errors import PmaskError
+from pmask.common.files import Output, check_output, make_output_folder
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
@@ -221,6 +222,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         from pmask.perturb.distributed import init_distributed
 
         init_distributed(settings.device)
+        make_output_folder(out_dir)
+        make_output_folder(out_dir / "stores")
         model = model_loader()
         info["model_loaded"] = True
         bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
@@ -230,7 +233,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
             summary = compute_store(model, tb.sentences, out_dir / "stores" / tb.name, layers=settings.layers,
                                     metric=settings.metric, subword=settings.subword,
                                     batch_tokens=settings.batch_tokens, corpus_path=tb.path, resume=True,
-                                    progress=progress, tokenize=settings.tokenize)
+                                    progress=progress, tokenize=settings.tokenize,
+                                    selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
             info["computed"] += summary.computed
             bar.update(_cost(tb.sentences, plans[tb.name]))
         bar.close()
@@ -302,6 +306,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     settings.check()
     t0 = time.perf_counter()
     out = Path(out_dir)
+    check_output(Output(out, folder=True))   # the study's folder (its parent must exist), before any work
     treebanks = find_treebanks(inputs, settings.limit)
     for tb in treebanks:
         decoders_for(tb, settings)   # refuse a decoder/treebank mismatch before any model work

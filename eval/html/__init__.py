@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,7 @@ def build_report(pred: str | Path, gold: str | Path, output: str | Path,
     output = Path(output)
     if output.is_dir():
         raise PmaskError(f"{output}: is a directory; name the .html file to write")
+    check_output(output)   # before anything is read
     data = report_data(Path(pred), Path(gold), options)
     page = render_html(data, data["title"])
     atomic_write(output, page)
