@@ -23,6 +23,7 @@ from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
 from pmask.cli.checks import check_command
+from pmask.cli.interrupt import interrupted_message
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
                             layers_arg, positive_int)
 from pmask.common.options import PUNCT_MODES, ROOT_MODES
@@ -366,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PmaskError as exc:
         print(f"pmask: error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
-        print("pmask: interrupted (stores keep every finished shard: rerun with --resume)", file=sys.stderr)
+        print(f"pmask: {interrupted_message(args)}", file=sys.stderr)
         return 130
     except (OSError, ValueError) as exc:
         if args.verbose >= 2:
