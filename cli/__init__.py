@@ -23,6 +23,7 @@ from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
 from pmask.cli.checks import check_command
+from pmask.common.files import stdout_to_devnull
 from pmask.cli.interrupt import interrupted_message
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
                             layers_arg, positive_int)
@@ -359,7 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         check_command(args)   # every output and model-free setting, before any work
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:   # `pmask … | head`: the reader has what it wanted; not an error
+        stdout_to_devnull()
+        return 0
     except HelperRankDone:   # torchrun: this rank computed its share of the store; rank 0 writes the outputs
         return 0
     except SettingError as exc:

@@ -299,6 +299,17 @@ def make_output_folder(path: str | os.PathLike) -> Path:
     return folder
 
 
+def stdout_to_devnull() -> None:
+    """After a ``BrokenPipeError`` on standard output (the reader closed the pipe, as ``| head`` does):
+    point file descriptor 1 at ``os.devnull`` so the interpreter's final flush cannot fail again
+    (the recipe of Python's ``signal`` documentation, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):   # no real file descriptor (e.g. a test's capture)
+        pass
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if a.exists() and b.exists():
         return os.path.samefile(a, b)

@@ -134,9 +134,10 @@ class Evaluation:
         return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def details_text(self) -> str:
-        """Dependency breakdowns by gold relation, gold arc length and sentence length, as aligned text lines."""
+        """Dependency breakdowns by universal gold relation (the part before ':', as the report shows them),
+        gold arc length and sentence length, as aligned text lines."""
         lines = []
-        for title, rows in (("by gold relation", self.score.by_relation()),
+        for title, rows in (("by gold relation (universal, before ':')", self.score.by_relation(base=True)),
                             ("by gold arc length", self.score.by_length()),
                             ("by sentence length (scored words)", self.score.by_sentence_length())):
             lines += ["", f"{title}:"]
