@@ -184,6 +184,23 @@ def decoders_for(treebank: Treebank, settings: BenchSettings) -> list[str]:
     return chosen
 
 
+def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> dict[str, list[str]]:
+    """Per treebank, the requested decoders that do not fit its task (they are not run there).
+
+    Raises:
+        PmaskError: a requested decoder that fits none of the treebanks (it would give no row at all).
+    """
+    from pmask.eval.bench.scoring import task_of
+
+    requested = list(settings.decoders or [])
+    tasks = {tb.task for tb in treebanks}
+    useless = [d for d in requested if task_of(d) not in tasks]
+    if useless:
+        raise PmaskError(f"decoders {', '.join(useless)}: they produce {task_of(useless[0])} trees, but every treebank "
+                         f"given is a {' and '.join(sorted(tasks))} treebank; leave them out of --decoders")
+    return {tb.name: [d for d in requested if task_of(d) != tb.task] for tb in treebanks}
+
+
 def _wanted(settings: BenchSettings) -> Any:
     from pmask.perturb.store import StoreSettings
 
@@ -308,6 +325,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     out = Path(out_dir)
     check_output(Output(out, folder=True))   # the study's folder (its parent must exist), before any work
     treebanks = find_treebanks(inputs, settings.limit)
+    not_run = decoders_not_run(treebanks, settings)
     for tb in treebanks:
         decoders_for(tb, settings)   # refuse a decoder/treebank mismatch before any model work
         if tb.task == "dependency" and settings.root == "gold":
@@ -328,7 +346,10 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
                                  "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped)})
+                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped),
+                                 "decoders": decoders_for(tb, settings), "decoders_not_run": not_run[tb.name]})
+        if not_run[tb.name]:
+            logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task, ", ".join(not_run[tb.name]))
     impact_seconds = info.pop("seconds")
     result.timing = {**info, "impact_seconds": impact_seconds,
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),
