@@ -39,7 +39,7 @@ FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus
          "sentence": "--sentence", "layer": "--layer", "layers": "--layers", "decoder": "--decoder",
          "metric": "--metric", "subword": "--subword", "limit": "--limit", "max_words": "--max-words",
          "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store",
-         "punct": "--punct", "output": "--output", "format": "--format"}
+         "punct": "--punct", "output": "--output", "format": "--format", "bench": "--bench"}
 
 
 # ---------------------------------------------------------------------------- argument parsing
@@ -147,6 +147,8 @@ def _add_heatmap_parser(sub: argparse._SubParsersAction) -> None:
                    help="sentence id, 0-based index or range A-B (repeatable; 'all' for every sentence)")
     p.add_argument("--layer", type=int, default=-1, help="layer to draw (-1 = last)")
     p.add_argument("--gold", type=Path, default=None, help="CoNLL-U whose gold arcs are drawn over the map")
+    p.add_argument("--pred", type=Path, default=None, metavar="PRED", help="predicted CoNLL-U (pmask parse) whose "
+                   "heads are drawn as dots; default gold arcs: the source's own heads")
     p.add_argument("--as", dest="fmt", default="png", choices=list(HEATMAP_FORMATS),
                    help="file type when OUTPUT is a folder")
     p.add_argument("-o", "--output", type=Path, required=True, help="FILE.{png,svg,pdf,html}, or a folder")
@@ -299,7 +301,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_heatmap(args: argparse.Namespace) -> int:
     paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
-                             fmt=args.fmt)
+                             fmt=args.fmt, pred=args.pred)
     print(f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
     return 0
 

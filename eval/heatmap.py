@@ -352,9 +352,10 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
     return candidate
 
 
-def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int] | None]],
-                    out_dir: str | os.PathLike, fmt: str = "png", **options: Any) -> list[Path]:
-    """Render many sentences into ``out_dir`` (created), one file per (sentence_id, F, words, gold_heads).
+def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike, fmt: str = "png",
+                    **options: Any) -> list[Path]:
+    """Render many sentences into ``out_dir`` (created, not its parents), one file per
+    (sentence_id, F, words, gold_heads) or (sentence_id, F, words, gold_heads, pred_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
     (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
@@ -366,10 +367,11 @@ def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int]
     make_output_folder(out_dir)
     taken: set[str] = set()
     paths = []
-    for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):
+    for sentence_id, F, words, gold_heads, *pred in tqdm(items, desc="heatmaps", unit="sent", disable=None):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
-            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}", **options)
+            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}",
+                           pred_heads=pred[0] if pred else None, **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None
         paths.append(path)
