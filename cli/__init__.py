@@ -24,6 +24,7 @@ from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
 from pmask.cli.checks import check_command
 from pmask.common.files import stdout_to_devnull
+from pmask.cli.info import add_info_parser
 from pmask.cli.interrupt import interrupted_message
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
                             layers_arg, positive_int)
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
-                _add_export_parser, _add_report_parser, _add_bench_parser):
+                _add_export_parser, _add_report_parser, _add_bench_parser, add_info_parser):
         add(sub)
     return parser
 

@@ -53,6 +53,8 @@ def outputs_of(args: argparse.Namespace) -> list[Output]:
         return [Output(args.output), *side]
     if command == "heatmap":
         return [heatmap_output(args.output)]
+    if command == "info":   # reads only
+        return []
     if command == "export":
         return [Output(args.output, folder=args.format != "json")]
     files = [Output(get(name)) for name in ("output", "json", "csv") if get(name) is not None]

@@ -62,3 +62,18 @@ def test_a_prediction_from_another_layer_warns(made, tmp_path, capsys):
     assert main(["parse", str(store), "--layer", "2", "-q", "-o", str(pred2)]) == 0
     assert main(["heatmap", str(store), "-s", "a2", "--pred", str(pred2), "-o", str(tmp_path / "a2.svg")]) == 0
     assert "decoded from layer 2; the map shows layer -1" in capsys.readouterr().err
+
+
+def test_gold_and_predicted_marks_get_a_caption_that_fits(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from pmask.eval.heatmap import HEATMAP_DPI, heatmap_figsize, render_heatmap
+
+    words = ["The", "cat", "sat"]
+    out = render_heatmap(np.ones((3, 3)), words, tmp_path / "m.png", gold_heads=[2, 3, 0], pred_heads=[2, 0, 2],
+                         title="s")
+    w, h = heatmap_figsize(words, title="s", gold=True, caption_lines=2)   # too narrow for one caption line
+    with Image.open(out) as im:
+        assert im.size == (round(w * HEATMAP_DPI), round(h * HEATMAP_DPI))
+    assert h > heatmap_figsize(words, title="s", gold=True)[1]
