@@ -26,6 +26,7 @@ from pmask.common.errors import PmaskError
 from pmask.common.files import Output, check_output, make_output_folder
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
+from pmask.trees.induce import refuse_layer_zero
 from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
                            check_choice)
 
@@ -66,6 +67,7 @@ class BenchSettings:
         check_choice("subword policy", self.subword, SUBWORD_POLICIES)
         check_choice("tokenisation mode", self.tokenize, TOKENIZE_MODES)
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
+        refuse_layer_zero(self.layers, "layers")   # layer 0's impacts are all zeros: no tree to score
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
 

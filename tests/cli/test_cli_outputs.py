@@ -139,3 +139,12 @@ def test_a_late_all_zero_error_closes_the_engine_first(small, tiny_bert_dir):
     with pytest.raises(SettingError, match="all zeros"):
         list(parse_sentences(sentences, stream, ParseSettings(layer=-4)))
     assert closed == [True]
+
+
+def test_sweep_without_gold_is_refused_before_any_model_work(tmp_path, capsys, no_model):
+    text = tmp_path / "plain.txt"
+    text.write_text("the cat sat\ndogs bark\n", encoding="utf-8")
+    code, err = run(["sweep", text, "--model", "m", "--root", "free", "-q"], capsys)
+    one_line_error(code, err, "no gold tree", "sweep needs a gold corpus")
+    code, err = run(["sweep", text, "--model", "m", "--decoder", "eisner", "-q"], capsys)
+    one_line_error(code, err, "--root gold needs gold heads")

@@ -59,3 +59,8 @@ def test_mixed_treebanks_name_the_decoders_not_run(tmp_path, tiny_bert_dir):
                                                                     (treebanks[1].name, "mart")}
     assert all(b["baseline"] and b["margin"] is not None for b in data["best"])
     assert "Decoders not run" in (out / "results.md").read_text(encoding="utf-8")
+
+
+def test_layer_0_is_refused_by_the_library_too(tmp_path):
+    with pytest.raises(PmaskError, match="layer 0"):
+        run_bench([DATA / "mini.conllu"], tmp_path / "out", BenchSettings(model="x", layers=[0, 1]), progress=False)
