@@ -80,3 +80,13 @@ def test_another_corpus_file_only_warns(made, tmp_path, capsys, tiny_bert_dir):
     code, err = run(["report", pred, "--gold", copy, "--store", store, "-o", tmp_path / "r.html"], capsys)
     assert code == 0, err
     assert "sentences are matched by id and words" in err
+
+
+def test_eval_against_another_file_than_the_parsed_one_warns(made, tmp_path, capsys):
+    corpus, _, pred = made
+    assert run(["eval", pred, "--gold", corpus], capsys)[0] == 0
+    assert "differs from the gold file" not in capsys.readouterr().err
+    other = tmp_path / "other.conllu"
+    other.write_text(SMALL.replace("# text = Dogs bark.", "# text = Dogs bark!"), encoding="utf-8")
+    code, err = run(["eval", pred, "--gold", other], capsys)
+    assert code == 0 and "differs from the gold file" in err and str(corpus) in err
