@@ -1,7 +1,8 @@
 """The ``pmask`` command: thin wrappers over library functions that return data.
 
 Holds the argument parsers (:mod:`.args`: the shared option groups) and one ``cmd_<command>``
-per command, each a few lines over one library call. Exit codes: 0 ok, 1 failure (a one-line
+per command, each a few lines over one library call; :mod:`.checks` is the validation step run
+before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.info` the ``info`` command. Exit codes: 0 ok, 1 failure (a one-line
 ``pmask: error: …`` on stderr), 2 usage error. May import every wing; nothing imports it.
 """
 from __future__ import annotations

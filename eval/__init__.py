@@ -3,7 +3,7 @@
 Holds the metrics (:mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1),
 :mod:`.compare` (predictions next to baselines), :mod:`.report` (tables, sweep plots),
 :mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
-:mod:`.bench` (a probing study in one call). May import every wing below it: ``pmask.common``,
+:mod:`.bench` (a probing study in one call), :mod:`.consistency` (inputs made by different runs). May import every wing below it: ``pmask.common``,
 ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
 Only the light metric classes are imported here; ``pmask.eval.report`` / ``pmask.eval.heatmap``
