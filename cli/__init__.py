@@ -2,8 +2,9 @@
 
 :mod:`.args` holds the shared option groups (every flag that several commands take, spelled
 once), :mod:`.parsers` the parser of each command, :mod:`.commands` one ``cmd_<command>`` per
-command, each a few lines over one library call; here :func:`main` (the ``pmask`` entry point)
-runs them. Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage
+command, each a few lines over one library call; :mod:`.checks` is the validation step run
+before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.info` the ``info`` command; here
+:func:`main` (the ``pmask`` entry point) runs them. Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage
 error. May import every wing; nothing imports it.
 """
 from __future__ import annotations
@@ -12,13 +13,14 @@ import argparse
 import logging
 import os
 import sys
-from pathlib import Path
 from typing import Sequence
 
-from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS, option_names
+from pmask.cli.args import option_names
+from pmask.cli.checks import check_command
+from pmask.cli.interrupt import interrupted_message
 from pmask.cli.parsers import build_parser
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.files import refuse_overwriting_inputs
+from pmask.common.files import stdout_to_devnull
 
 __all__ = ["build_parser", "main"]
 
@@ -28,17 +30,6 @@ def _setup_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=level, format="pmask: %(message)s", stream=sys.stderr, force=True)
     for noisy in ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
-
-
-def _check_paths(args: argparse.Namespace) -> None:
-    """No output may resolve to one of the command's inputs (or lie inside an input store), nor
-    sit below a path that is a file."""
-    outputs = [getattr(args, name, None) for name in OUTPUT_ARGS]
-    refuse_overwriting_inputs(outputs, [getattr(args, name, None) for name in INPUT_ARGS])
-    for out in filter(None, outputs):
-        blocking = next((p for p in Path(out).parents if p.exists() and not p.is_dir()), None)
-        if blocking is not None:
-            raise PmaskError(f"{out}: cannot write there, {blocking} is a file, not a folder")
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -53,8 +44,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        _check_paths(args)
-        return int(args.func(args) or 0)
+        check_command(args)   # every output and model-free setting, before any work
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:   # `pmask … | head`: the reader has what it wanted; not an error
+        stdout_to_devnull()
+        return 0
     except HelperRankDone:   # torchrun: this rank computed its share of the store; rank 0 writes the outputs
         return 0
     except SettingError as exc:
@@ -62,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PmaskError as exc:
         print(f"pmask: error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
-        print("pmask: interrupted (stores keep every finished shard: rerun with --resume)", file=sys.stderr)
+        print(f"pmask: {interrupted_message(args)}", file=sys.stderr)
         return 130
     except (OSError, ValueError) as exc:
         if args.verbose >= 2:

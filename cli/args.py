@@ -26,7 +26,7 @@ from pmask.common.options import (CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS,
 from pmask.trees.registry import decoder_names
 
 #: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
-INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench")
+INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench", "inputs")
 OUTPUT_ARGS = ("output", "json", "csv", "plot")
 
 

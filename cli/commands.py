@@ -77,7 +77,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_heatmap(args: argparse.Namespace) -> int:
     paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
-                             fmt=args.fmt)
+                             fmt=args.fmt, pred=args.pred)
     print(f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
     return 0
 

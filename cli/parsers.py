@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pmask.cli.info import add_info_parser
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_output,
                             add_prediction, add_punct, add_root, add_seed, add_store_cache, add_tables, command,
                             layers_arg, positive_int)
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
-                _add_export_parser, _add_report_parser, _add_bench_parser):
+                _add_export_parser, _add_report_parser, _add_bench_parser, add_info_parser):
         add(sub)
     return parser
 
@@ -120,6 +121,8 @@ def _add_heatmap_parser(sub: argparse._SubParsersAction) -> None:
                    help="sentence id, 0-based index or range A-B (repeatable; 'all' for every sentence)")
     p.add_argument("--layer", type=int, default=-1, help="layer to draw (-1 = last)")
     p.add_argument("--gold", type=Path, default=None, help="CoNLL-U whose gold arcs are drawn over the map")
+    p.add_argument("--pred", type=Path, default=None, metavar="PRED", help="predicted CoNLL-U (pmask parse) whose "
+                   "heads are drawn as dots; default gold arcs: the source's own heads")
     p.add_argument("--as", dest="fmt", default="png", choices=list(HEATMAP_FORMATS),
                    help="file type when OUTPUT is a folder")
     add_output(p, "FILE.{png,svg,pdf,html}, or a folder")

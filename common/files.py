@@ -10,13 +10,18 @@ Every writer in pmask (corpora, reports, heatmaps, stores, the CLI) goes through
 * a symbolic link: its final target is written (a dangling link's target is created), and the
   link stays a link.
 * a regular file or a new name: a temporary file ``.<name>.*.tmp`` in the target's folder, then
-  ``os.replace``, so a reader sees the old file or the whole new one. Missing parent folders are
-  created; an existing file keeps its permission bits (a new one gets 0o644). Where the folder
-  is not writable but the file is, the file is overwritten in place.
-* anything that cannot be written (a folder, a file where a parent folder should be, no
-  permission, a full disk) raises :class:`~pmask.common.errors.OutputError` with one line naming the
-  path and the reason.
+  ``os.replace``, so a reader sees the old file or the whole new one. A missing parent folder is
+  an error, as with ``>`` (no folder is created); an existing file keeps its permission bits (a
+  new one gets 0o644). Where the folder is not writable but the file is, the file is overwritten
+  in place.
+* anything that cannot be written (a folder, a missing folder, a file where a parent folder
+  should be, no permission, a full disk) raises :class:`~pmask.common.errors.OutputError` with one
+  line naming the path and the reason.
 
+The outputs that are folders a command creates (an impact store, ``bench -o DIR``, heatmaps or
+exports into a folder) are made with :func:`make_output_folder`: the folder itself is created,
+never its parents. :func:`check_outputs` is the one validation step a command runs before any
+work (every output writable, of a supported type, none of them an input);
 :func:`refuse_overwriting_inputs` refuses an output that is one of a command's inputs.
 
 Example:
@@ -34,6 +39,7 @@ import os
 import stat
 import sys
 import tempfile
+from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
@@ -65,18 +71,23 @@ def _existing_ancestor(folder: Path) -> Path:
     return folder
 
 
-def _target(path: str | os.PathLike) -> Path:
-    """The file a write to ``path`` lands in: symlinks followed, parent folders checked/created."""
-    target = Path(os.path.realpath(path))
-    if target.is_dir():
-        raise _fail(path, "it is a folder, not a file")
+def _check_parent(path: str | os.PathLike, target: Path) -> None:
+    """The folder ``target`` goes into exists and is a folder (nothing is created, as with ``>``)."""
     ancestor = _existing_ancestor(target.parent)
     if not ancestor.is_dir():
         raise _fail(path, f"{ancestor} is a file, not a folder")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise _fail(path, f"cannot create folder {target.parent}: {_reason(err)}") from None
+    if ancestor != target.parent:
+        shown = Path(path).parent if Path(path).parent != Path(".") else target.parent
+        raise _fail(path, f"folder {shown} does not exist (outputs are written like shell redirection: "
+                          "create the folder first)")
+
+
+def _target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` lands in: symlinks followed, its folder checked."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise _fail(path, "it is a folder, not a file")
+    _check_parent(path, target)
     return target
 
 
@@ -203,6 +214,100 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> Path:
 
 #: The name every writer used before outputs learnt ``-``, devices and symlinks (same call).
 atomic_write = write_output
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output a command is about to write (see :func:`check_outputs`).
+
+    Attributes:
+        path: the file or folder (``-`` = standard output, files only).
+        folder: a folder the command creates (its parent must exist) rather than a file.
+        suffixes: the file suffixes the writer supports (lower case, with the dot); empty = any.
+    """
+
+    path: str | os.PathLike
+    folder: bool = False
+    suffixes: tuple[str, ...] = ()
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def check_output(output: Output | str | os.PathLike) -> None:
+    """Raise :class:`OutputError` unless ``output`` can be written; writes nothing.
+
+    A file: not a folder, of a supported suffix, in an existing folder that can be written (or an
+    existing writable file). A folder: not a file; an existing folder must be writable, a new one
+    needs an existing writable parent (only the folder itself is ever created).
+
+    Example:
+        >>> check_output(Output("/nonexistent/dir/x.conllu"))   # doctest: +SKIP
+        OutputError: /nonexistent/dir/x.conllu: cannot write: folder /nonexistent/dir does not exist (...)
+    """
+    out = output if isinstance(output, Output) else Output(output)
+    path = out.path
+    if is_stdout(path):
+        if out.folder:
+            raise OutputError(f"{path}: a folder is written here, not standard output; name a folder")
+        return
+    target = Path(os.path.realpath(path))
+    if out.folder:
+        if target.exists() and not target.is_dir():
+            raise _fail(path, "it is a file, not a folder")
+        if target.is_dir():
+            if not _writable(target):
+                raise _fail(path, "permission denied")
+            return
+    elif target.is_dir():
+        raise _fail(path, "it is a folder, not a file")
+    elif out.suffixes and Path(path).suffix.lower() not in out.suffixes:
+        raise _fail(path, f"unsupported file type {Path(path).suffix or '(no suffix)'!r}; use one of "
+                          f"{', '.join(out.suffixes)}")
+    _check_parent(path, target)
+    if not _writable(target.parent) and not (target.exists() and os.access(target, os.W_OK)):
+        raise _fail(path, f"no permission to write in {target.parent}")
+
+
+def check_outputs(outputs: Iterable[Output | str | os.PathLike | None],
+                  inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """The validation step every command runs before any work: each output (None = not asked for)
+    passes :func:`check_output` and none of them is one of ``inputs`` (:func:`refuse_overwriting_inputs`).
+
+    Raises:
+        OutputError: the first output that cannot be written, one line naming it and the reason.
+    """
+    chosen = [o if isinstance(o, Output) else Output(o) for o in outputs if o is not None]
+    refuse_overwriting_inputs([o.path for o in chosen], list(inputs))
+    for out in chosen:
+        check_output(out)
+
+
+def make_output_folder(path: str | os.PathLike) -> Path:
+    """Create the output folder ``path`` (an existing one is fine), never its parents.
+
+    Raises:
+        OutputError: a file is in the way, the parent folder is missing, or no permission.
+    """
+    check_output(Output(path, folder=True))
+    folder = Path(path)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as err:
+        raise _fail(path, f"cannot create the folder: {_reason(err)}") from None
+    return folder
+
+
+def stdout_to_devnull() -> None:
+    """After a ``BrokenPipeError`` on standard output (the reader closed the pipe, as ``| head`` does):
+    point file descriptor 1 at ``os.devnull`` so the interpreter's final flush cannot fail again
+    (the recipe of Python's ``signal`` documentation, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):   # no real file descriptor (e.g. a test's capture)
+        pass
 
 
 def _same_file(a: Path, b: Path) -> bool:

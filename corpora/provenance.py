@@ -19,7 +19,7 @@ from typing import Any
 
 from pmask.common.version import __version__
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write, sha256_file
+from pmask.common.files import atomic_write, is_stdout, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +76,10 @@ class Provenance:
             name = f"{name} ({self.model.get('name', 'model')}, layer {self.settings.get('layer', -1)})"
         return name
 
-    def write(self, output: str | Path) -> Path:
-        """Write ``<output>.meta.json``; returns its path."""
+    def write(self, output: str | Path) -> Path | None:
+        """Write ``<output>.meta.json``; returns its path (None for standard output: no file beside it)."""
+        if is_stdout(output):
+            return None
         path = meta_path(output)
         atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
         return path

@@ -1,6 +1,7 @@
 """``read_corpus``: pick the reader from the file name, the content of standard input, or a format name."""
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
 from pmask.common.errors import CorpusError
 from pmask.common.options import CORPUS_FORMATS
+
+logger = logging.getLogger(__name__)
 
 FORMATS = tuple(name for name in CORPUS_FORMATS if name != "auto")
 _SUFFIXES = {".conllu": "conllu", ".conll": "conllu", ".mrg": "ptb", ".dp": "dep3"}
@@ -30,6 +33,19 @@ def detect_format(path: str | os.PathLike) -> str:
             return "dep3"
         raise CorpusError(f"{path}: directory holds no .mrg or .dp files")
     return _SUFFIXES.get(path.suffix.lower(), "text")
+
+
+def warn_if_conllu_as_text(path: Path, why: str) -> None:
+    """Log one warning when a file about to be read as plain text looks like CoNLL-U (its first line
+    that is not a comment has 10 tab-separated columns): every row would become a "sentence"."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16).decode("utf-8", errors="replace")
+    except OSError:
+        return   # the reader reports it
+    if sniff_format(head) == "conllu":
+        logger.warning("%s: read as plain text (%s), but it looks like CoNLL-U (10 tab-separated columns): each "
+                       "row would be read as a sentence; read it with format conllu", path, why)
 
 
 def _read_stdin_auto(max_words: int | None, limit: int | None, filter_punct: bool) -> list[Sentence]:
@@ -88,6 +104,10 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
         raise CorpusError(f"{path}: no such file or directory")
     elif fmt == "auto":
         fmt = detect_format(path)
+        if fmt == "text" and Path(path).is_file():
+            warn_if_conllu_as_text(Path(path), f"from its suffix {Path(path).suffix or '(none)'!r}")
+    elif fmt == "text" and Path(path).is_file():
+        warn_if_conllu_as_text(Path(path), "format text was asked for")
     if fmt == "conllu":
         return read_conllu(path, max_words=max_words, limit=limit)
     if fmt == "ptb":

@@ -5,7 +5,8 @@ Holds the metrics (:mod:`.metric` their shared base: addition over sentences and
 (predictions next to baselines), :mod:`.report` (tables, sweep plots; their writers in :mod:`.output`),
 :mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
 :mod:`.bench` (a probing study in one call), :mod:`.display` (what notebooks show) and
-:mod:`.frames` (``to_pandas()``). May import every wing below it: ``pmask.common``,
+:mod:`.frames` (``to_pandas()``), :mod:`.consistency` (inputs made by
+different runs). May import every wing below it: ``pmask.common``,
 ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
 Only the light metric classes are imported here; ``pmask.eval.report`` / ``pmask.eval.heatmap``

@@ -16,7 +16,7 @@ from pmask.corpora import Sentence, read_brackets, read_corpus
 from pmask.corpora.read import detect_format
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, sha256_file
 from pmask.common.options import PUNCT_MODES
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.dependency_score import DependencyScore, check_same_words
@@ -154,9 +154,10 @@ class Evaluation(RichDisplay):
         return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def details_text(self) -> str:
-        """Dependency breakdowns by gold relation, gold arc length and sentence length, as aligned text lines."""
+        """Dependency breakdowns by universal gold relation (the part before ':', as the report shows them),
+        gold arc length and sentence length, as aligned text lines."""
         lines = []
-        for title, rows in (("by gold relation", self.score.by_relation()),
+        for title, rows in (("by gold relation (universal, before ':')", self.score.by_relation(base=True)),
                             ("by gold arc length", self.score.by_length()),
                             ("by sentence length (scored words)", self.score.by_sentence_length())):
             lines += ["", f"{title}:"]
@@ -220,6 +221,15 @@ def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, 
     return score_brackets(pairs), pairs, unscored
 
 
+def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any]) -> None:
+    """One warning when the prediction was parsed from a file with other contents than the gold file
+    (legitimate, e.g. the plain text of a treebank, but worth knowing: sentences are paired by their words)."""
+    recorded = corpus.get("sha256")
+    if recorded and gold_path.is_file() and sha256_file(gold_path) != recorded:
+        logger.warning("%s was parsed from %s, which differs from the gold file %s: sentences are paired and "
+                       "their words checked", pred_path, corpus.get("path"), gold_path)
+
+
 def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
                    root: str | None = None, seed: int = 0, max_words: int | None = None) -> Evaluation:
     """Score ``pred_path`` against ``gold_path``, with every baseline on the same sentences.
@@ -244,6 +254,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     name = provenance.row_name() if provenance is not None else "prediction"
     if max_words is None and provenance is not None:
         max_words = (provenance.corpus or {}).get("max_words")
+    _warn_other_corpus(pred_path, gold_path, (provenance.corpus or {}) if provenance is not None else {})
     gold = _read_gold(gold_path, task, pred_path, max_words)
     if task == "dependency":
         score, pairs, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)

@@ -21,6 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pmask.common.errors import PmaskError
+from pmask.common.files import make_output_folder
 from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,8 @@ LABEL_PT = 9
 LINE_IN = 1.25 * LABEL_PT / 72
 MAX_LABEL_CHARS = 24
 X_ROTATION = 60
+CAPTION_PT = 7.5
+CAPTION_LINE_IN = 1.3 * CAPTION_PT / 72
 
 
 class HeatmapError(PmaskError, ValueError):
@@ -111,8 +114,8 @@ def _fmt_value(v: float) -> str:
 
 # --------------------------------------------------------------------------- matplotlib
 
-def _label_width_in(word: str) -> float:
-    """Rendered width (inches) of a tick label in bold (the root label is bold), from matplotlib's font metrics."""
+def _text_width_in(text: str, size: float, weight: str = "normal") -> float:
+    """Rendered width (inches) of ``text`` at ``size`` points, from matplotlib's font metrics."""
     import warnings
 
     from matplotlib.font_manager import FontProperties
@@ -120,12 +123,17 @@ def _label_width_in(word: str) -> float:
 
     with warnings.catch_warnings():  # missing glyphs are reported once, when drawing
         warnings.simplefilter("ignore", UserWarning)
-        font = FontProperties(size=LABEL_PT, weight="bold")
-        width_pt, _, _ = TextToPath().get_text_width_height_descent(_short(word), font, ismath=False)
+        font = FontProperties(size=size, weight=weight)
+        width_pt, _, _ = TextToPath().get_text_width_height_descent(text, font, ismath=False)
     return 1.05 * width_pt / 72
 
 
-def _layout(words: Sequence[str], title: str | None, gold: bool) -> dict[str, float]:
+def _label_width_in(word: str) -> float:
+    """Rendered width (inches) of a tick label in bold (the root label is bold)."""
+    return _text_width_in(_short(word), LABEL_PT, "bold")
+
+
+def _layout(words: Sequence[str], title: str | None, gold: bool, caption_lines: int = 1) -> dict[str, float]:
     """Margins and grid size in inches (see the sizing rule above)."""
     n = len(words)
     label_in = max(_label_width_in(w) for w in words)
@@ -133,14 +141,16 @@ def _layout(words: Sequence[str], title: str | None, gold: bool) -> dict[str, fl
     grid = max(n * CELL_IN, MIN_GRID_IN)
     left = 0.25 + 0.10 + label_in + 0.12                                    # y axis label, pad, tick labels
     bottom = 0.25 + 0.10 + label_in * math.sin(rot) + LINE_IN * math.cos(rot) + 0.10  # x label, rotated ticks
-    top = 0.20 + (0.28 if title else 0.0) + (0.24 if gold else 0.0)
+    top = 0.20 + (0.28 if title else 0.0) + (0.24 + CAPTION_LINE_IN * (caption_lines - 1) if gold else 0.0)
     right = 0.18 + 0.18 + 0.85                                             # gap, colour bar, its ticks+label
     return {"grid": grid, "left": left, "bottom": bottom, "top": top, "right": right}
 
 
-def heatmap_figsize(words: Sequence[str], *, title: str | None = None, gold: bool = False) -> tuple[float, float]:
-    """Figure size (inches) :func:`render_heatmap` uses; PNG pixels = size × HEATMAP_DPI exactly."""
-    lay = _layout([str(w) for w in words], title, gold)
+def heatmap_figsize(words: Sequence[str], *, title: str | None = None, gold: bool = False,
+                    caption_lines: int = 1) -> tuple[float, float]:
+    """Figure size (inches) :func:`render_heatmap` uses; PNG pixels = size × HEATMAP_DPI exactly.
+    ``gold``: arcs are marked (a caption explains them, on ``caption_lines`` lines)."""
+    lay = _layout([str(w) for w in words], title, gold, caption_lines)
     w = lay["left"] + lay["grid"] + lay["right"]
     h = lay["bottom"] + lay["grid"] + lay["top"]
     return math.ceil(w * HEATMAP_DPI) / HEATMAP_DPI, math.ceil(h * HEATMAP_DPI) / HEATMAP_DPI
@@ -152,8 +162,9 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
 
     n = len(words)
     marked = heads is not None or pred is not None
-    lay = _layout(words, title, marked)
-    W, H = heatmap_figsize(words, title=title, gold=marked)
+    caption = _caption(heads is not None, pred is not None, heatmap_figsize(words, title=title, gold=marked)[0])
+    lay = _layout(words, title, marked, len(caption))
+    W, H = heatmap_figsize(words, title=title, gold=marked, caption_lines=len(caption))
     fig = new_figure((W, H), HEATMAP_DPI)
     g = lay["grid"]
     ax = fig.add_axes((lay["left"] / W, lay["bottom"] / H, g / W, g / H))
@@ -197,16 +208,18 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
                  fontsize=11, parse_math=False)
         y -= 0.28 / H
     if marked:
-        fig.text(0.5, y, _caption(heads is not None, pred is not None), ha="center", va="top", fontsize=7.5,
-                 color=GOLD_COLOUR if heads is not None else "black")
+        fig.text(0.5, y, "\n".join(caption), ha="center", va="top", fontsize=CAPTION_PT,
+                 color=GOLD_COLOUR if heads is not None else "black", linespacing=1.3)
     return fig
 
 
-def _caption(gold: bool, pred: bool) -> str:
+def _caption(gold: bool, pred: bool, width_in: float) -> list[str]:
+    """The caption's lines: gold and predicted marks on one line, or one line each when that is too wide."""
     parts = ["red boxes: gold arc (column = gold head of the row's word);  dashed row: gold root"] if gold else []
     if pred:
         parts.append("dots: predicted head (on the diagonal: predicted root)")
-    return ";  ".join(parts)
+    joined = ";  ".join(parts)
+    return [joined] if len(parts) < 2 or _text_width_in(joined, CAPTION_PT) <= width_in - 0.2 else parts
 
 
 # --------------------------------------------------------------------------- HTML
@@ -352,9 +365,10 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
     return candidate
 
 
-def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int] | None]],
-                    out_dir: str | os.PathLike, fmt: str = "png", **options: Any) -> list[Path]:
-    """Render many sentences into ``out_dir`` (created), one file per (sentence_id, F, words, gold_heads).
+def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike, fmt: str = "png",
+                    **options: Any) -> list[Path]:
+    """Render many sentences into ``out_dir`` (created, not its parents), one file per
+    (sentence_id, F, words, gold_heads) or (sentence_id, F, words, gold_heads, pred_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
     (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
@@ -363,13 +377,14 @@ def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int]
     if fmt not in HEATMAP_FORMATS:
         raise HeatmapError(f"unsupported heatmap format {fmt!r}; use one of {', '.join(HEATMAP_FORMATS)}")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out_dir)
     taken: set[str] = set()
     paths = []
-    for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):
+    for sentence_id, F, words, gold_heads, *pred in tqdm(items, desc="heatmaps", unit="sent", disable=None):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
-            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}", **options)
+            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}",
+                           pred_heads=pred[0] if pred else None, **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None
         paths.append(path)

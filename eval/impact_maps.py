@@ -17,9 +17,12 @@ from typing import Any, Sequence
 
 from pmask.corpora.read import detect_format
 from pmask.common.errors import PmaskError, SettingError
+from pmask.common.files import Output, check_output
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
 from pmask.perturb.impact_source import ImpactSource
 from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.provenance import read_provenance
+from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
 
 logger = logging.getLogger(__name__)
 
@@ -71,23 +74,28 @@ def heatmap_target(output: str | Path, count: int) -> str | None:
 
 
 def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | Path, *, layer: int = -1,
-                     gold: str | Path | None = None, fmt: str = "png") -> list[Path]:
-    """Draw the impact matrix at ``layer`` of each chosen sentence, with gold arcs from ``gold``.
+                     gold: str | Path | None = None, fmt: str = "png", pred: str | Path | None = None) -> list[Path]:
+    """Draw the impact matrix at ``layer`` of each chosen sentence, with gold and predicted arcs.
 
     Args:
         source: the sentences and their impacts.
         specs: sentence specs, see :func:`select_sentences`.
         output: one file (``.png``, ``.svg``, ``.pdf``, ``.html``) for one sentence, else a folder.
         layer: the layer drawn (-1 = last).
-        gold: a dependency corpus whose heads are drawn over the maps (matched by sentence id).
+        gold: a dependency corpus whose heads are drawn over the maps (matched by sentence id);
+            default: the source's own heads when its corpus has them (a gold CoNLL-U as the source).
         fmt: the file type inside a folder.
+        pred: a predicted CoNLL-U (``pmask parse``) whose heads are drawn as dots (matched by sentence
+            id); refused when its ``.meta.json`` names another model or impact settings than the source.
 
     Returns:
         The paths written.
     """
     chosen = select_sentences(source.sentences, specs)
     single = heatmap_target(output, len(chosen))   # before any model work
-    gold_by_id = {} if gold is None else _read_gold(Path(gold))
+    check_output(Output(output, folder=single is None))
+    gold_by_id = _own_heads(source) if gold is None else _read_heads(Path(gold), "gold")
+    pred_by_id = {} if pred is None else _read_pred(Path(pred), source, layer)
     impacts = source.impacts(layer, indices=chosen)
     items = []
     for k, impact in zip(chosen, impacts):
@@ -95,24 +103,56 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
         if impact is None:
             logger.warning("sentence %s: no impacts (too long for the model); skipped", sent.id)
             continue
-        g = gold_by_id.get(sent.id)
-        if gold is not None and g is None:
-            logger.warning("sentence %s: not in the gold file %s; drawn without gold arcs", sent.id, gold)
-        elif g is not None and list(g.words) != list(sent.words):
-            raise PmaskError(f"{gold}: gold sentence {sent.id} has other words than {sent.where()}")
-        items.append((sent.id, impact.F, list(sent.words), g.heads if g is not None else None))
+        arcs = [_arcs(sent, by_id, path, what) for by_id, path, what in ((gold_by_id, gold, "gold"),
+                                                                         (pred_by_id, pred, "predicted"))]
+        items.append((sent.id, impact.F, list(sent.words), *arcs))
     if not items:
         raise PmaskError("no sentence to draw")
     output = Path(output)
     if single is not None:
-        sid, F, words, heads = items[0]
-        return [render_heatmap(F, words, output, gold_heads=heads, title=f"sentence {sid}, layer {layer}")]
+        sid, F, words, heads, pred_heads = items[0]
+        return [render_heatmap(F, words, output, gold_heads=heads, pred_heads=pred_heads,
+                               title=f"sentence {sid}, layer {layer}")]
     return render_heatmaps(items, output, fmt=fmt)
 
 
-def _read_gold(path: Path) -> dict[str, Any]:
+def _arcs(sent: Any, by_id: dict[str, Any], path: str | Path | None, what: str) -> Any:
+    """The heads ``by_id`` holds for ``sent`` (None, with a warning when a named file lacks it)."""
+    other = by_id.get(sent.id)
+    if other is None:
+        if path is not None:
+            logger.warning("sentence %s: not in the %s file %s; drawn without %s arcs", sent.id, what, path, what)
+        return None
+    if list(other.words) != list(sent.words):
+        raise PmaskError(f"{path}: {what} sentence {sent.id} has other words than {sent.where()}")
+    return other.heads
+
+
+def _own_heads(source: ImpactSource) -> dict[str, Any]:
+    """The source's own gold heads (a CoNLL-U or .dp corpus), matched by id; {} without heads."""
+    return {s.id: s for s in source.sentences if s.heads is not None}
+
+
+def _read_heads(path: Path, what: str) -> dict[str, Any]:
     sentences = CorpusSpec(path).read()
     if sentences and all(s.heads is None for s in sentences):
-        raise PmaskError(f"{path}: holds no dependency heads (format {detect_format(path)}); gold arcs need a "
+        raise PmaskError(f"{path}: holds no dependency heads (format {detect_format(path)}); {what} arcs need a "
                          f"CoNLL-U or .dp file")
     return {s.id: s for s in sentences}
+
+
+def _read_pred(path: Path, source: ImpactSource, layer: int) -> dict[str, Any]:
+    """The prediction's sentences by id, after checking it was decoded from this source's kind of impacts."""
+    check_same_origin([source_origin(source), prediction_origin(path)],
+                      hint="draw a prediction over the impacts it was decoded from")
+    provenance = read_provenance(path)
+    if provenance is not None and provenance.model:
+        made_at = (provenance.settings or {}).get("layer")
+        num_layers = provenance.model.get("num_layers")
+        if made_at is not None and _absolute(made_at, num_layers) != _absolute(layer, num_layers):
+            logger.warning("%s was decoded from layer %s; the map shows layer %s", path, made_at, layer)
+    return _read_heads(path, "predicted")
+
+
+def _absolute(layer: int, num_layers: int | None) -> int:
+    return layer + num_layers + 1 if layer < 0 and num_layers else layer

@@ -23,8 +23,9 @@ from typing import Any, Sequence
 from pmask.common.display import RichDisplay
 
 from pmask.eval.report import LayerSweep, plot_layer_sweep
+from pmask.common.errors import SettingError
 from pmask.eval.compare import baseline_scores, score_against_gold
-from pmask.trees.induce import ParseSettings
+from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task, task_info
 from pmask.perturb.impact_source import ImpactSource
 
@@ -54,6 +55,17 @@ class SweepResult(RichDisplay):
         return self.sweep.to_pandas()
 
 
+def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, settings: ParseSettings) -> None:
+    """Everything that would fail after the model pass: layer 0, settings, gold trees to score against."""
+    refuse_layer_zero(layers, "layers")
+    check_settings(settings, sentences)
+    dependency = decoder_task(settings.decoder) == "dependency"
+    lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
+    if lacking is not None:
+        raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
+                           f"{settings.decoder} trees against; a sweep needs a gold corpus (CoNLL-U, .dp or PTB)")
+
+
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str = "gold", faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None) -> SweepResult:
@@ -71,11 +83,13 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
-    per_layer = source.impacts_by_layers(layers, include_cls=faithful)
     sentences = source.sentences
     gold_task = "dependency" if not sentences or sentences[0].heads is not None else "constituency"
     decoder = decoder or task_info(gold_task).default_decoder
     task = decoder_task(decoder)
+    _check_before_work(sentences, layers, ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful,
+                                                        seed=seed))
+    per_layer = source.impacts_by_layers(layers, include_cls=faithful)
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():

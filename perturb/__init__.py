@@ -4,7 +4,7 @@ Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), word
 (:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the store
 (:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, across ranks by
 :mod:`.distributed`), :class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus
-and a model) and tiny local models for tests (:mod:`.testing`). May import ``pmask.common`` and
+and a model; :mod:`.store_corpus` reads a store's corpus with the selection it was made with) and tiny local models for tests (:mod:`.testing`). May import ``pmask.common`` and
 ``pmask.corpora``; never ``pmask.trees`` (the two are independent).
 
 

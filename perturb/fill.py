@@ -195,7 +195,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
                   batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
                   resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
                   progress: bool = True, rank: int | None = None, world_size: int | None = None,
-                  tokenize: str = "words") -> StoreSummary:
+                  tokenize: str = "words", selection: dict[str, Any] | None = None) -> StoreSummary:
     """Compute the impact matrices of ``sentences`` into the store ``out_dir``.
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
@@ -222,6 +222,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
             recorded in the store.
         rank, world_size: this process's place in a distributed run; None reads them from the
             initialised process group or torchrun's environment (one process without either).
+        selection: how ``sentences`` were selected from the corpus (``CorpusSpec.record()``:
+            format, limit, max_words), recorded so that readers of the store select the same ones.
 
     Returns:
         A :class:`StoreSummary` (in a distributed run: counts of the whole job, on every rank).
@@ -241,7 +243,7 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
                               tokenize=tokenize)
-    corpus = CorpusInfo.of(sentences, corpus_path)
+    corpus = CorpusInfo.of(sentences, corpus_path, selection)
     opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
                    run_info={"device": str(getattr(model, "device", None))})
     info = _rank_info(rank, world_size)

@@ -22,6 +22,7 @@ import numpy as np
 
 from pmask.corpora import Sentence
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
+from pmask.common.files import Output, check_output
 from pmask.common.options import resolve_layers
 from pmask.perturb.fill import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
@@ -29,6 +30,7 @@ from pmask.perturb.store.plan import layers_to_add
 from pmask.perturb.add_layers import add_layers
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
+from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +93,8 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
             continue
         if list(item.words) != list(sent.words):
             raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
-                             f"{sent.where()}: was the store made from another corpus?")
+                             f"{sent.where()}: the store was made from another corpus, or another selection of "
+                             f"it ('pmask info {store.path}' shows which)")
         if include_cls and item.cls_matrix is None:
             raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
         ks = [item.layer_index(layer) for layer in layers]
@@ -107,10 +110,12 @@ class ImpactSource:
 
     def __init__(self, sentences: list[Sentence], corpus: Path, *, store: Any = None,
                  model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True,
-                 loaded_model: Any = None, selection: CorpusSpec | None = None):
+                 loaded_model: Any = None, selection: CorpusSpec | None = None,
+                 positions: list[int] | None = None):
         self.sentences = sentences
         self.corpus = corpus
         self.selection = selection or CorpusSpec(corpus)   # the corpus format and filters the sentences were read with
+        self.positions = positions   # each sentence's position in the store (None: 0, 1, 2, ...)
         self.store = store
         self.model_spec = model or ModelSpec()
         self.store_dir = store_dir
@@ -122,6 +127,9 @@ class ImpactSource:
              corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
         """A source for ``source.path``: an impact store directory or a corpus.
 
+        A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
+        ``source``'s own filters may narrow it (:func:`pmask.perturb.store_corpus.store_sentences`).
+
         Args:
             source: the store or corpus path, with the corpus format and filters.
             model: how impacts are computed from a corpus.
@@ -131,15 +139,11 @@ class ImpactSource:
         """
         if is_store(source.path):
             opened = ImpactStore.open(source.path)
-            path = corpus or opened.manifest.get("corpus", {}).get("path")
-            if not path:
-                raise SettingError(f"{source.path}: the store does not record its corpus; name it with {{corpus}}")
-            path = Path(path)
-            held = [*opened.indices, *(e["index"] for e in opened.skipped)]
-            limit = min(source.limit or len(held), len(held)) if held else 0
-            sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
+            held = len([*opened.indices, *(e["index"] for e in opened.skipped)])
+            picked = store_sentences(source, opened.manifest, held=held, corpus=corpus)
             spec = (model or ModelSpec()).check_store(opened)
-            return cls(sentences, path, store=opened, model=spec, progress=progress, selection=source)
+            return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
+                       selection=picked.selection, positions=picked.positions)
         spec = (model or ModelSpec()).with_defaults()
         return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source)
@@ -192,7 +196,7 @@ class ImpactSource:
             self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
             return
         run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
-                          progress=self.progress, model=lambda: self.model)
+                          progress=self.progress, model=lambda: self.model, selection=self.selection.record())
         if not run.is_main:
             raise HelperRankDone(f"{self.store_dir}: this rank's share is stored; rank 0 writes the outputs")
         logger.info("%s", run.describe())   # the pipeline leaves its summary to the caller
@@ -215,6 +219,12 @@ class ImpactSource:
                     ", ".join(map(str, extension.added)), ", ".join(map(str, extension.layers)))
         self.store = ImpactStore.open(self.store.path)
 
+    def _positions(self, indices: Sequence[int] | None) -> list[int] | None:
+        """Store positions of the sentences at ``indices`` (None: every sentence)."""
+        if self.positions is None:
+            return None if indices is None else list(indices)
+        return list(self.positions) if indices is None else [self.positions[k] for k in indices]
+
     def impacts(self, layer: int = -1, *, include_cls: bool = False,
                 indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
         """Impacts at ``layer`` for every sentence (or the positions ``indices``), None = skipped."""
@@ -222,7 +232,8 @@ class ImpactSource:
         chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
         if self.store is not None:
             self._ensure_layers([layer])
-            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
+            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
+                                      positions=self._positions(indices))
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
@@ -237,7 +248,8 @@ class ImpactSource:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
             chosen = every if layers == "all" else list(layers)
             self._ensure_layers(chosen)
-            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls)
+            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls,
+                                                  positions=self._positions(None))
         else:
             chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
             spec = self.model_spec
@@ -285,13 +297,16 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
         A :class:`StoreRun`.
     """
     return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
-                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load)
+                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load,
+                       selection=corpus.record())
 
 
 def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, output: Path, *,
                 layers: Sequence[int] | str, resume: bool, progress: bool, model: Any,
-                overwrite: bool = False) -> StoreRun:
-    """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
+                overwrite: bool = False, selection: dict[str, Any] | None = None) -> StoreRun:
+    """Check the store folder can be written, plan (no model needed), then load the model through
+    ``model()`` only if work is left."""
+    check_output(Output(output, folder=True))
     wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
                            tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
                            random_init=True if spec.random_init else None)
@@ -305,5 +320,6 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
     rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
     summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
                             batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
-                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words")
+                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words",
+                            selection=selection)
     return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

@@ -23,7 +23,7 @@ import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
-from pmask.common.files import refuse_overwriting_inputs
+from pmask.common.files import check_outputs, is_stdout
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES
 from pmask.corpora import Sentence, write_brackets, write_conllu
 from pmask.corpora.spec import CorpusSpec
@@ -32,6 +32,7 @@ from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_needs_mo
 
 __all__ = [
     "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",
+    "refuse_layer_zero",
     "decoder_task", "decoder_needs_model", "parse_sentences", "parse_corpus", "meta_path",
 ]
 
@@ -120,6 +121,19 @@ class ParseSummary:
     skipped: list[str] = field(default_factory=list)
 
 
+def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer") -> None:
+    """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
+
+    Layer 0 is the embeddings: masking word j cannot change word i's embedding, so its impacts are
+    all zeros by construction and every tree would tie. Checked before any model work; storing,
+    exporting and drawing layer 0 stay allowed (there it shows what it is).
+    """
+    if not isinstance(layers, str) and 0 in list(layers):
+        raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has impacts that are all zeros by construction "
+                           f"(masking word j cannot change word i's embedding), so every tree would tie; choose "
+                           f"layers from 1 up")
+
+
 def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> None:
     """Refuse combinations that cannot work before any model work is done.
 
@@ -127,6 +141,8 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> No
         SettingError: naming the settings involved (``{root}``, ``{faithful}``).
     """
     dec = get_decoder(settings.decoder)
+    if dec.needs_model:
+        refuse_layer_zero([settings.layer])
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
     faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
@@ -159,28 +175,33 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
     task = decoder_task(settings.decoder)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
-    for index, sent in enumerate(sentences):
-        summary.sentences += 1
-        impact = next(impact_iter) if impact_iter is not None else None
-        if impact_iter is not None and impact is None:
-            summary.skipped.append(sent.id)
-            yield Parsed(sent, skipped="too long for the model")
-            continue
-        if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
-            raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, so "
-                               f"every tree would tie; layer 0 (the embeddings) is always all zeros because masking "
-                               f"word j cannot change word i's embedding: choose a layer from 1 up")
-        x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
-                        F_cls=impact.F_cls if impact is not None else None,
-                        root=sent.root if settings.root == "gold" and task == "dependency" else None,
-                        multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
-                        where=sent.where())
-        out = decode(settings.decoder, x)
-        summary.parsed += 1
-        if task == "dependency":
-            yield Parsed(sent, heads=np.asarray(out), impact=impact)
-        else:
-            yield Parsed(sent, tree=out, impact=impact)
+    try:
+        for index, sent in enumerate(sentences):
+            summary.sentences += 1
+            impact = next(impact_iter) if impact_iter is not None else None
+            if impact_iter is not None and impact is None:
+                summary.skipped.append(sent.id)
+                yield Parsed(sent, skipped="too long for the model")
+                continue
+            if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
+                raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, "
+                                   f"so every tree would tie; layer 0 (the embeddings) is always all zeros because "
+                                   f"masking word j cannot change word i's embedding: choose a layer from 1 up")
+            x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
+                            F_cls=impact.F_cls if impact is not None else None,
+                            root=sent.root if settings.root == "gold" and task == "dependency" else None,
+                            multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
+                            where=sent.where())
+            out = decode(settings.decoder, x)
+            summary.parsed += 1
+            if task == "dependency":
+                yield Parsed(sent, heads=np.asarray(out), impact=impact)
+            else:
+                yield Parsed(sent, tree=out, impact=impact)
+    finally:   # stop a streaming engine (and close its progress bar) before an error reaches the user
+        close = getattr(impact_iter, "close", None)
+        if close is not None:
+            close()
 
 
 @dataclass
@@ -215,7 +236,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     t0 = time.perf_counter()
     output = Path(output)
     dec = get_decoder(settings.decoder)
-    refuse_overwriting_inputs([output, meta_path(output)], source.inputs())
+    check_outputs([output, None if is_stdout(output) else meta_path(output)], source.inputs())   # before any work
     check_settings(settings, source.sentences)
     impacts = model_desc = impact = None
     if dec.needs_model:

@@ -3,10 +3,10 @@
 * ``results.json`` — :meth:`pmask.eval.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
   layer, decoder, root, uas, uuas, sentences, words; f1_sentence/f1_corpus for PTB),
   ``baselines``, ``breakdowns`` (by universal relation, arc length, sentence length),
-  ``model``, ``settings``, ``treebanks``, ``timing``.
+  ``model``, ``settings``, ``treebanks``, ``timing``; plus ``best`` (:func:`best_layers`).
 * ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
-* ``results.md`` — best layer per treebank and decoder, its margin over the task's primary
-  baseline in the decoder registry (right-chain; right-branching for PTB), and the score of every layer.
+* ``results.md`` — best layer per treebank and decoder, its margin over the best baseline on that
+  treebank (named; and over right-chain, right-branching for PTB), and the score of every layer.
 * ``layers.png`` — score against layer, one panel per treebank, baselines dashed.
 * ``heatmap-<decoder>.png`` — treebank × layer scores.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.eval.output import new_figure, save_figure
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, make_output_folder
 from pmask.trees.registry import decoder_task, task_info
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,19 @@ def to_csv(result: Any) -> str:
     return buf.getvalue()
 
 
+def _margin(score: float, baseline: dict[str, Any] | None, key: str) -> float | None:
+    return None if baseline is None or baseline.get(key) is None else round(score - baseline[key], 4)
+
+
 def best_layers(result: Any) -> list[dict[str, Any]]:
-    """Per treebank and decoder: the best layer, its score and its margin over the reference baseline."""
+    """Per treebank and decoder: the best layer, its score, and its margin over the best baseline on
+    that treebank (``baseline`` names it: e.g. left-chain on a head-final language) and over the
+    reference baseline (right-chain; right-branching for PTB).
+
+    Returns:
+        Dicts ``{"treebank", "language", "decoder", "metric", "layer", "score", "baseline",
+        "baseline_score", "margin", "reference_baseline", "reference_score", "reference_margin"}``.
+    """
     out = []
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in result.rows:
@@ -60,12 +71,16 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     for (treebank, decoder), rows in groups.items():
         key = primary_key(rows[0])
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
+        mine = [b for b in result.baselines if b["treebank"] == treebank and b.get(key) is not None
+                and b.get("root") == best.get("root")]
+        top = max(mine, key=lambda b: b[key], default=None)
         reference = task_info(decoder_task(decoder)).primary_baseline
-        ref = next((b for b in result.baselines if b["treebank"] == treebank and b["baseline"] == reference), None)
+        ref = next((b for b in mine if b["baseline"] == reference), None)
         out.append({"treebank": treebank, "language": best["language"], "decoder": decoder, "metric": key,
-                    "layer": best["layer"], "score": best[key], "baseline": reference,
-                    "baseline_score": ref[key] if ref else None,
-                    "margin": best[key] - ref[key] if ref else None})
+                    "layer": best["layer"], "score": best[key], "baseline": top["baseline"] if top else None,
+                    "baseline_score": top[key] if top else None, "margin": _margin(best[key], top, key),
+                    "reference_baseline": reference, "reference_score": ref[key] if ref else None,
+                    "reference_margin": _margin(best[key], ref, key)})
     return out
 
 
@@ -78,11 +93,15 @@ def to_markdown(result: Any) -> str:
              f"limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
              f"{result.timing.get('total_seconds', 0):.1f} s", "",
              "## Best layer per treebank", "",
-             "| treebank | language | decoder | best layer | score | baseline | baseline score | margin |",
-             "|---|---|---|---:|---:|---|---:|---:|"]
+             "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
+             "named); the last column is the margin over right-chain (right-branching for PTB).", "",
+             "| treebank | language | decoder | best layer | score | best baseline | baseline score | margin "
+             "| margin over right-chain |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|"]
     for b in best_layers(result):
         lines.append(f"| {b['treebank']} | {b['language']} | {b['decoder']} | {b['layer']} | {b['score']:.2f} | "
-                     f"{b['baseline']} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} |")
+                     f"{b['baseline'] or ''} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} | "
+                     f"{_fmt(b['reference_margin'])} |")
     layers = sorted({r["layer"] for r in result.rows})
     lines += ["", "## Score by layer (UAS; sentence-level F1 for PTB)", "",
               "| treebank | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
@@ -98,6 +117,10 @@ def to_markdown(result: Any) -> str:
     for treebank in dict.fromkeys(b["treebank"] for b in result.baselines):
         by_name = {b["baseline"]: b[primary_key(b)] for b in result.baselines if b["treebank"] == treebank}
         lines.append(f"| {treebank} | " + " | ".join(_fmt(by_name.get(n)) for n in names) + " |")
+    not_run = [f"{t['treebank']} ({t.get('task', '?')}): {', '.join(t['decoders_not_run'])}"
+               for t in result.treebanks if t.get("decoders_not_run")]
+    if not_run:
+        lines += ["", "Decoders not run where they do not fit the treebank's task: " + "; ".join(not_run) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -165,9 +188,10 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
 def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     """Write every output file into ``out_dir``; returns their paths."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out_dir)
     paths = [out_dir / "results.json", out_dir / "results.csv", out_dir / "results.md"]
-    atomic_write(paths[0], json.dumps(result.to_dict(), indent=1, ensure_ascii=False, default=str) + "\n")
+    data = {**result.to_dict(), "best": best_layers(result)}
+    atomic_write(paths[0], json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n")
     atomic_write(paths[1], to_csv(result))
     atomic_write(paths[2], to_markdown(result))
     if result.rows:

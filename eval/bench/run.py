@@ -24,8 +24,10 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
+from pmask.common.files import Output, check_output, make_output_folder
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
+from pmask.trees.induce import refuse_layer_zero
 from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
                            check_choice)
 
@@ -66,6 +68,7 @@ class BenchSettings:
         check_choice("subword policy", self.subword, SUBWORD_POLICIES)
         check_choice("tokenisation mode", self.tokenize, TOKENIZE_MODES)
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
+        refuse_layer_zero(self.layers, "layers")   # layer 0's impacts are all zeros: no tree to score
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
 
@@ -191,6 +194,23 @@ def decoders_for(treebank: Treebank, settings: BenchSettings) -> list[str]:
     return chosen
 
 
+def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> dict[str, list[str]]:
+    """Per treebank, the requested decoders that do not fit its task (they are not run there).
+
+    Raises:
+        PmaskError: a requested decoder that fits none of the treebanks (it would give no row at all).
+    """
+    from pmask.eval.bench.scoring import task_of
+
+    requested = list(settings.decoders or [])
+    tasks = {tb.task for tb in treebanks}
+    useless = [d for d in requested if task_of(d) not in tasks]
+    if useless:
+        raise PmaskError(f"decoders {', '.join(useless)}: they produce {task_of(useless[0])} trees, but every treebank "
+                         f"given is a {' and '.join(sorted(tasks))} treebank; leave them out of --decoders")
+    return {tb.name: [d for d in requested if task_of(d) != tb.task] for tb in treebanks}
+
+
 def _wanted(settings: BenchSettings) -> Any:
     from pmask.perturb.store import StoreSettings
 
@@ -229,6 +249,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         from pmask.perturb.distributed import init_distributed
 
         init_distributed(settings.device)
+        make_output_folder(out_dir)
+        make_output_folder(out_dir / "stores")
         model = model_loader()
         info["model_loaded"] = True
         bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
@@ -238,7 +260,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
             summary = compute_store(model, tb.sentences, out_dir / "stores" / tb.name, layers=settings.layers,
                                     metric=settings.metric, subword=settings.subword,
                                     batch_tokens=settings.batch_tokens, corpus_path=tb.path, resume=True,
-                                    progress=progress, tokenize=settings.tokenize)
+                                    progress=progress, tokenize=settings.tokenize,
+                                    selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
             info["computed"] += summary.computed
             bar.update(_cost(tb.sentences, plans[tb.name]))
         bar.close()
@@ -310,7 +333,9 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     settings.check()
     t0 = time.perf_counter()
     out = Path(out_dir)
+    check_output(Output(out, folder=True))   # the study's folder (its parent must exist), before any work
     treebanks = find_treebanks(inputs, settings.limit)
+    not_run = decoders_not_run(treebanks, settings)
     for tb in treebanks:
         decoders_for(tb, settings)   # refuse a decoder/treebank mismatch before any model work
         if tb.task == "dependency" and settings.root == "gold":
@@ -331,7 +356,10 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
                                  "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped)})
+                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped),
+                                 "decoders": decoders_for(tb, settings), "decoders_not_run": not_run[tb.name]})
+        if not_run[tb.name]:
+            logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task, ", ".join(not_run[tb.name]))
     impact_seconds = info.pop("seconds")
     result.timing = {**info, "impact_seconds": impact_seconds,
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),

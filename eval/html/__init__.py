@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +116,20 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     return data
 
 
+def check_report_inputs(pred: Path, options: ReportOptions) -> None:
+    """Refuse a store or bench directory made by another run than the prediction (other model, weights,
+    metric, subword policy or tokenisation), in one line naming both (:mod:`pmask.eval.consistency`)."""
+    from pmask.eval.consistency import bench_origin, check_same_origin, prediction_origin, store_origin
+    from pmask.perturb.store import read_manifest
+
+    origins = [prediction_origin(pred)]
+    if options.store is not None:
+        origins.append(store_origin(options.store, read_manifest(options.store)))
+    if options.bench is not None:
+        origins.append(bench_origin(options.bench))
+    check_same_origin(origins, hint="report on inputs made by the same run (or leave {store}/{bench} out)")
+
+
 def build_report(pred: str | Path, gold: str | Path, output: str | Path,
                  options: ReportOptions = ReportOptions()) -> Path:
     """Write the HTML report of a prediction to ``output``.
@@ -135,6 +149,8 @@ def build_report(pred: str | Path, gold: str | Path, output: str | Path,
     output = Path(output)
     if output.is_dir():
         raise PmaskError(f"{output}: is a directory; name the .html file to write")
+    check_output(output)   # before anything is read
+    check_report_inputs(Path(pred), options)
     data = report_data(Path(pred), Path(gold), options)
     page = render_html(data, data["title"])
     atomic_write(output, page)

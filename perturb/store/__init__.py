@@ -1,13 +1,14 @@
 """The on-disk impact store: a directory of safetensors shards plus ``manifest.json``.
 
 Modules: :mod:`.layout` (file names, the manifest), :mod:`.settings` (what the numbers depend on),
-:mod:`.plan` (lock, resume checks, what is left), :mod:`.writer`, :mod:`.reader`, :mod:`.export`.
+:mod:`.plan` (lock, resume checks, what is left), :mod:`.writer`, :mod:`.reader`, :mod:`.export`,
+:mod:`.info` (what a store holds, for ``pmask info``).
 Nothing here imports torch: reading a store needs numpy and safetensors only.
 
 Layout (format version 1)::
 
     out_dir/
-      manifest.json              settings, versions, corpus fingerprint, shard list, sentence index
+      manifest.json              settings, versions, corpus fingerprint and selection, shard list, sentence index
       shard-00000.safetensors    up to ``shard_size`` sentences each
       shard-00001.safetensors
       ...

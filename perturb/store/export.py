@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from pmask.common.errors import StoreError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, make_output_folder
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def _check_layers(store: ImpactStore, layers: Sequence[int] | None) -> list[int]
 
 def _export_files(store: ImpactStore, out: Path, layers: list[int], suffix: str,
                   render: Callable[[StoredImpact, np.ndarray], bytes | str]) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_folder(out)
     written, index = [], []
     for item in store:
         files = {}

@@ -90,7 +90,9 @@ class CorpusInfo:
     On resume the sentences are compared (impacts depend on the words alone, so re-exporting a
     corpus with other annotations keeps a store valid). A longer list whose first sentences are the
     stored ones extends the store (e.g. a larger ``--limit``); a shorter prefix needs nothing new.
-    The file ``path`` and its ``sha256`` are recorded for provenance.
+    The file ``path`` and its ``sha256`` are recorded for provenance, and ``selection`` (the
+    ``format``, ``limit`` and ``max_words`` the sentences were read with) so that a reader of the
+    store selects the same sentences (absent in stores written before it was recorded).
     """
 
     n_sentences: int
@@ -98,10 +100,13 @@ class CorpusInfo:
     path: str | None = None
     sha256: str | None = None
     digests: tuple[str, ...] = ()
+    selection: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None) -> "CorpusInfo":
-        """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given."""
+    def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None,
+           selection: dict[str, Any] | None = None) -> "CorpusInfo":
+        """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given;
+        ``selection``: how they were selected from it (``CorpusSpec.record()``)."""
         h = hashlib.sha256()
         digests = []
         for s in sentences:
@@ -115,7 +120,8 @@ class CorpusInfo:
             if path.is_file():
                 file_sha = sha256_file(path)
             path = str(path.resolve())
-        return cls(len(sentences), h.hexdigest(), path, file_sha, tuple(digests))
+        return cls(len(sentences), h.hexdigest(), path, file_sha, tuple(digests),
+                   None if selection is None else dict(selection))
 
     def describe(self) -> str:
         where = f" from {self.path}" if self.path else ""

@@ -13,7 +13,7 @@ import numpy as np
 import safetensors.numpy
 
 from pmask.common.errors import OutputError, StoreError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, make_output_folder
 from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION,
                                         clean_unreferenced, now, our_files, read_manifest, shard_metadata,
                                         shard_name, shard_number, write_manifest)
@@ -81,9 +81,9 @@ class StoreWriter:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path}: exists and is not a directory")
         try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise StoreError(f"{path}: cannot create store directory: {err.strerror or err}") from None
+            make_output_folder(path)   # the store folder only, never its parents (like any output)
+        except OutputError as err:
+            raise StoreError(str(err)) from None
         lock = lock_dir(path)
         try:
             manifest, changed, parts = cls._prepare(path, settings, corpus, resume, overwrite, versions, run_info)

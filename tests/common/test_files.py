@@ -13,7 +13,7 @@ from pmask.common.files import is_stdout, open_output, refuse_overwriting_inputs
 
 
 def test_regular_file_replaced_atomically_keeping_its_mode(tmp_path):
-    out = tmp_path / "new" / "deeper" / "out.txt"   # missing folders are created
+    out = tmp_path / "out.txt"
     assert write_output(out, "one\r\n") == out
     assert out.read_bytes() == b"one\r\n"            # written exactly as given
     out.chmod(0o600)

@@ -163,6 +163,7 @@ def test_write_conllu_keeps_everything_else(tmp_path):
     src = DATA / "mini.conllu"
     sents = read_conllu(src)
     preds = [[2, 3, 0, 5, 6, 0], [2, 0, 4, 5, 6, 7, 0], [0, 1], None, [0, 1]]
+    (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "pred.conllu"
     write_conllu(sents, preds, out)
     before = src.read_text(encoding="utf-8").split("\n")

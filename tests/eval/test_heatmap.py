@@ -113,7 +113,7 @@ def test_many_sentences_into_a_folder(tmp_path, F):
         ("../../etc", small, WORDS[:3], None),
         ("", small, WORDS[:3], None),
     ]
-    out = tmp_path / "maps" / "nested"
+    out = tmp_path / "maps"   # the folder is created (its parent must exist)
     paths = render_heatmaps(items, out, fmt="html")
     assert len(paths) == len(items)
     names = [p.name for p in paths]

@@ -106,7 +106,7 @@ def test_constituency_columns_and_missing_values():
 
 def test_json_round_trip_and_settings_in_csv(tmp_path):
     c = comparison()
-    path = c.write_json(tmp_path / "deep" / "er" / "c.json")
+    path = c.write_json(tmp_path / "first.json")
     again = Comparison.read_json(path)
     assert again == c
     rows = list(csv.DictReader(io.StringIO(c.to_csv())))

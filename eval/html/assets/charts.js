@@ -53,6 +53,27 @@ function benchChart(B, decoder, root, baseline) {
   return svg;
 }
 
+/** The chart's legend: one entry per treebank in its line colour (hover one to single it out), then
+ *  the dashed baseline. */
+function benchLegend(B, svg, baseline) {
+  const treebanks = uniq(B.rows.map(function (r) { return r.treebank; }));
+  const languages = {};
+  for (const r of B.rows) if (r.language) languages[r.treebank] = r.language;
+  const legend = el("ul", {class: "legend", "aria-label": "legend"});
+  treebanks.forEach(function (tb, i) {
+    const item = el("li", {"data-treebank": tb});
+    item.style.color = PALETTE[i % PALETTE.length];
+    add(item, el("span", {class: "swatch"}), el("span", {class: "name"}, tb + (languages[tb] ? " (" + languages[tb] + ")" : "")));
+    const series = Array.from(svg.querySelectorAll("g.series")).find(function (g) { return g.dataset.treebank === tb; });
+    item.addEventListener("mouseenter", function () { svg.classList.add("focus"); if (series) series.classList.add("hot"); });
+    item.addEventListener("mouseleave", function () { svg.classList.remove("focus"); if (series) series.classList.remove("hot"); });
+    add(legend, item);
+  });
+  if (baseline) add(legend, add(el("li", {class: "baseline-key"}), el("span", {class: "swatch dashed"}),
+    el("span", {class: "name"}, baseline + " (dashed, each treebank's colour)")));
+  return legend;
+}
+
 function benchTable(B, decoder, root, baseline) {
   const rows = B.rows.filter(function (r) { return r.decoder === decoder && (r.root || null) === root; });
   const layers = uniq(rows.map(function (r) { return r.layer; })).sort(function (a, b) { return a - b; });
@@ -94,7 +115,7 @@ function renderBench() {
   box.hidden = false;
   add(box, el("h2", {}, "Layers and languages"));
   add(box, el("p", {class: "note"}, "From " + B.path + (B.model ? " · model " + B.model : "") +
-    ". Hover a point for its treebank, layer and score; dashed lines are the chosen baseline."));
+    ". Hover a point for its treebank, layer and score, or a legend entry to single out its treebank; dashed lines are the chosen baseline."));
   const decoders = uniq(B.rows.map(function (r) { return r.decoder; }));
   const roots = uniq(B.rows.map(function (r) { return r.root || null; }));
   const baselines = uniq(B.baselines.map(function (b) { return b.baseline; }));
@@ -102,8 +123,8 @@ function renderBench() {
     baseline: baselines.includes("right-chain") ? "right-chain" : (baselines[0] || null)};
   const view = el("div", {class: "benchview"});
   const draw = function () {
-    view.replaceChildren(benchChart(B, state.decoder, state.root, state.baseline),
-      benchTable(B, state.decoder, state.root, state.baseline));
+    const chart = benchChart(B, state.decoder, state.root, state.baseline);
+    view.replaceChildren(chart, benchLegend(B, chart, state.baseline), benchTable(B, state.decoder, state.root, state.baseline));
   };
   const controls = add(el("div", {class: "controls"}),
     select("decoder", decoders, state.decoder, function (v) { state.decoder = v; draw(); }),

@@ -1,0 +1,85 @@
+"""The command line's one validation step, run before anything is read or loaded.
+
+:func:`check_command` checks every output a command will write (:func:`outputs_of` says which, and
+whether each is a file or a folder the command creates) with :func:`pmask.common.files.check_outputs`,
+and the settings that can be checked without a model (layer 0 is refused where trees would be
+decoded from it). The library functions behind the commands run the same checks on their own
+outputs, so a script that calls them directly gets the same refusals.
+
+Example:
+    >>> import argparse
+    >>> [o.folder for o in outputs_of(argparse.Namespace(command="impact", output="store/"))]
+    [True]
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pmask.cli.args import INPUT_ARGS
+from pmask.common.files import Output, check_output, check_outputs, is_stdout
+from pmask.corpora.provenance import meta_path
+from pmask.eval.heatmap import HEATMAP_FORMATS
+from pmask.eval.output import FIGURE_FORMATS
+from pmask.trees.induce import refuse_layer_zero
+from pmask.trees.registry import decoder_needs_model
+
+#: Commands whose ``--store`` is a cache they fill (a folder output too), not only an input.
+CACHE_STORE_COMMANDS = ("parse", "sweep")
+
+
+def _suffixes(formats: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f".{f}" for f in formats)
+
+
+def heatmap_output(path: Any) -> Output:
+    """``heatmap -o``: a folder when it is one or has no suffix, else one file of a heatmap type."""
+    path = Path(path)
+    if path.is_dir() or not path.suffix:
+        return Output(path, folder=True)
+    return Output(path, suffixes=_suffixes(HEATMAP_FORMATS))
+
+
+def outputs_of(args: argparse.Namespace) -> list[Output]:
+    """Every output ``args.command`` will write, as :class:`~pmask.common.files.Output` checks."""
+    command = args.command
+    get = lambda name: getattr(args, name, None)   # noqa: E731 - a short local reader
+    if command in ("impact", "bench"):
+        return [Output(args.output, folder=True)]
+    if command == "parse":
+        side = [] if is_stdout(args.output) else [Output(meta_path(args.output))]
+        return [Output(args.output), *side]
+    if command == "heatmap":
+        return [heatmap_output(args.output)]
+    if command == "info":   # reads only
+        return []
+    if command == "export":
+        return [Output(args.output, folder=args.format != "json")]
+    files = [Output(get(name)) for name in ("output", "json", "csv") if get(name) is not None]
+    if get("plot") is not None:
+        files.append(Output(args.plot, suffixes=_suffixes(FIGURE_FORMATS)))
+    return files
+
+
+def check_command(args: argparse.Namespace) -> None:
+    """Refuse, in one line, any output that cannot be written or would overwrite an input, and any
+    setting that is wrong whatever the model; nothing is read, loaded or written before this.
+
+    Raises:
+        OutputError: an output that cannot be written (missing folder, a folder in the way, a file
+            type the command cannot write, no permission) or that is one of the inputs.
+        SettingError: a setting refused before any model work (layer 0 for decoding).
+    """
+    inputs = []
+    for name in INPUT_ARGS:
+        value = getattr(args, name, None)
+        inputs.extend(value if isinstance(value, list) else [value])
+    check_outputs(outputs_of(args), inputs)
+    store = getattr(args, "store", None)
+    if args.command in CACHE_STORE_COMMANDS and store is not None:
+        check_output(Output(store, folder=True))
+    if args.command == "parse" and decoder_needs_model(args.decoder):
+        refuse_layer_zero([args.layer])
+    elif args.command in ("sweep", "bench"):
+        refuse_layer_zero(args.layers, "layers")

@@ -1,0 +1,134 @@
+"""Inputs of one command that come from different runs: compare what each records of its making.
+
+A prediction records its model and impact settings in ``<pred>.meta.json``, a store in its
+``manifest.json``, a bench directory in ``results.json``. :func:`check_same_origin` compares them
+before any work: a different model, random or trained weights, metric, subword policy or
+tokenisation is refused in one line naming both values (the page or map would present numbers of
+one run as those of the other); different corpus files only warn (a store made from the text of a
+treebank serves its CoNLL-U file as well: sentences are matched by id and words).
+
+Example:
+    >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", metric="dist")
+    >>> b = Origin("the store s/", model="/m/roberta", metric="dist")
+    >>> check_same_origin([a, b])   # doctest: +SKIP
+    SettingError: inputs from different runs: model: pred.conllu (its .meta.json) has /m/bert, the store s/ ...
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from pmask.common.errors import SettingError
+from pmask.common.options import split_random
+from pmask.corpora.provenance import meta_path, read_provenance
+from pmask.perturb.model_spec import absolute_if_local
+
+logger = logging.getLogger(__name__)
+
+#: Fields that must agree (a difference is refused), in the order they are reported.
+MUST_AGREE = ("model", "random_init", "metric", "subword", "tokenize")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What made one input, as far as it records it (None = not recorded, not compared)."""
+
+    label: str
+    model: str | None = None
+    random_init: bool | None = None
+    metric: str | None = None
+    subword: str | None = None
+    tokenize: str | None = None
+    corpus_sha256: str | None = None
+    corpus_path: str | None = None
+
+
+def _model(name: Any) -> str | None:
+    return absolute_if_local(str(name)) if name else None
+
+
+def prediction_origin(pred: str | Path) -> Origin | None:
+    """The origin ``<pred>.meta.json`` records; None without one, or for a baseline (no model)."""
+    provenance = read_provenance(pred)
+    if provenance is None or not provenance.model:
+        return None
+    impact = provenance.impact or {}
+    corpus = provenance.corpus or {}
+    return Origin(f"{pred} (its {meta_path(pred).name})", model=_model(provenance.model.get("name")),
+                  random_init=provenance.model.get("random_init"), metric=impact.get("metric"),
+                  subword=impact.get("subword"), tokenize=impact.get("tokenize"),
+                  corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
+
+
+def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
+    """The origin a store's manifest records."""
+    model = manifest.get("model") or {}
+    corpus = manifest.get("corpus") or {}
+    return Origin(f"the store {store}", model=_model(model.get("name")), random_init=model.get("random_init"),
+                  metric=manifest.get("metric"), subword=manifest.get("subword"),
+                  tokenize=manifest.get("tokenize", "words"), corpus_sha256=corpus.get("sha256"),
+                  corpus_path=corpus.get("path"))
+
+
+def bench_origin(bench: str | Path) -> Origin | None:
+    """The origin a ``pmask bench`` directory's ``results.json`` records (None when unreadable: its
+    reader reports that)."""
+    path = Path(bench) if Path(bench).is_file() else Path(bench) / "results.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
+    settings = data.get("settings") if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
+    return Origin(f"the bench {bench}", model=_model(model.get("name") or settings.get("model")),
+                  random_init=model.get("random_init"), metric=settings.get("metric"),
+                  subword=settings.get("subword"), tokenize=settings.get("tokenize"))
+
+
+def source_origin(source: Any) -> Origin:
+    """The origin of an impact source (``pmask.perturb.impact_source.ImpactSource``) without loading
+    its model: its store's manifest, or the model spec it will compute with."""
+    if source.store is not None:
+        return store_origin(source.store.path, source.store.manifest)
+    spec = source.model_spec
+    name, random_init = split_random(spec.name) if spec.name else (None, False)
+    return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,
+                  metric=spec.metric, subword=spec.subword, tokenize=spec.tokenize)
+
+
+def _shown(field: str, value: Any) -> str:
+    if field == "random_init":
+        return "random weights" if value else "trained weights"
+    return str(value)
+
+
+def check_same_origin(origins: Sequence[Origin | None], *, hint: str = "give inputs made by the same run") -> None:
+    """Refuse inputs that disagree on a :data:`MUST_AGREE` field; warn when their corpus files differ.
+
+    Args:
+        origins: one per input (None = records nothing, skipped); the first is the reference.
+        hint: what the user can do, appended to the message.
+
+    Raises:
+        SettingError: one line naming the field, both inputs and both values.
+    """
+    known = [o for o in origins if o is not None]
+    for field in MUST_AGREE:
+        given = [(o, getattr(o, field)) for o in known if getattr(o, field) is not None]
+        if not given:
+            continue
+        first, value = given[0]
+        for other, theirs in given[1:]:
+            differs = bool(theirs) != bool(value) if field == "random_init" else theirs != value
+            if differs:
+                raise SettingError(f"inputs from different runs: {field}: {first.label} has {_shown(field, value)}, "
+                                   f"{other.label} has {_shown(field, theirs)}; {hint}")
+    files = [o for o in known if o.corpus_sha256]
+    for other in files[1:]:
+        if other.corpus_sha256 != files[0].corpus_sha256:
+            logger.warning("%s was made from %s, %s from %s (other file contents): sentences are matched by id and "
+                           "words", files[0].label, files[0].corpus_path, other.label, other.corpus_path)
+

@@ -1,0 +1,100 @@
+"""What a store holds, for people: corpus and selection, sentences, layers, model and settings
+(the library behind ``pmask info STORE``; reads the manifest only, no shard, no torch).
+
+Example:
+    >>> print(describe_store_info(store_info("pud-store/")))   # doctest: +SKIP
+    store     pud-store/: complete, 1000 of 1000 sentences stored (0 skipped as too long)
+    ...
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pmask.perturb.store.layout import read_manifest
+
+
+def _layers(manifest: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """(layers every sentence holds, layers only some shards hold: an extension under way)."""
+    resolved = [int(k) for k in manifest["layers"].get("resolved") or []]
+    partial = sorted({int(k) for s in manifest["shards"] for k in s.get("layers", resolved)} - set(resolved))
+    return resolved, partial
+
+
+def store_info(path: str | os.PathLike) -> dict[str, Any]:
+    """A JSON-able summary of the store at ``path``.
+
+    Returns:
+        ``{"store", "complete", "sentences": {"stored", "skipped_too_long", "corpus"}, "corpus": {"path",
+        "sha256", "selection"}, "layers", "layers_being_added", "model": {"name", "class", "revision", "commit",
+        "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"metric", "subword", "tokenize",
+        "include_cls"}, "created", "updated", "versions", "shards", "bytes"}``. ``selection`` is None for a
+        store made before selections were recorded.
+
+    Raises:
+        StoreError: not a store, or an unreadable manifest.
+    """
+    manifest = read_manifest(path)
+    entries = manifest["sentences"]
+    skipped = sum(1 for e in entries if "skipped" in e)
+    corpus = manifest["corpus"]
+    model = dict(manifest["model"])
+    described = model.pop("describe", None) or {}
+    model.pop("tokenizer", None)
+    layers, partial = _layers(manifest)
+    return {
+        "store": str(path),
+        "complete": bool(manifest.get("complete")),
+        "sentences": {"stored": len(entries) - skipped, "skipped_too_long": skipped,
+                      "corpus": corpus.get("n_sentences")},
+        "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "selection": corpus.get("selection")},
+        "layers": layers,
+        "layers_being_added": partial,
+        "model": {**model, "class": described.get("model_class"),
+                  **{k: v for k, v in described.items() if k in ("loaded", "parts", "head")}},
+        "settings": {"metric": manifest.get("metric"), "subword": manifest.get("subword"),
+                     "tokenize": manifest.get("tokenize", "words"), "include_cls": manifest.get("include_cls", True)},
+        "created": manifest.get("created"),
+        "updated": manifest.get("updated"),
+        "versions": manifest.get("versions") or {},
+        "shards": len(manifest["shards"]),
+        "bytes": sum(int(s.get("bytes") or 0) for s in manifest["shards"]),
+    }
+
+
+def _selection(selection: dict[str, Any] | None) -> str:
+    if selection is None:
+        return "selection not recorded (a store from an older pmask: give --limit/--max-words as made)"
+    return (f"read as {selection.get('format')}, limit {selection.get('limit') or 'none'}, "
+            f"max-words {selection.get('max_words') or 'none'}")
+
+
+def _size(n_bytes: int) -> str:
+    return f"{n_bytes / 1e6:.1f} MB" if n_bytes >= 1e5 else f"{n_bytes / 1e3:.1f} kB"
+
+
+def describe_store_info(info: dict[str, Any]) -> str:
+    """:func:`store_info` as aligned text lines (what ``pmask info`` prints)."""
+    s, c, m, st = info["sentences"], info["corpus"], info["model"], info["settings"]
+    state = "complete" if info["complete"] else "incomplete (resume it to finish)"
+    model_bits = [m.get("class"), f"{m['num_layers']} layers" if m.get("num_layers") else None,
+                  f"revision {m['revision']}" if m.get("revision") else None, m.get("dtype"),
+                  "random weights" if m.get("random_init") else None,
+                  f"loaded: {m['loaded']}" if m.get("loaded") else None]
+    extension = (f" (layers {', '.join(map(str, info['layers_being_added']))} partly added)"
+                 if info["layers_being_added"] else "")
+    versions = info["versions"]
+    lines = [
+        f"store     {info['store']}: {state}, {s['stored']} of {s['corpus']} sentences stored "
+        f"({s['skipped_too_long']} skipped as too long)",
+        f"corpus    {c['path']}" + (f" (sha256 {c['sha256'][:12]})" if c.get("sha256") else "")
+        + f"; {_selection(c['selection'])}",
+        f"model     {m.get('name')}" + (f" ({', '.join(b for b in model_bits if b)})" if any(model_bits) else ""),
+        f"layers    {', '.join(map(str, info['layers'])) or 'none'}{extension}",
+        f"settings  metric {st['metric']}, subword {st['subword']}, tokenize {st['tokenize']}"
+        + (", [CLS] row kept" if st["include_cls"] else ""),
+        f"made      {info['created']} with pmask {versions.get('pmask', '?')} (torch {versions.get('torch', '?')}, "
+        f"transformers {versions.get('transformers', '?')}); updated {info['updated']}",
+        f"size      {info['shards']} shard(s), {_size(info['bytes'])}",
+    ]
+    return "\n".join(lines)
