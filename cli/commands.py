@@ -4,6 +4,7 @@ settings, makes one library call and prints what it returns (at most 30 lines ea
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pmask.eval.sweep import sweep_layers
 from pmask.perturb.impact_source import ImpactSource, build_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
+from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.trees.registry import decoder_needs_model
 
@@ -122,4 +124,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
     if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         print(result.describe(args.output))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    info = store_info(args.store)
+    print(json.dumps(info, indent=1, ensure_ascii=False) if args.json else describe_store_info(info))
     return 0

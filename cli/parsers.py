@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pmask.cli.info import add_info_parser
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_output,
                             add_prediction, add_punct, add_root, add_seed, add_store_cache, add_tables, command,
                             layers_arg, positive_int)
-from pmask.cli.commands import (cmd_bench, cmd_eval, cmd_export, cmd_heatmap, cmd_impact, cmd_parse, cmd_report,
+from pmask.cli.commands import (cmd_bench, cmd_info, cmd_eval, cmd_export, cmd_heatmap, cmd_impact, cmd_parse, cmd_report,
                                 cmd_sweep)
 from pmask.common.options import ROOT_MODES
 from pmask.common.version import __version__
@@ -32,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_impact_parser, _add_parse_parser, _add_eval_parser, _add_heatmap_parser, _add_sweep_parser,
-                _add_export_parser, _add_report_parser, _add_bench_parser, add_info_parser):
+                _add_export_parser, _add_report_parser, _add_bench_parser, _add_info_parser):
         add(sub)
     return parser
 
@@ -208,3 +207,17 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_output(p, "output directory", metavar="OUTDIR")
     p.set_defaults(func=cmd_bench)
+
+
+def _add_info_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``info`` subcommand."""
+    p = command(
+        sub, "info",
+        help="what an impact store holds: corpus, selection, sentences, layers, model, settings",
+        description="Describe an impact store from its manifest: the corpus it was made from and the selection "
+                    "(format, --limit, --max-words) it was read with, how many sentences it holds, its layers, "
+                    "the model and the impact settings. Loads no model and reads no shard.",
+        epilog="examples:\n  pmask info pud-store/\n  pmask info pud-store/ --json")
+    p.add_argument("store", type=Path, help="impact store directory")
+    p.add_argument("--json", action="store_true", help="print the description as JSON")
+    p.set_defaults(func=cmd_info)

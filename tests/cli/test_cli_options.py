@@ -16,7 +16,7 @@ CLI = Path(__file__).resolve().parents[2] / "cli"
 SHARED = {"--punct", "--seed", "--json", "--csv", "--store", "--corpus", "--output", "--gold"}
 #: The same name with another meaning: report's --store names a store to draw (parse and sweep
 #: cache impacts in theirs); heatmap's optional --gold adds arcs to a map (eval and report score).
-OTHER_MEANING = {("report", "--store"), ("heatmap", "--gold")}
+OTHER_MEANING = {("report", "--store"), ("heatmap", "--gold"), ("info", "--json")}  # info: print as JSON
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -60,7 +60,8 @@ def test_each_command_takes_the_shared_flags_it_needs():
     want = {"impact": {"--output"}, "parse": {"--seed", "--store", "--corpus", "--output"},
             "eval": {"--gold", "--punct", "--seed", "--json", "--csv"}, "heatmap": {"--output"},
             "sweep": {"--punct", "--seed", "--store", "--corpus", "--json", "--csv"}, "export": {"--output"},
-            "report": {"--gold", "--punct", "--output"}, "bench": {"--punct", "--seed", "--output"}}
+            "report": {"--gold", "--punct", "--output"}, "bench": {"--punct", "--seed", "--output"},
+            "info": set()}
     for name, parser in commands().items():
         flags = {o for a in parser._actions for o in a.option_strings}
         assert want[name] <= flags, name
