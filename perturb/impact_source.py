@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -144,7 +144,7 @@ class ImpactSource:
             sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
             spec = (model or ModelSpec()).check_store(opened)
             return cls(sentences, path, store=opened, model=spec, progress=progress, selection=source)
-        spec = (model or ModelSpec()).with_defaults()
+        spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
         return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source)
 
@@ -183,7 +183,7 @@ class ImpactSource:
 
     def impact_settings(self) -> dict[str, Any]:
         """The impact settings actually used: ``{"metric", "subword", "tokenize"}`` (a store's own when reading one)."""
-        return self.model_spec.impact.as_dict()
+        return self.model_spec.impact.with_defaults().as_dict()
 
     # -- impacts
 
@@ -192,8 +192,7 @@ class ImpactSource:
             return
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
-            unset = replace(self.model_spec.impact, metric=None, subword=None)
-            self.model_spec = replace(self.model_spec, impact=unset).check_store(self.store)
+            self.model_spec = self.model_spec.check_store(self.store)
             return
         request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
                                         layers=layers, resume=True, progress=self.progress)
