@@ -81,11 +81,11 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
     runs = [StoreRun(r.output, len(r.sentences), todo=len(p.todo)) for r, p in zip(requests, plans)]
     work = [k for k, (r, p) in enumerate(zip(requests, plans)) if not (r.resume and p.done)]
     if work:
-        rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
+        init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
         model = (load or spec.load)()
         for k in work:
             runs[k].summary = compute_store(model, requests[k])
-    is_main = rank.is_main if work else is_main_rank()   # under torchrun every rank gets here; rank 0 alone reports
+    is_main = is_main_rank()   # under torchrun every rank gets here; rank 0 alone reports
     for run in runs:
         run.is_main = is_main
     return runs
