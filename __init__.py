@@ -76,6 +76,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
         [[2, 3, 0]]
     """
     from pmask.corpora import Sentence
+    from pmask.perturb.impact_settings import ImpactSettings
     from pmask.perturb.impact_source import ImpactSource
     from pmask.perturb.model_spec import ModelSpec
     from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
@@ -91,8 +92,9 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     check_settings(settings, sents)
     impacts = None
     if get_decoder(decoder).needs_model:
-        spec = ModelSpec(model if isinstance(model, str) or model is None else None, metric=metric,
-                         subword=subword, device=device, dtype=dtype, batch_tokens=batch_tokens).with_defaults()
+        spec = ModelSpec(model if isinstance(model, str) or model is None else None,
+                         impact=ImpactSettings(metric, subword, None), device=device, dtype=dtype,
+                         batch_tokens=batch_tokens).with_defaults()
         loaded = None if model is None or isinstance(model, str) else model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)

@@ -14,6 +14,7 @@ from pmask.eval.compare import evaluate_files
 from pmask.eval.html import ReportOptions, build_report
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.eval.sweep import sweep_layers
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.impact_source import ImpactSource, build_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
@@ -29,8 +30,8 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 
 def _model(args: argparse.Namespace) -> ModelSpec:
-    return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
-                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize)
+    return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
+                     args.tokenize), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
@@ -114,14 +115,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    spec = _model(args).with_defaults()
     settings = BenchSettings(
-        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=spec.metric,
-        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        subword=spec.subword, tokenize=spec.tokenize, punct=args.punct, seed=args.seed, device=args.device,
-        dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
-        random_init=args.random_init)
-    result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
+        model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
+        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None)
+    result = run_bench(args.inputs, args.output, settings, progress=not args.quiet)
     if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         print(result.describe(args.output))
     return 0

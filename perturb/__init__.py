@@ -1,12 +1,14 @@
 """Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
 
-Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), word alignment
+Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), how impacts are
+computed (:mod:`.impact_settings`: metric, subword policy, tokenisation), word alignment
 (:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the store
-(:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, across ranks by
-:mod:`.distributed`), :class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus
-and a model; :mod:`.store_corpus` reads a store's corpus with the selection it was made with) and tiny local models for tests (:mod:`.testing`). May import ``pmask.common`` and
+(:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, planned first and the model loaded
+only if needed by :mod:`.build`, across ranks by :mod:`.distributed`),
+:class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus and a model;
+:mod:`.store_corpus` reads a store's corpus with the selection it was made with) and tiny
+local models for tests (:mod:`.testing`). May import ``pmask.common`` and
 ``pmask.corpora``; never ``pmask.trees`` (the two are independent).
-
 
     from pmask.perturb import load_model, impact_matrices
     lm = load_model("bert-base-uncased")

@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 
 from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
+from pmask.perturb.alignment import align
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
 from pmask.perturb.store.plan import missing_layers
@@ -18,13 +19,12 @@ from pmask.perturb.store_record import store_settings, versions
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["add_layers"]
+__all__ = ["add_layers", "extend_store"]
 
 
 def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None) -> ComputeLayers:
     """The callback :func:`extend_layers` calls for each shard: the engine at the missing layers."""
-    from pmask.perturb import impact_matrices
-    from pmask.perturb.alignment import align
+    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
 
     def compute(items: list[tuple[list[str], np.ndarray]], layers: list[int]) -> list[np.ndarray]:
         for words, ids in items:   # the new rows must describe the stored model input
@@ -66,16 +66,20 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
         >>> add_layers(load_model("bert-base-uncased"), "pud-store/", [6, 7])   # doctest: +SKIP
         LayerExtension(layers=(6, 7, 12), added=(6, 7), shards=16, sentences=1000)
     """
+    return extend_store(model, Path(out_dir), resolve_layers(layers, int(model.num_layers)),
+                        batch_tokens=batch_tokens, progress=progress)
 
-    path = Path(out_dir)
+
+def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens: int | None = None,
+                 progress: bool = True) -> LayerExtension:
+    """:func:`add_layers` for layers already resolved for ``model`` (absolute hidden-state indices)."""
     manifest = read_manifest(path)
     stored = StoreSettings.from_manifest(manifest)
-    if stored.tokenize != "words":   # surface alignment needs each sentence's text, which a store does not keep
+    if stored.impact.tokenize != "words":   # surface alignment needs each sentence's text, which a store does not keep
         raise StoreError(f"{path}: layers can be added only to stores made with tokenize 'words', this one used "
-                         f"{stored.tokenize!r}; compute a new store with every layer you need")
-    wanted = resolve_layers(layers, int(model.num_layers))
-    mine = store_settings(model, layers=list(wanted), metric=stored.metric, subword=stored.subword,
-                          include_cls=bool(stored.include_cls))
+                         f"{stored.impact.tokenize!r}; compute a new store with every layer you need")
+    wanted = tuple(wanted)
+    mine = store_settings(model, stored.impact, list(wanted), resolved=wanted, include_cls=bool(stored.include_cls))
     problems = settings_mismatches(stored, mine, more_layers=True)
     if problems:
         raise StoreError(f"{path}: cannot add layers with this model: " + "; ".join(problems))
@@ -83,7 +87,7 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
         return LayerExtension(layers=tuple(stored.layers_resolved or ()), added=())
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
-    compute = _computer(model, path, str(stored.metric), str(stored.subword), batch_tokens)
+    compute = _computer(model, path, str(stored.impact.metric), str(stored.impact.subword), batch_tokens)
     with tqdm(total=n_stored, desc="adding layers", unit="sent", disable=not progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

@@ -4,6 +4,10 @@ Without ``torchrun`` (no ``WORLD_SIZE`` in the environment, no process group) ev
 is a no-op for one rank, so single-process runs behave exactly as before. Under
 ``torchrun --nproc-per-node K`` each rank computes its share of the sentences on
 ``cuda:LOCAL_RANK`` (NCCL) or on the CPU (gloo); see :func:`pmask.perturb.fill.compute_store`.
+
+Importing this module loads no torch: :func:`is_main_rank` (the one answer to "am I rank 0?")
+and :func:`rank_info` read torchrun's environment or an existing process group; torch is
+imported once a process group is joined.
 """
 from __future__ import annotations
 
@@ -11,15 +15,16 @@ import datetime
 import logging
 import os
 import signal
+import sys
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any
-
-import torch
-import torch.distributed as dist
+from typing import TYPE_CHECKING, Any
 
 from pmask.common.errors import PmaskError
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +54,29 @@ class RankInfo:
         return f"rank {self.rank}/{self.world_size}"
 
 
+def _dist() -> Any:
+    # lazy: torch.distributed imports torch (seconds), which planning and one-process runs never need
+    import torch.distributed as dist
+
+    return dist
+
+
+def _initialised_group() -> Any:
+    """torch.distributed when a process group exists (never imports torch: none can exist before it is imported)."""
+    dist = sys.modules.get("torch.distributed")
+    return dist if dist is not None and dist.is_available() and dist.is_initialized() else None
+
+
+def is_main_rank() -> bool:
+    """Whether this process is rank 0 of a ``torchrun`` job, or the only process (torch-free).
+
+    Example:
+        >>> is_main_rank()   # outside torchrun
+        True
+    """
+    return rank_info().is_main
+
+
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     try:
@@ -72,7 +100,7 @@ def rank_info(rank: int | None = None, world_size: int | None = None) -> RankInf
         if not 0 <= rank < world_size:
             raise PmaskError(f"rank {rank} is outside 0..{world_size - 1}")
         return RankInfo(rank, world_size, local if world_size > 1 else 0)
-    if dist.is_available() and dist.is_initialized():
+    if (dist := _initialised_group()) is not None:
         return RankInfo(dist.get_rank(), dist.get_world_size(), local)
     return RankInfo(_env_int("RANK", 0), _env_int("WORLD_SIZE", 1), local)
 
@@ -126,6 +154,9 @@ def init_distributed(device: str | None = "auto", *, rank: int | None = None,
 def join_group(info: RankInfo, device: str | torch.device | None = "auto") -> None:
     """Select ``cuda:LOCAL_RANK`` (unless ``device`` is the CPU) and initialise the process group
     (NCCL on CUDA, gloo on the CPU) from torchrun's environment, unless one exists."""
+    import torch   # lazy, as in _dist
+
+    dist = _dist()
     use_cuda = str(device or "auto") != "cpu" and torch.cuda.is_available()
     if use_cuda:
         if info.local_rank >= torch.cuda.device_count():
@@ -156,7 +187,7 @@ class Group:
         if not self.info.distributed:
             return obj
         box = [obj]
-        dist.broadcast_object_list(box, src=0)
+        _dist().broadcast_object_list(box, src=0)
         return box[0]
 
     def gather(self, obj: Any) -> list[Any]:
@@ -164,7 +195,7 @@ class Group:
         if not self.info.distributed:
             return [obj]
         out: list[Any] = [None] * self.info.world_size
-        dist.all_gather_object(out, obj)
+        _dist().all_gather_object(out, obj)
         return out
 
 
@@ -194,7 +225,7 @@ class GlobalProgress:
         if not (host and port):
             return None
         try:
-            return dist.TCPStore(host, int(port), is_master=False, timeout=datetime.timedelta(seconds=30),
+            return _dist().TCPStore(host, int(port), is_master=False, timeout=datetime.timedelta(seconds=30),
                                  wait_for_workers=False)
         except (RuntimeError, ValueError) as err:
             logger.debug("%s: no key-value store for progress counts (%s)", self.info, err)

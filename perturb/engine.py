@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
-from pmask.common.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
+from pmask.common.options import resolve_layers
 from pmask.perturb.alignment import get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.model import LoadedModel
 
@@ -79,10 +80,8 @@ class RunSettings:
     """What one ``impact_matrices`` call computes."""
 
     layers: tuple[int, ...]       # absolute hidden-state indices
-    metric: str
-    subword: str
+    impact: ImpactSettings        # metric, subword policy, tokenisation mode
     include_cls: bool
-    tokenize: str
 
 
 @dataclass
@@ -134,10 +133,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    check_choice("metric", metric, METRICS)   # OptionError, a ValueError like every bad argument here
-    check_choice("subword policy", subword, SUBWORD_POLICIES)
-    get_aligner(tokenize)
-    settings = RunSettings(resolve_layers(layers, model.num_layers), metric, subword, include_cls, tokenize)
+    impact = ImpactSettings(metric, subword, tokenize).check()   # OptionError, a ValueError like every bad argument
+    settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
     if int(batch_tokens) < 1:
@@ -171,9 +168,9 @@ class BatchRunner:
         self.settings = settings
         self.batch_tokens = batch_tokens
         self.stats = stats
-        self.aligner = get_aligner(settings.tokenize)
+        self.aligner = get_aligner(settings.impact.tokenize)
         hidden = int(getattr(lm.model.config, "hidden_size", 0) or getattr(lm.model.config, "dim", 0))
-        self.value_shape = () if settings.metric == "prob" else (hidden,)
+        self.value_shape = () if settings.impact.metric == "prob" else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
         self.pending: deque[SentenceJob | SkippedSentence] = deque()
@@ -198,7 +195,7 @@ class BatchRunner:
                 done = []
                 while self.pending and self.pending[0].finished:
                     job = self.pending.popleft()
-                    done.append(None if isinstance(job, SkippedSentence) else job.result(self.settings.subword))
+                    done.append(None if isinstance(job, SkippedSentence) else job.result(self.settings.impact.subword))
                 self.stats.seconds += time.perf_counter() - started
                 if bar is not None and done:
                     bar.update(len(done))
@@ -295,7 +292,7 @@ class BatchRunner:
 
     def _forward(self, parts: list[BatchPart]) -> None:
         """Run the batch's sequences, store base states, then compare and record impacts."""
-        metric = self.settings.metric
+        metric = self.settings.impact.metric
         device = self.lm.device
         ranges = [p.job.read_range(p.start, p.stop) for p in parts]
         row_offset = np.cumsum([0] + [p.rows for p in parts])

@@ -1,13 +1,16 @@
-"""Corpus -> impact store: one streaming pass of the engine, written shard by shard.
+"""Corpus -> impact store with a loaded model: one streaming pass of the engine, written shard by shard.
 
-``compute_store`` resumes interrupted stores and does no model work on a finished one;
-``plan_store`` (re-exported from :mod:`pmask.perturb.store`) answers "what is left to do"
-before a model is even loaded. ``iter_impacts`` streams matrices without storing them.
+:func:`compute_store` fills the store a :class:`FillRequest` describes, in a short sequence of
+steps: resolve the requested layers for the model (once), add the layers an existing store
+lacks, then compute what is left, in this process or as one rank of many. It resumes
+interrupted stores and does no model work on a finished one. :func:`pmask.perturb.build.fill_stores`
+plans first and loads the model only when work is left; ``plan_store`` (re-exported from
+:mod:`pmask.perturb.store`) answers "what is left to do" before a model is even loaded.
+``iter_impacts`` streams matrices without storing them.
 """
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,16 +19,51 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
-from pmask.common.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
+from pmask.common.options import resolve_layers
+from pmask.perturb.add_layers import extend_store
+from pmask.perturb.alignment import align_sentence
+from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
+from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
 from pmask.perturb.store.plan import balance, check_existing, layers_to_add
-from pmask.perturb.add_layers import add_layers
 from pmask.perturb.store_record import store_settings, versions
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["StoreSummary", "compute_store", "describe_stats", "iter_impacts", "plan_store", "store_settings",
-           "versions"]
+__all__ = ["FillRequest", "StoreSummary", "compute_store", "describe_stats", "iter_impacts", "plan_store",
+           "store_settings", "versions"]
+
+
+@dataclass(frozen=True)
+class FillRequest:
+    """One fill of one store: which sentences go into which directory, at which layers, and how.
+
+    Example:
+        >>> FillRequest(read_corpus("pud.conllu"), Path("pud-store"), layers="all", resume=True)  # doctest: +SKIP
+    """
+
+    sentences: Sequence[Any]                   # pmask.corpora.Sentence objects (.id, .words)
+    output: Path                               # the store directory
+    layers: Sequence[int] | str = (-1,)        # as requested: 0 = embeddings, negative from the top, or "all" (1..L)
+    impact: ImpactSettings = ImpactSettings()  # metric, subword policy, tokenisation mode (all set)
+    corpus_path: Path | None = None            # the corpus file, recorded in the manifest
+    batch_tokens: int | None = None            # padded tokens per forward batch (None: the engine's default)
+    resume: bool = False                       # continue a store made with the same settings and corpus
+    overwrite: bool = False                    # replace any store there
+    shard_size: int = DEFAULT_SHARD_SIZE       # sentences per shard file
+    progress: bool = True                      # a progress bar (rank 0 only in a distributed run)
+    selection: dict[str, Any] | None = None    # the corpus selection (format, limit, max_words), recorded
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "output", Path(self.output))
+
+    @classmethod
+    def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> "FillRequest":
+        """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
+        batch budget); ``options`` are the other fields."""
+        return cls(sentences, Path(output), impact=spec.impact.with_defaults(), batch_tokens=spec.batch_tokens,
+                   **options)
 
 
 @dataclass
@@ -70,48 +108,36 @@ def describe_stats(stats: Any) -> str:
     return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class _Job:
-    """What every rank needs to fill its share of a store."""
-
-    model: Any
-    sentences: Sequence[Any]
-    metric: str
-    subword: str
-    batch_tokens: int | None
-    tokenize: str = "words"
-
-
 def _new_stats() -> Any:
     try:
-        from pmask.perturb import ImpactStats
+        from pmask.perturb import ImpactStats   # lazy: the engine imports torch
         return ImpactStats()
     except (ImportError, TypeError):
         return None
 
 
-def _fill(job: _Job, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
+def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb import impact_matrices
-    from pmask.perturb.alignment import align_sentence
+    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
-    if job.batch_tokens:
-        kwargs["batch_tokens"] = job.batch_tokens
-    matrices = impact_matrices(job.model, [job.sentences[i] for i in todo], layers=list(writer.settings.layers_resolved),
-                               metric=job.metric, subword=job.subword, include_cls=True, tokenize=job.tokenize,
-                               **kwargs)
+    if request.batch_tokens:
+        kwargs["batch_tokens"] = request.batch_tokens
+    impact, sentences = request.impact, request.sentences
+    matrices = impact_matrices(model, [sentences[i] for i in todo], layers=list(writer.settings.layers_resolved),
+                               metric=impact.metric, subword=impact.subword, include_cls=True,
+                               tokenize=impact.tokenize, **kwargs)
     computed = 0
-    tokenizer = job.model.tokenizer
+    tokenizer = model.tokenizer
     for index, matrix in zip(todo, matrices):
-        sent = job.sentences[index]
+        sent = sentences[index]
         if matrix is None:
             logger.info("%s: too long for the model, skipped", sent.where() if hasattr(sent, "where")
                         else f"sentence {sent.id}")
             writer.skip(index, sent.id, len(sent.words))
         else:
-            al = align_sentence(tokenizer, sent, job.tokenize, warn=False)   # the engine already warned
+            al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
             ids = [int(t) for t in al.input_ids]
             writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
                        pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
@@ -125,15 +151,20 @@ def _stored(manifest: dict[str, Any]) -> int:
     return sum(1 for e in manifest["sentences"] if "skipped" not in e)
 
 
-def _summary(out: Path, manifest: dict[str, Any], n_sentences: int, computed: int, reused: int, t0: float,
+def _summary(request: FillRequest, manifest: dict[str, Any], computed: int, reused: int, t0: float,
              stats: Any, added: Sequence[int] = ()) -> StoreSummary:
-    entries = manifest["sentences"]
-    summary = StoreSummary(path=out, computed=computed, reused=reused,
-                           skipped_too_long=sum(1 for e in entries if "skipped" in e),
-                           seconds=time.perf_counter() - t0, sentences=n_sentences,
-                           complete=len(entries) == n_sentences, stats=stats, added_layers=tuple(added))
+    entries, n_sentences = manifest["sentences"], len(request.sentences)
     # not logged: the caller owns the summary (the CLI prints summary.describe() once, on stdout)
-    return summary
+    return StoreSummary(path=request.output, computed=computed, reused=reused,
+                        skipped_too_long=sum(1 for e in entries if "skipped" in e),
+                        seconds=time.perf_counter() - t0, sentences=n_sentences,
+                        complete=len(entries) == n_sentences, stats=stats, added_layers=tuple(added))
+
+
+def _opening(model: Any, request: FillRequest) -> dict[str, Any]:
+    """How :meth:`StoreWriter.open` treats an existing store, and what it records about this run."""
+    return dict(resume=request.resume, overwrite=request.overwrite, versions=versions(),
+                shard_size=request.shard_size, run_info={"device": str(getattr(model, "device", None))})
 
 
 def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: CorpusInfo,
@@ -158,27 +189,25 @@ def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: Co
     return writer
 
 
-def _compute_distributed(job: _Job, out: Path, settings: StoreSettings, corpus: CorpusInfo, info: Any,
-                         opening: dict[str, Any], progress: bool, t0: float) -> StoreSummary:
+def _compute_distributed(model: Any, request: FillRequest, settings: StoreSettings, corpus: CorpusInfo,
+                         info: RankInfo, t0: float) -> StoreSummary:
     """One rank's part of :func:`compute_store` in a distributed run (every rank runs this)."""
-    from pmask.perturb.distributed import GlobalProgress, Group
-
-    group = Group(info, getattr(job.model, "device", "auto"))
-    stats, computed = None, 0
-    with _open_distributed(group, out, settings, corpus, opening) as writer:
+    group = Group(info, getattr(model, "device", "auto"))
+    stats, computed, out, sentences = None, 0, request.output, request.sentences
+    with _open_distributed(group, out, settings, corpus, _opening(model, request)) as writer:
         todo = writer.remaining
         reused = _stored(writer.manifest)
-        share = balance(todo, [len(job.sentences[i].words) for i in todo], info.world_size)[info.rank]
+        share = balance(todo, [len(sentences[i].words) for i in todo], info.world_size)[info.rank]
         if info.is_main and todo:
             logger.info("%s: computing %d of %d sentences (%d already stored) on %d ranks, layers %s", out,
-                        len(todo), len(job.sentences), len(job.sentences) - len(todo), info.world_size,
+                        len(todo), len(sentences), len(sentences) - len(todo), info.world_size,
                         list(writer.settings.layers_resolved))
         logger.debug("%s: %s computes %d sentences", out, info, len(share))
-        bar = GlobalProgress(group, len(todo), enabled=progress and bool(todo))
+        bar = GlobalProgress(group, len(todo), enabled=request.progress and bool(todo))
         try:
             if share:
                 stats = _new_stats()
-                computed = _fill(job, writer, share, progress=False, stats=stats, on_done=bar.update)
+                computed = _fill(model, request, writer, share, progress=False, stats=stats, on_done=bar.update)
             writer.flush()
             counts = group.gather(computed)   # every rank's part is final
             bar.close(len(todo))
@@ -187,16 +216,12 @@ def _compute_distributed(job: _Job, out: Path, settings: StoreSettings, corpus: 
         if info.is_main:
             writer.merge_parts()
     group.broadcast(None)                      # the manifest is written before any rank returns
-    return _summary(out, read_manifest(out), len(job.sentences), sum(counts), reused, t0, stats)
+    return _summary(request, read_manifest(out), sum(counts), reused, t0, stats)
 
 
-def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLike, *,
-                  layers: Sequence[int] | str = (-1,), metric: str = "dist", subword: str = "avg",
-                  batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
-                  resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
-                  progress: bool = True, rank: int | None = None, world_size: int | None = None,
-                  tokenize: str = "words", selection: dict[str, Any] | None = None) -> StoreSummary:
-    """Compute the impact matrices of ``sentences`` into the store ``out_dir``.
+def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
+                  world_size: int | None = None) -> StoreSummary:
+    """Compute the impact matrices of ``request.sentences`` into the store ``request.output``.
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
     an existing store made with the same settings and corpus is continued (requested layers
@@ -209,17 +234,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
 
     Args:
         model: a ``pmask.perturb.LoadedModel`` (in a distributed run, on this rank's device).
-        sentences: ``pmask.corpora.Sentence`` objects (``.id``, ``.words``).
-        out_dir: the store directory.
-        layers: hidden-state indices (0 = embeddings, negative from the top) or ``"all"`` (1..L).
-        metric, subword: see :data:`pmask.common.options.METRICS` and :data:`pmask.common.options.SUBWORD_POLICIES`.
-        batch_tokens: padded tokens per forward batch (None: the engine's default for the device).
-        corpus_path: the corpus file, recorded in the manifest.
-        resume, overwrite: continue or replace an existing store.
-        shard_size: sentences per shard file.
-        progress: show a progress bar (rank 0 only in a distributed run).
-        tokenize: how sentences become model input (:data:`pmask.common.options.TOKENIZE_MODES`),
-            recorded in the store.
+        request: the sentences, the store directory, layers, impact settings and how to treat an
+            existing store (see :class:`FillRequest`).
         rank, world_size: this process's place in a distributed run; None reads them from the
             initialised process group or torchrun's environment (one process without either).
         selection: how ``sentences`` were selected from the corpus (``CorpusSpec.record()``:
@@ -229,84 +245,72 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         A :class:`StoreSummary` (in a distributed run: counts of the whole job, on every rank).
 
     Raises:
-        StoreError: a non-empty ``out_dir`` without ``resume``/``overwrite``, or a store made
-            with other settings. LayerError: a layer outside the model.
+        StoreError: a non-empty ``output`` without ``resume``/``overwrite``, or a store made
+            with other settings. LayerError: a layer outside the model. OptionError: an unknown
+            impact setting.
 
     Example:
-        >>> compute_store(load_model("bert-base-uncased"), read_corpus("pud.conllu"), "pud-store/",
-        ...               layers="all")   # doctest: +SKIP
+        >>> compute_store(load_model("bert-base-uncased"),
+        ...               FillRequest(read_corpus("pud.conllu"), Path("pud-store"), layers="all"))  # doctest: +SKIP
         StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
     """
-    check_choice("metric", metric, METRICS)   # before anything is written
-    check_choice("subword policy", subword, SUBWORD_POLICIES)
+    request.impact.check()   # before anything is written
     t0 = time.perf_counter()
-    job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
-    settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
-                              tokenize=tokenize)
-    corpus = CorpusInfo.of(sentences, corpus_path, selection)
-    opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
-                   run_info={"device": str(getattr(model, "device", None))})
-    info = _rank_info(rank, world_size)
-    out = Path(out_dir)
-    added: tuple[int, ...] = ()
-    if resume and not overwrite and layers_to_add(out, settings):
-        added = _add_missing_layers(job, out, settings, corpus, info, progress)
-    if info is not None and info.distributed:
-        return _compute_distributed(job, out, settings, corpus, info, opening, progress, t0)
-    return _compute_here(job, out, settings, corpus, opening, progress, t0, added)
+    settings = store_settings(model, request.impact, request.layers)   # the requested layers resolved, once
+    corpus = CorpusInfo.of(request.sentences, request.corpus_path, request.selection)
+    info = rank_info(rank, world_size)
+    added = _add_missing_layers(model, request, settings, corpus, info)
+    if info.distributed:
+        return _compute_distributed(model, request, settings, corpus, info, t0)
+    return _compute_here(model, request, settings, corpus, t0, added)
 
 
-def _rank_info(rank: int | None, world_size: int | None) -> Any:
-    """This process's place in a distributed run, or None outside one."""
-    if rank is None and world_size is None and "WORLD_SIZE" not in os.environ:
-        return None
-    from pmask.perturb.distributed import rank_info   # lazy: imports torch.distributed
-
-    return rank_info(rank, world_size)
-
-
-def _add_missing_layers(job: _Job, out: Path, settings: StoreSettings, corpus: CorpusInfo, info: Any,
-                        progress: bool) -> tuple[int, ...]:
-    """Add the requested layers an existing store lacks to every stored sentence (one process only)."""
-    if info is not None and info.distributed:
-        raise StoreError(f"{out}: lacks layers {layers_to_add(out, settings)}; adding layers to a store runs "
+def _add_missing_layers(model: Any, request: FillRequest, settings: StoreSettings, corpus: CorpusInfo,
+                        info: RankInfo) -> tuple[int, ...]:
+    """Add the requested layers a resumed store lacks to every stored sentence (one process only)."""
+    out = request.output
+    missing = layers_to_add(out, settings) if request.resume and not request.overwrite else []
+    if not missing:
+        return ()
+    if info.distributed:
+        raise StoreError(f"{out}: lacks layers {missing}; adding layers to a store runs "
                          f"in one process: resume it once without torchrun")
     check_existing(out, settings, corpus, resume=True, overwrite=False, more_layers=True)  # before any change
-    return add_layers(job.model, out, settings.layers_resolved, batch_tokens=job.batch_tokens,
-                      progress=progress).added
+    return extend_store(model, out, settings.layers_resolved, batch_tokens=request.batch_tokens,
+                        progress=request.progress).added
 
 
-def _compute_here(job: _Job, out: Path, settings: StoreSettings, corpus: CorpusInfo, opening: dict[str, Any],
-                  progress: bool, t0: float, added: tuple[int, ...]) -> StoreSummary:
+def _compute_here(model: Any, request: FillRequest, settings: StoreSettings, corpus: CorpusInfo, t0: float,
+                  added: tuple[int, ...]) -> StoreSummary:
     """Fill the store in this one process."""
-    stats = None
-    computed = 0
-    with StoreWriter.open(out, settings, corpus, **opening) as writer:
+    stats, computed, out, n = None, 0, request.output, len(request.sentences)
+    with StoreWriter.open(out, settings, corpus, **_opening(model, request)) as writer:
         todo = writer.remaining
         reused = _stored(writer.manifest)
         if todo:
             logger.info("%s: computing %d of %d sentences (%d already stored), layers %s", out, len(todo),
-                        len(job.sentences), len(job.sentences) - len(todo), list(writer.settings.layers_resolved))
+                        n, n - len(todo), list(writer.settings.layers_resolved))
             stats = _new_stats()
-            computed = _fill(job, writer, todo, progress=progress, stats=stats)
-    return _summary(out, writer.manifest, len(job.sentences), computed, reused, t0, stats, added)
+            computed = _fill(model, request, writer, todo, progress=request.progress, stats=stats)
+    return _summary(request, writer.manifest, computed, reused, t0, stats, added)
 
 
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
-                 metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                 impact: ImpactSettings = ImpactSettings(), include_cls: bool = False,
                  batch_tokens: int | None = None, progress: bool = True,
-                 stats: Any = None, tokenize: str = "words") -> Iterator[tuple[Any, np.ndarray | None]]:
+                 stats: Any = None) -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
 
-    ``tokenize``: how sentences become model input (:data:`pmask.options.TOKENIZE_MODES`).
+    ``impact``: metric, subword policy and tokenisation mode (see :class:`ImpactSettings`).
 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
     """
-    from pmask.perturb import impact_matrices
+    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = impact_matrices(model, list(sentences), layers=absolute, metric=metric, subword=subword,
-                               include_cls=include_cls, progress=progress, stats=stats, tokenize=tokenize, **kwargs)
+    matrices = impact_matrices(model, list(sentences), layers=absolute, metric=impact.metric, subword=impact.subword,
+                               include_cls=include_cls, progress=progress, stats=stats, tokenize=impact.tokenize,
+                               **kwargs)
     yield from zip(sentences, matrices)

@@ -13,26 +13,30 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from pmask.corpora import Sentence
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.files import Output, check_output
 from pmask.common.options import resolve_layers
-from pmask.perturb.fill import compute_store, iter_impacts
-from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
-from pmask.perturb.store.plan import layers_to_add
-from pmask.perturb.add_layers import add_layers
+from pmask.corpora import Sentence
 from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.add_layers import add_layers
+from pmask.perturb.build import StoreRun, build_store, fill_stores
+from pmask.perturb.fill import FillRequest, iter_impacts
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.store_corpus import store_sentences
+from pmask.perturb.store import ImpactStore
 
 logger = logging.getLogger(__name__)
+
+# StoreRun and build_store live in pmask.perturb.build; the CLI imports them from here too
+__all__ = ["Impact", "ImpactSource", "StoreRun", "build_store", "impacts_by_layer", "impacts_from_model",
+           "impacts_from_store", "impacts_from_store_by_layers", "is_store"]
+
 
 @dataclass
 class Impact:
@@ -49,13 +53,12 @@ def is_store(path: str | Path) -> bool:
 
 
 def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
-                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                     impact: ImpactSettings = ImpactSettings(), include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None, tokenize: str = "words") -> Iterator[list[Impact] | None]:
+                     stats: Any = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
-    for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
-                             include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats,
-                             tokenize=tokenize):
+    for _, M in iter_impacts(model, sentences, layers=list(layers), impact=impact, include_cls=include_cls,
+                             batch_tokens=batch_tokens, progress=progress, stats=stats):
         if M is None:
             yield None
         else:
@@ -144,7 +147,7 @@ class ImpactSource:
             spec = (model or ModelSpec()).check_store(opened)
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
                        selection=picked.selection, positions=picked.positions)
-        spec = (model or ModelSpec()).with_defaults()
+        spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
         return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source)
 
@@ -182,9 +185,8 @@ class ImpactSource:
         return (self.describe_model() or {}).get("name")
 
     def impact_settings(self) -> dict[str, Any]:
-        """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
-        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword,
-                "tokenize": self.model_spec.tokenize}
+        """The impact settings actually used: ``{"metric", "subword", "tokenize"}`` (a store's own when reading one)."""
+        return self.model_spec.impact.with_defaults().as_dict()
 
     # -- impacts
 
@@ -193,10 +195,12 @@ class ImpactSource:
             return
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
-            self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
+            self.model_spec = self.model_spec.check_store(self.store)
             return
-        run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
-                          progress=self.progress, model=lambda: self.model, selection=self.selection.record())
+        request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
+                                        layers=layers, resume=True, progress=self.progress,
+                                        selection=self.selection.record())
+        run, = fill_stores([request], self.model_spec, load=lambda: self.model)
         if not run.is_main:
             raise HelperRankDone(f"{self.store_dir}: this rank's share is stored; rank 0 writes the outputs")
         logger.info("%s", run.describe())   # the pipeline leaves its summary to the caller
@@ -235,9 +239,8 @@ class ImpactSource:
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
                                       positions=self._positions(indices))
         spec = self.model_spec
-        return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
-                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
-                                  tokenize=spec.tokenize or "words")
+        return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact.with_defaults(),
+                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
@@ -253,73 +256,10 @@ class ImpactSource:
         else:
             chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
             spec = self.model_spec
-            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
-                                      subword=spec.subword, include_cls=include_cls, batch_tokens=spec.batch_tokens,
-                                      progress=self.progress, tokenize=spec.tokenize or "words")
+            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact.with_defaults(),
+                                      include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
         for item in stream:
             for k, layer in enumerate(chosen):
                 per_layer[layer].append(None if item is None else item[k])
         return per_layer
-
-
-@dataclass
-class StoreRun:
-    """What :func:`build_store` did: the pipeline's summary, or None when a complete store was reused."""
-
-    output: Path
-    sentences: int
-    summary: Any = None
-    is_main: bool = True        # False on the ranks other than 0 of a torchrun job (they print nothing)
-
-    def describe(self) -> str:
-        """One line: computed / reused / skipped counts and seconds."""
-        if self.summary is None:
-            return f"{self.output}: 0 computed, {self.sentences} reused (store complete)"
-        return self.summary.describe()
-
-
-def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
-                resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
-    """Compute the impact matrices of ``corpus`` into the store directory ``output``.
-
-    A complete store resumed with the same settings costs nothing (not even loading the model);
-    resumed with layers it lacks, they are first added to every stored sentence.
-
-    Args:
-        corpus: the corpus and its filters.
-        model: the model, metric, subword policy, device, dtype and batch budget.
-        output: the store directory.
-        layers: layers kept (0 = embeddings, negative from the end) or "all".
-        resume: continue a store made with the same settings; overwrite: replace any store there.
-
-    Returns:
-        A :class:`StoreRun`.
-    """
-    return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
-                       resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load,
-                       selection=corpus.record())
-
-
-def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, output: Path, *,
-                layers: Sequence[int] | str, resume: bool, progress: bool, model: Any,
-                overwrite: bool = False, selection: dict[str, Any] | None = None) -> StoreRun:
-    """Check the store folder can be written, plan (no model needed), then load the model through
-    ``model()`` only if work is left."""
-    check_output(Output(output, folder=True))
-    wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
-                           tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
-                           random_init=True if spec.random_init else None)
-    remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
-    # under torchrun every rank gets here; rank 0 alone reports
-    if not remaining and resume and not layers_to_add(output, wanted):
-        return StoreRun(output, len(sentences), is_main=os.environ.get("RANK", "0") in ("", "0"))
-    # lazy: torch is imported only once there is model work to do
-    from pmask.perturb.distributed import init_distributed
-
-    rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
-    summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
-                            batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
-                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words",
-                            selection=selection)
-    return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

@@ -4,7 +4,7 @@ A small frozen dataclass that :class:`pmask.perturb.impact_source.ImpactSource`,
 and ``pmask.eval.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
 
 Example:
-    >>> ModelSpec("random:bert-base-uncased").with_defaults().metric
+    >>> ModelSpec("random:bert-base-uncased").with_defaults().impact.metric
     'dist'
 """
 from __future__ import annotations
@@ -15,42 +15,36 @@ from typing import Any
 
 from pmask.common.errors import SettingError
 from pmask.common.options import RANDOM_PREFIX, split_random
-
-DEFAULT_METRIC = "dist"
-DEFAULT_SUBWORD = "avg"
+from pmask.perturb.impact_settings import UNSET, ImpactSettings
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """A model to load and how impacts are computed with it.
 
-    ``name`` is a hub name, a local directory or ``random:NAME``; ``dtype`` "auto" is the engine's
-    default for the device.
+    ``name`` is a hub name, a local directory or ``random:NAME``; ``impact`` fields left None
+    take their defaults, or a store's own values when a store is read; ``dtype`` "auto" is the
+    engine's default for the device.
     """
 
     name: str | None = None
     random_init: bool = False
-    metric: str | None = None        # None: "dist", or a store's own metric when reading a store
-    subword: str | None = None       # None: "avg", or a store's own policy
+    impact: ImpactSettings = UNSET
     device: str = "auto"
     dtype: str = "auto"
     batch_tokens: int | None = None
-    tokenize: str | None = None      # None: "words", or a store's own mode
 
     def with_defaults(self) -> "ModelSpec":
-        """This spec with unset settings given their defaults (metric dist, subword avg, tokenize words)."""
-        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD,
-                       tokenize=self.tokenize or "words")
+        """This spec with unset impact settings given their defaults (metric dist, subword avg, tokenize words)."""
+        return replace(self, impact=self.impact.with_defaults())
 
     def check_store(self, store: Any) -> "ModelSpec":
-        """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
-        store's own value for any setting given here that differs from it."""
+        """This spec with the store's impact settings; a :class:`SettingError` naming the store's own
+        value for any setting given here that differs from it."""
         held = store.settings
-        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword),
-                                   ("tokenize", self.tokenize, held.tokenize)):
-            if mine is not None and mine != theirs:
-                raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
-                                   f"{name} {theirs}; leave {{{name}}} out or compute another store")
+        for name, mine, theirs in self.impact.conflicts(held.impact)[:1]:   # the first conflict
+            raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
+                               f"{name} {theirs}; leave {{{name}}} out or compute another store")
         if self.name is not None:
             name, random_init = split_random(self.name)
             random_init = random_init or self.random_init
@@ -58,7 +52,7 @@ class ModelSpec:
                 stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
                 raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
                                    f"with {stored}; leave {{model}} out to read the store")
-        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize)
+        return replace(self, impact=held.impact)
 
     def load(self) -> Any:
         """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""

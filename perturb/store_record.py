@@ -7,6 +7,7 @@ import platform
 from typing import Any, Sequence
 
 from pmask.common.options import resolve_layers
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -26,16 +27,26 @@ def _dtype_name(dtype: Any) -> str | None:
     return None if dtype is None else str(dtype).removeprefix("torch.")
 
 
-def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: str = "dist",
-                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words") -> StoreSettings:
-    """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``)."""
+def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | str, *,
+                   resolved: Sequence[int] | None = None, include_cls: bool = True) -> StoreSettings:
+    """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``).
+
+    Args:
+        model: the loaded model.
+        impact: metric, subword policy and tokenisation mode.
+        layers: the layers as requested (recorded as such in the manifest).
+        resolved: ``layers`` already resolved for this model by the caller; None resolves them here.
+        include_cls: the store's matrix layout.
+    """
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
+    num_layers = int(model.num_layers)
     return StoreSettings(
-        model=norm_model(str(model.name)), metric=metric, subword=subword,
+        model=norm_model(str(model.name)), impact=impact,
         layers=layers if isinstance(layers, str) else tuple(int(k) for k in layers),
         include_cls=include_cls, revision=getattr(model, "revision", None), commit=getattr(model, "commit", None),
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
-        tokenizer=tokenizer, layers_resolved=resolve_layers(layers, int(model.num_layers)),
-        num_layers=int(model.num_layers), max_length=getattr(model, "max_length", None),
-        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize)
+        tokenizer=tokenizer,
+        layers_resolved=tuple(resolved) if resolved is not None else resolve_layers(layers, num_layers),
+        num_layers=num_layers, max_length=getattr(model, "max_length", None),
+        model_info=describe if isinstance(describe, dict) else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.corpora import Sentence
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.store import CorpusInfo, StoreSettings, StoreWriter
 
 ODD_WORDS = [
@@ -13,7 +14,7 @@ ODD_WORDS = [
     ["Straße", "–", "…", "ﬁ"],
     ["x", "y", "z"],
 ]
-SETTINGS = StoreSettings(model="fake-model", metric="dist", subword="avg", layers=(1, -1), revision="abc123",
+SETTINGS = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg"), layers=(1, -1), revision="abc123",
                          random_init=False, dtype="float32", tokenizer={"lowercase": True},
                          layers_resolved=(1, 3), num_layers=3, max_length=64)
 

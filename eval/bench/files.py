@@ -86,11 +86,11 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 
 def to_markdown(result: Any) -> str:
     """``results.md``: settings, best layer per treebank with its margin, every layer, the baselines."""
-    model = result.model.get("name", result.settings.model)
-    s = result.settings
+    model = result.model.get("name", result.settings.model.name)
+    s, impact = result.settings, result.settings.model.impact
     lines = [f"# pmask bench: {model}" + (" (random weights)" if result.model.get("random_init") else ""), "",
-             f"metric {s.metric}, subword {s.subword}, tokenize {s.tokenize}, root {s.root}, punct {s.punct}, "
-             f"limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
+             f"metric {impact.metric}, subword {impact.subword}, tokenize {impact.tokenize}, root {s.root}, "
+             f"punct {s.punct}, limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
              f"{result.timing.get('total_seconds', 0):.1f} s", "",
              "## Best layer per treebank", "",
              "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "

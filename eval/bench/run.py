@@ -14,22 +14,26 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
 from pmask.common.files import Output, check_output, make_output_folder
+from pmask.common.options import DEFAULT_ROOT, PUNCT_MODES, ROOT_MODES, check_choice, resolve_layers
+from pmask.trees.induce import refuse_layer_zero
+from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.build import fill_stores
+from pmask.perturb.distributed import is_main_rank
+from pmask.perturb.fill import FillRequest
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
-from pmask.trees.induce import refuse_layer_zero
-from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
-                           check_choice)
 
 logger = logging.getLogger(__name__)
 
@@ -42,41 +46,41 @@ _UD_FOLDER = re.compile(r"^UD_(?P<lang>[A-Za-z_]+)-")
 class BenchSettings:
     """What a bench run does; recorded in ``results.json``.
 
-    ``layers``: ints (0 = embeddings, negative from the top) or ``"all"`` (1..L); ``decoders``:
-    None = eisner and cle for dependency treebanks, mart for PTB ones.
+    ``model``: the model and how impacts are computed with it (a name stands for ``ModelSpec(name)``;
+    unset impact settings take their defaults). ``layers``: ints (0 = embeddings, negative from
+    the top) or ``"all"`` (1..L); ``decoders``: None = eisner and cle for dependency treebanks,
+    mart for PTB ones; ``limit``: the first N sentences of each treebank.
     """
 
-    model: str
+    model: ModelSpec
     layers: Sequence[int] | str = "all"
     decoders: Sequence[str] | None = None
     root: str = DEFAULT_ROOT
     limit: int | None = None
-    metric: str = "dist"
-    subword: str = "avg"
-    tokenize: str = "words"
     punct: str = "include"
     seed: int = 0
-    device: str = "auto"
-    dtype: str | None = None
-    batch_tokens: int | None = None
-    random_init: bool = False
+
+    def __post_init__(self) -> None:
+        spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: ModelSpec(name)
+        self.model = spec.with_defaults()
 
     def check(self) -> None:
         """One-line PmaskError for an unknown setting (before any work)."""
         check_choice("root mode", self.root, ROOT_MODES)
-        check_choice("metric", self.metric, METRICS)
-        check_choice("subword policy", self.subword, SUBWORD_POLICIES)
-        check_choice("tokenisation mode", self.tokenize, TOKENIZE_MODES)
+        self.model.impact.check()
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
         refuse_layer_zero(self.layers, "layers")   # layer 0's impacts are all zeros: no tree to score
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["layers"] = self.layers if isinstance(self.layers, str) else list(self.layers)
-        data["decoders"] = None if self.decoders is None else list(self.decoders)
-        return data
+        """The settings as ``results.json`` records them (one flat dict)."""
+        spec = self.model
+        return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
+                "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
+                "limit": self.limit, **spec.impact.as_dict(), "punct": self.punct, "seed": self.seed,
+                "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
+                "batch_tokens": spec.batch_tokens, "random_init": spec.random_init}
 
 
 @dataclass
@@ -162,8 +166,6 @@ def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None
 
     Names are file stems (a repeated stem gets its parent folder's name prepended).
     """
-    from pmask.corpora import read_corpus
-
     files = [item for path in inputs for item in _treebank_files(Path(path))]
     seen: dict[str, int] = {}
     out = []
@@ -172,7 +174,7 @@ def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None
         if name in seen:
             name = f"{path.parent.name}-{name}"
         seen[name] = seen.get(name, 0) + 1
-        sentences = read_corpus(path, fmt, limit=limit)
+        sentences = CorpusSpec(path, fmt, limit=limit).read()
         if not sentences:
             raise PmaskError(f"{path}: no sentences")
         out.append(Treebank(name, language_of(path, sentences), path, fmt, sentences))
@@ -211,67 +213,32 @@ def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> 
     return {tb.name: [d for d in requested if task_of(d) != tb.task] for tb in treebanks}
 
 
-def _wanted(settings: BenchSettings) -> Any:
-    from pmask.perturb.store import StoreSettings
-
-    return StoreSettings(model=settings.model, metric=settings.metric, subword=settings.subword,
-                         layers=settings.layers if isinstance(settings.layers, str) else tuple(settings.layers),
-                         random_init=True if settings.random_init else None, tokenize=settings.tokenize)
-
-
-def _cost(sentences: Sequence[Any], todo: Sequence[int]) -> int:
-    """Forward sequences still to run: n + n(n-1)/2 (+1) per sentence."""
-    return sum(len(sentences[i]) * (len(sentences[i]) + 1) // 2 + 1 for i in todo)
-
-
 def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchSettings,
                   model_loader: Callable[[], Any], progress: bool = True) -> dict[str, Any]:
-    """Compute every treebank's missing impacts into ``out_dir/stores/<name>``; load the model only if needed.
+    """Compute every treebank's missing impacts into ``out_dir/stores/<name>``, as ``pmask impact --resume``
+    does (:func:`pmask.perturb.build.fill_stores`: every store planned first, the model loaded once and
+    only if some store has work left).
 
     Returns:
         ``{"computed": sentences computed, "reused": sentences already stored, "model_loaded": bool,
         "seconds": wall time}``.
     """
-    from tqdm.auto import tqdm
-
-    from pmask.perturb.fill import compute_store
-    from pmask.perturb.store import plan_store
-
     t0 = time.perf_counter()
-    wanted = _wanted(settings)
-    plans = {tb.name: plan_store(out_dir / "stores" / tb.name, tb.sentences, wanted, corpus_path=tb.path,
-                                 resume=True) for tb in treebanks}
-    info = {"computed": 0, "reused": sum(len(tb.sentences) - len(plans[tb.name]) for tb in treebanks),
-            "model_loaded": False}
-    todo = [tb for tb in treebanks if plans[tb.name]]
-    if todo:
-        # lazy: torch is imported only once there is model work; under torchrun every rank computes its share
-        from pmask.perturb.distributed import init_distributed
-
-        init_distributed(settings.device)
-        make_output_folder(out_dir)
-        make_output_folder(out_dir / "stores")
-        model = model_loader()
-        info["model_loaded"] = True
-        bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
-                   disable=not progress, position=0)
-        for tb in todo:
-            bar.set_postfix_str(tb.name)
-            summary = compute_store(model, tb.sentences, out_dir / "stores" / tb.name, layers=settings.layers,
-                                    metric=settings.metric, subword=settings.subword,
-                                    batch_tokens=settings.batch_tokens, corpus_path=tb.path, resume=True,
-                                    progress=progress, tokenize=settings.tokenize,
-                                    selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
-            info["computed"] += summary.computed
-            bar.update(_cost(tb.sentences, plans[tb.name]))
-        bar.close()
-    info["seconds"] = round(time.perf_counter() - t0, 3)
-    return info
+    load = functools.cache(model_loader)
+    make_output_folder(out_dir)
+    make_output_folder(out_dir / "stores")
+    requests = [FillRequest.for_model(settings.model, tb.sentences, out_dir / "stores" / tb.name, corpus_path=tb.path,
+                                      layers=settings.layers, resume=True, progress=progress,
+                                      selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
+                for tb in treebanks]
+    runs = fill_stores(requests, settings.model, load)
+    return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
+            "reused": sum(run.sentences - run.todo for run in runs),
+            "model_loaded": load.cache_info().misses > 0,
+            "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def _layers(settings: BenchSettings, store: Any) -> list[int]:
-    from pmask.common.options import resolve_layers
-
     num_layers = store.num_layers or max(store.layers)
     return list(resolve_layers(settings.layers, int(num_layers)))
 
@@ -303,11 +270,6 @@ def score_treebank(tb: Treebank, store: Any, settings: BenchSettings) -> dict[st
     return out
 
 
-def _default_loader(settings: BenchSettings) -> Callable[[], Any]:
-    return ModelSpec(settings.model, random_init=settings.random_init, device=settings.device,
-                     dtype=settings.dtype or "auto").load
-
-
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
               model_loader: Callable[[], Any] | None = None, progress: bool = True,
               write: bool = True) -> BenchResult:
@@ -318,8 +280,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         out_dir: output directory (stores under ``stores/``, results beside them).
         settings: see :class:`BenchSettings`.
         model_loader: returns the loaded model; called at most once, and only when a store is incomplete
-            (default: ``pmask.perturb.load_model`` with the settings' model, device and dtype).
-        progress: tqdm bars over treebanks, sentences and scoring.
+            (default: ``settings.model.load``).
+        progress: tqdm bars over each store's sentences and over the scoring.
         write: write results.json/csv/md and the plots (see :mod:`pmask.eval.bench.files`).
 
     Returns:
@@ -342,8 +304,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
             missing = next((s for s in tb.sentences if s.root is None), None)
             if missing is not None:
                 raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
-    info = ensure_stores(treebanks, out, settings, model_loader or _default_loader(settings), progress)
-    if os.environ.get("RANK", "0") not in ("", "0"):
+    info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress)
+    if not is_main_rank():
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])

@@ -48,7 +48,7 @@ def _npy_bytes(matrix: np.ndarray) -> bytes:
 
 def _header(store: ImpactStore, layers: Sequence[int]) -> dict[str, Any]:
     s = store.settings
-    return {"store": str(store.path), "model": s.model, "metric": s.metric, "subword": s.subword,
+    return {"store": str(store.path), "model": s.model, "metric": s.impact.metric, "subword": s.impact.subword,
             "layers": list(layers), "matrix": MATRIX_NOTE, "skipped": store.skipped}
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import heapq
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.common.errors import StoreError
-from pmask.common.options import resolve_layers
+from pmask.common.errors import LayerError, StoreError
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
 
@@ -47,19 +47,24 @@ def _holds_nothing(path: Path) -> bool:
     return not manifest["sentences"] and not manifest["shards"]
 
 
-def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
-                   resume: bool, overwrite: bool, more_layers: bool = False) -> dict[str, Any] | None:
-    """The manifest to resume from, None to start afresh; StoreError when neither is allowed.
-
-    ``more_layers``: layers the store lacks are no mismatch (the caller adds them).
-    """
+def existing_manifest(path: Path, resume: bool, overwrite: bool) -> dict[str, Any] | None:
+    """The manifest of the store at ``path`` to resume from, None to start afresh; StoreError when
+    neither is allowed (a file there, or a store without ``resume``/``overwrite``)."""
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path}: exists and is not a directory")
     if not path.exists() or not any(path.iterdir()) or overwrite or _holds_nothing(path):
         return None
     if not resume:
         raise StoreError(f"{path} exists; resume it, overwrite it or choose another directory")
-    manifest = read_manifest(path)
+    return read_manifest(path)
+
+
+def check_matches(path: Path, manifest: dict[str, Any], settings: StoreSettings, corpus: CorpusInfo,
+                  more_layers: bool = False) -> None:
+    """StoreError naming every setting, and the corpus, in which the store differs from the request.
+
+    ``more_layers``: layers the store lacks are no mismatch (the caller adds them).
+    """
     problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings, more_layers=more_layers)
     stored_corpus = manifest["corpus"]
     if (stored_corpus.get("sentences_sha256") != corpus.sentences_sha256
@@ -69,6 +74,15 @@ def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
         problems.append(f"corpus: store has {theirs.describe()}, requested {corpus.describe()}")
     if problems:
         raise StoreError(f"{path}: store was made with other settings: " + "; ".join(problems))
+
+
+def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,
+                   resume: bool, overwrite: bool, more_layers: bool = False) -> dict[str, Any] | None:
+    """The manifest to resume from, None to start afresh; StoreError when neither is allowed or the
+    store there differs from the request (see :func:`existing_manifest` and :func:`check_matches`)."""
+    manifest = existing_manifest(path, resume, overwrite)
+    if manifest is not None:
+        check_matches(path, manifest, settings, corpus, more_layers)
     return manifest
 
 
@@ -94,6 +108,11 @@ def missing_layers(manifest: dict[str, Any], layers: Sequence[int]) -> list[int]
     return sorted({int(k) for k in layers if any(int(k) not in h for h in held)})
 
 
+def _resolved(settings: StoreSettings, manifest: dict[str, Any]) -> StoreSettings:
+    """``settings`` with its layers resolved for the stored model's depth (unless the request knows its own)."""
+    return settings.resolved(settings.num_layers or manifest["model"].get("num_layers"))
+
+
 def layers_to_add(out_dir: str | os.PathLike, settings: StoreSettings) -> list[int]:
     """Absolute layers of ``settings`` that the store at ``out_dir`` lacks ([] when there is no store).
 
@@ -103,13 +122,46 @@ def layers_to_add(out_dir: str | os.PathLike, settings: StoreSettings) -> list[i
     if not (path / MANIFEST).is_file():
         return []
     manifest = read_manifest(path)
+    wanted = _resolved(settings, manifest).layers_resolved
+    return [] if wanted is None else missing_layers(manifest, wanted)
+
+
+@dataclass(frozen=True)
+class StorePlan:
+    """What a fill of a store has left to do, known before any model is loaded."""
+
+    todo: list[int]                 # corpus positions to compute, sorted
+    missing_layers: list[int]       # absolute layers the stored sentences lack (added before the rest)
+
+    @property
+    def done(self) -> bool:
+        """Nothing to compute and no layer to add: a resumed fill needs no model."""
+        return not self.todo and not self.missing_layers
+
+
+def plan_fill(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: StoreSettings, *,
+              corpus_path: str | os.PathLike | None = None, resume: bool = False,
+              overwrite: bool = False) -> StorePlan:
+    """What is left to do in ``out_dir``: the positions to compute and (with ``resume``) the layers to
+    add; reads the manifest once, writes nothing, needs no model. Arguments and errors as for
+    :func:`plan_store`.
+
+    The requested layers are resolved once, here, for the stored model's depth; a request whose
+    layers do not fit that model is refused by the settings check (StoreError naming the layer).
+    """
+    path = Path(out_dir)
+    corpus = CorpusInfo.of(sentences, corpus_path)
+    manifest = existing_manifest(path, resume, overwrite)
+    if manifest is None:
+        return StorePlan(remaining(None, corpus.n_sentences), [])
+    try:
+        settings = _resolved(settings, manifest)
+    except LayerError:
+        pass   # the check below names the layer among the other differences
+    check_matches(path, manifest, settings, corpus, more_layers=resume)
     wanted = settings.layers_resolved
-    if wanted is None:
-        num_layers = settings.num_layers or manifest["model"].get("num_layers")
-        if num_layers is None:
-            return []
-        wanted = resolve_layers(settings.layers, int(num_layers))
-    return missing_layers(manifest, wanted)
+    missing = missing_layers(manifest, wanted) if resume and wanted is not None else []
+    return StorePlan(remaining(manifest, corpus.n_sentences), missing)
 
 
 def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: StoreSettings, *,
@@ -123,12 +175,12 @@ def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: S
         settings: the requested settings (fields not known before the model is loaded may be None).
         corpus_path: the corpus file, recorded for provenance.
         resume: continue a store made with the same settings and corpus (layers it lacks are
-            accepted: :func:`layers_to_add` names them, and ``compute_store`` adds them).
+            accepted: :func:`plan_fill` names them, and ``compute_store`` adds them).
         overwrite: replace whatever store is there.
 
     Returns:
-        Sorted corpus positions to compute; an empty list means a finished store (the caller
-        need not even load the model).
+        Sorted corpus positions to compute; an empty list means every sentence is stored (see
+        :func:`plan_fill` for the layers a resumed store lacks).
 
     Raises:
         StoreError: the directory is in use and neither ``resume`` nor ``overwrite`` is set, or
@@ -138,9 +190,7 @@ def plan_store(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: S
         >>> plan_store("impacts/", sentences, StoreSettings(model="bert-base-uncased"), resume=True)  # doctest: +SKIP
         [17, 18, 19]
     """
-    corpus = CorpusInfo.of(sentences, corpus_path)
-    manifest = check_existing(Path(out_dir), settings, corpus, resume, overwrite, more_layers=resume)
-    return remaining(manifest, corpus.n_sentences)
+    return plan_fill(out_dir, sentences, settings, corpus_path=corpus_path, resume=resume, overwrite=overwrite).todo
 
 
 def sequence_cost(n_words: int) -> int:

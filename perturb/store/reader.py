@@ -249,4 +249,4 @@ class ImpactStore:
     def __repr__(self) -> str:
         s = self.settings
         return (f"ImpactStore({str(self.path)!r}, {len(self)} sentences, model={s.model!r}, "
-                f"metric={s.metric!r}, layers={list(self.layers)})")
+                f"metric={s.impact.metric!r}, layers={list(self.layers)})")

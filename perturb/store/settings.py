@@ -4,13 +4,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
 from pmask.common.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.perturb.impact_settings import ImpactSettings
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
 METRIC_DEFINITIONS = METRICS
@@ -23,12 +24,12 @@ class StoreSettings:
 
     ``None`` means "not known yet" (e.g. before the model is loaded) and is not compared.
     ``layers`` are the layers as requested (ints, negative from the top, or ``"all"``);
-    ``layers_resolved`` the absolute hidden-state indices (0 = embeddings, num_layers = last).
+    ``layers_resolved`` the absolute hidden-state indices (0 = embeddings, num_layers = last),
+    worked out once by :meth:`resolved`.
     """
 
     model: str
-    metric: str = "dist"
-    subword: str = "avg"
+    impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode
     layers: tuple[int, ...] | str = (-1,)
     include_cls: bool = True
     revision: str | None = None                # as requested
@@ -40,7 +41,6 @@ class StoreSettings:
     num_layers: int | None = None
     max_length: int | None = None
     model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
-    tokenize: str = "words"                    # pmask.common.options.TOKENIZE_MODES
 
     def __post_init__(self) -> None:
         if self.model:
@@ -49,6 +49,15 @@ class StoreSettings:
                 object.__setattr__(self, "model", name)
                 object.__setattr__(self, "random_init", True)
 
+    def resolved(self, num_layers: int | None) -> "StoreSettings":
+        """These settings with the requested layers resolved for a model of ``num_layers`` layers
+        (unchanged when they already are, or when the depth is not known); LayerError for a layer
+        outside the model."""
+        if self.layers_resolved is not None or num_layers is None:
+            return self
+        return replace(self, layers_resolved=resolve_layers(self.layers, int(num_layers)),
+                       num_layers=self.num_layers or int(num_layers))
+
     def manifest_fields(self) -> dict[str, Any]:
         """The top-level manifest entries ``model``, ``metric``, ``subword``, ``include_cls``, ``layers``."""
         return {
@@ -56,12 +65,13 @@ class StoreSettings:
                       "random_init": self.random_init,
                       "dtype": self.dtype, "num_layers": self.num_layers, "max_length": self.max_length,
                       "tokenizer": self.tokenizer, "describe": self.model_info},
-            "metric": self.metric,
-            "subword": self.subword,
-            "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
+            "metric": self.impact.metric,
+            "subword": self.impact.subword,
+            "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric),
+                            "subword": SUBWORD_DEFINITIONS.get(self.impact.subword),
                             "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
-            "tokenize": self.tokenize,
+            "tokenize": self.impact.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
                        "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
         }
@@ -71,15 +81,15 @@ class StoreSettings:
         model, layers = manifest["model"], manifest["layers"]
         requested = layers.get("requested")
         resolved = layers.get("resolved")
-        return cls(model=model.get("name"), metric=manifest.get("metric"), subword=manifest.get("subword"),
+        impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"))
+        return cls(model=model.get("name"), impact=impact,
                    layers=requested if isinstance(requested, str) or requested is None else tuple(requested),
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
                    commit=model.get("commit"),
                    random_init=model.get("random_init"), dtype=model.get("dtype"),
                    tokenizer=model.get("tokenizer"), num_layers=model.get("num_layers"),
                    layers_resolved=None if resolved is None else tuple(resolved),
-                   max_length=model.get("max_length"), model_info=model.get("describe"),
-                   tokenize=manifest.get("tokenize", "words"))
+                   max_length=model.get("max_length"), model_info=model.get("describe"))
 
 
 @dataclass(frozen=True)
@@ -138,6 +148,16 @@ def _jsonable(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
 
 
+#: The settings a resumed store must match besides its model and layers, in the order mismatches are named.
+COMPARED = ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer", "tokenize")
+
+
+def _compared(s: StoreSettings) -> tuple[Any, ...]:
+    impact = s.impact
+    return (s.revision, s.commit, s.random_init, s.dtype, impact.metric, impact.subword, s.include_cls, s.tokenizer,
+            impact.tokenize)
+
+
 def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more_layers: bool = False) -> list[str]:
     """One ``"field: store has X, requested Y"`` string per compared field that differs.
 
@@ -154,19 +174,15 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more
             out.append(f"{name}: store has {a!r}, requested {b!r}")
 
     differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
-    for name in ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer",
-                 "tokenize"):
-        differ(name, getattr(stored, name), getattr(requested, name))
+    for name, a, b in zip(COMPARED, _compared(stored), _compared(requested)):
+        differ(name, a, b)
     # Layers: compare absolute indices when both sides know them or can work them out from the
     # stored model's depth, else the requested form.
-    mine = requested.layers_resolved
-    num_layers = requested.num_layers or stored.num_layers
-    if mine is None and num_layers is not None:
-        try:
-            mine = resolve_layers(requested.layers, int(num_layers))
-        except LayerError as err:
-            out.append(f"layers: {err}")
-            return out
+    try:
+        mine = requested.resolved(requested.num_layers or stored.num_layers).layers_resolved
+    except LayerError as err:
+        out.append(f"layers: {err}")
+        return out
     theirs = stored.layers_resolved
     if mine is not None and theirs is not None:
         if not set(mine) <= set(theirs) and not more_layers:

@@ -5,7 +5,7 @@ import hashlib
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -140,8 +140,11 @@ class StoreWriter:
             manifest["complete"] = False
         stored = StoreSettings.from_manifest(manifest)
         # fill in what the store did not know yet; the stored layers stay (a subset may be requested)
-        known = {k: v for k, v in asdict(settings).items()
-                 if getattr(stored, k) is None and v is not None and k not in ("layers", "layers_resolved")}
+        known: dict[str, Any] = {k: getattr(settings, k) for k in (f.name for f in fields(settings))
+                                 if getattr(stored, k) is None and getattr(settings, k) is not None
+                                 and k not in ("layers", "layers_resolved")}
+        known["impact"] = replace(stored.impact, **{k: v for k, v in settings.impact.as_dict().items()
+                                                    if getattr(stored.impact, k) is None and v is not None})
         if stored.layers_resolved is None:
             known["layers_resolved"] = settings.layers_resolved
         manifest.update(replace(stored, **known).manifest_fields())

@@ -9,6 +9,8 @@ import pytest
 
 from pmask.eval.bench.run import BenchSettings, find_treebanks, language_of, run_bench
 from pmask.eval.dependency_score import DependencyScore, SentenceUAS
+from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.model_spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 UD = DATA / "ud"
@@ -61,7 +63,7 @@ def _right_chain_uas(sentences) -> tuple[float, int]:
 @pytest.mark.parametrize("tokenize", ["words", "text"])
 def test_bench_files_rows_baselines_and_rerun(tmp_path, model_dir, tokenize):
     out = tmp_path / "out"
-    settings = BenchSettings(model=str(model_dir), limit=2, tokenize=tokenize)
+    settings = BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings(tokenize=tokenize)), limit=2)
     loader = Loader(model_dir)
     result = run_bench(_inputs(), out, settings, model_loader=loader, progress=False)
     assert loader.calls == 1
@@ -141,7 +143,8 @@ def test_settings_are_checked(tmp_path):
     from pmask.common.errors import PmaskError
 
     with pytest.raises(PmaskError, match="tokenisation mode"):
-        run_bench([tmp_path], tmp_path, BenchSettings(model="x", tokenize="chars"), progress=False)
+        run_bench([tmp_path], tmp_path, BenchSettings(model=ModelSpec("x", impact=ImpactSettings(tokenize="chars"))),
+                  progress=False)
     with pytest.raises(PmaskError, match="no .conllu"):
         run_bench([tmp_path], tmp_path / "o", BenchSettings(model="x"), progress=False)
 
@@ -169,3 +172,16 @@ def test_punctuation_exclusion_in_every_pud_language():
         masked = [m for s in sents for m in punct_mask(s)]
         assert masked == [u in ("PUNCT", "SYM") for s in sents for u in s.upos]
         assert any(masked), path.name
+
+
+def test_rerun_with_more_layers_adds_them_to_the_stores(tmp_path, tiny_bert_dir):
+    """bench fills its stores as ``pmask impact --resume`` does: layers a store lacks are added."""
+    corpus = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
+    spec = ModelSpec(str(tiny_bert_dir), device="cpu")
+    run_bench([corpus], tmp_path, BenchSettings(spec, layers=[-1], limit=2, decoders=["eisner"]), progress=False,
+              write=False)
+    loader = Loader(tiny_bert_dir)
+    more = run_bench([corpus], tmp_path, BenchSettings(spec, layers=[1, -1], limit=2, decoders=["eisner"]),
+                     model_loader=loader, progress=False, write=False)
+    assert loader.calls == 1 and [r["layer"] for r in more.rows] == [1, 3]
+    assert (more.timing["computed"], more.timing["reused"], more.timing["model_loaded"]) == (0, 2, True)

@@ -105,7 +105,7 @@ KILLED_RUN = textwrap.dedent("""
     from pmask.corpora import read_corpus
     from pmask.perturb import load_model
     from pmask.perturb.distributed import init_distributed
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
     from pmask.perturb.store import StoreWriter
 
     corpus, model_dir, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -116,8 +116,8 @@ KILLED_RUN = textwrap.dedent("""
         if info.rank == 1 and len(self._done) - len(self.manifest["sentences"]) == 5:
             os.kill(os.getpid(), signal.SIGKILL)     # two shards of 2 are finished, one sentence pending
     StoreWriter.add = add_then_die
-    compute_store(load_model(model_dir, device="cpu"), read_corpus(corpus, limit=n), out, shard_size=2,
-                  corpus_path=corpus, progress=False)
+    compute_store(load_model(model_dir, device="cpu"),
+                  FillRequest(read_corpus(corpus, limit=n), out, shard_size=2, corpus_path=corpus, progress=False))
 """)
 
 
@@ -169,3 +169,20 @@ def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "two")
     with pytest.raises(PmaskError, match="WORLD_SIZE='two' is not an integer"):
         rank_info()
+
+
+def test_the_main_rank_question_has_one_torch_free_answer():
+    """``is_main_rank`` is the one answer to "am I rank 0?" (bench and the store fill ask it), and
+    asking it, or importing the module, loads no torch."""
+    code = ("import sys; from pmask.perturb.distributed import is_main_rank; "
+            "print(is_main_rank(), 'torch' in sys.modules)")
+    env = {k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.split() == ["True", "False"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "RANK": "1"},
+                         check=True).stdout
+    assert out.split() == ["False", "False"]
+    root = Path(__file__).resolve().parents[2]
+    for path in root.rglob("*.py"):   # no other module reads torchrun's RANK
+        if path.parts[len(root.parts)] not in ("tests", "benchmarks", "tools") and path.name != "distributed.py":
+            assert 'environ.get("RANK"' not in path.read_text(encoding="utf-8"), path

@@ -14,6 +14,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.common.errors import LayerError, StoreError
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.store import (MANIFEST, CorpusInfo, ImpactStore, MissingSentenceError, StoreSettings,
                                  StoreWriter, plan_store, resolve_layers)
 from store_fakes import SETTINGS, _fake, _sentences, _write
@@ -116,8 +117,9 @@ def test_existing_directory_needs_resume_or_overwrite(tmp_path):
 
 
 @pytest.mark.parametrize("change, field", [
-    ({"metric": "cos"}, "metric: store has 'dist', requested 'cos'"),
-    ({"subword": "first"}, "subword: store has 'avg', requested 'first'"),
+    ({"impact": ImpactSettings(metric="cos")}, "metric: store has 'dist', requested 'cos'"),
+    ({"impact": ImpactSettings(subword="first")}, "subword: store has 'avg', requested 'first'"),
+    ({"impact": ImpactSettings(tokenize="text")}, "tokenize: store has 'words', requested 'text'"),
     ({"model": "other-model"}, "model: store has 'fake-model', requested 'other-model'"),
     ({"revision": "def456"}, "revision: store has 'abc123', requested 'def456'"),
     ({"tokenizer": {"lowercase": False}}, "tokenizer: store has"),
@@ -140,12 +142,15 @@ def test_mismatched_settings_refused(tmp_path, change, field):
     ({"layers": (0, -1), "layers_resolved": None, "num_layers": None}, [0]),   # resolved with the store's depth
 ])
 def test_missing_layers_are_planned_not_refused(tmp_path, change, missing):
-    from pmask.perturb.store.plan import layers_to_add
+    from pmask.perturb.store.plan import StorePlan, layers_to_add, plan_fill
 
     sents = _sentences()
     _write(tmp_path / "st", sents[:3])
     other = replace(SETTINGS, **change)
     assert plan_store(tmp_path / "st", sents[:3], other, resume=True) == []   # compute_store adds the layers
+    assert plan_fill(tmp_path / "st", sents[:4], other, resume=True) == StorePlan([3], missing)
+    assert not plan_fill(tmp_path / "st", sents[:3], other, resume=True).done
+    assert plan_fill(tmp_path / "st", sents[:3], SETTINGS, resume=True).done
     assert layers_to_add(tmp_path / "st", other) == missing
     assert layers_to_add(tmp_path / "none", other) == []
     if other.layers_resolved is not None:   # the writer alone does not add layers
@@ -167,7 +172,7 @@ def test_other_corpus_refused_but_subset_of_layers_accepted(tmp_path):
     with pytest.raises(StoreError, match="corpus: store has 3 sentences"):
         plan_store(tmp_path / "st", changed, SETTINGS, resume=True)
     # plan-time settings (model not loaded: no revision, no resolved layers) resolve -1 via the store
-    early = StoreSettings(model="fake-model", metric="dist", subword="avg", layers=(-1,))
+    early = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg"), layers=(-1,))
     assert plan_store(tmp_path / "st", sents[:3], early, resume=True) == []
     with pytest.raises(StoreError, match="random_init: store has False, requested True"):
         plan_store(tmp_path / "st", sents[:3], replace(early, model="random:fake-model"), resume=True)
@@ -300,7 +305,8 @@ def test_store_interrupted_before_any_sentence_can_be_restarted(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         with StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)):
             raise KeyboardInterrupt
-    assert plan_store(tmp_path / "st", sents, replace(SETTINGS, metric="cos")) == [0, 1, 2, 3, 4]
+    cos = replace(SETTINGS, impact=ImpactSettings(metric="cos"))
+    assert plan_store(tmp_path / "st", sents, cos) == [0, 1, 2, 3, 4]
 
 
 def test_reading_a_store_does_not_import_torch(tmp_path):

@@ -22,9 +22,9 @@ def _same_store(a_dir, b_dir) -> None:
 
 
 def _top_layer_store(tiny, corpus, out):   # noqa: F811
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
-    compute_store(tiny, corpus, out, layers=[-1], shard_size=2, progress=False)
+    compute_store(tiny, FillRequest(corpus, out, layers=[-1], shard_size=2, progress=False))
     return out
 
 
@@ -43,10 +43,10 @@ def test_add_layers_equals_a_store_computed_with_both(tiny, corpus, reference, t
 
 
 def test_resume_with_more_layers_adds_them(tiny, corpus, reference, tmp_path):  # noqa: F811
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
-    summary = compute_store(tiny, corpus, out, layers=(1, -1), resume=True, progress=False)
+    summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), resume=True, progress=False))
     assert summary.added_layers == (1,) and summary.computed == 0 and "layers 1 added" in summary.describe()
     _same_store(out, reference)
 

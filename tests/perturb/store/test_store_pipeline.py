@@ -8,6 +8,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.common.errors import LayerError, StoreError
+from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.store import MANIFEST, ImpactStore, StoreSettings, plan_store
 
 LONG = ["the"] * 70   # more than the tiny model's 64 tokens
@@ -31,10 +32,10 @@ def corpus():
 @pytest.fixture(scope="module")
 def reference(tiny, corpus, tmp_path_factory):
     """An uninterrupted store of ``corpus`` at layers (1, -1)."""
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
     out = tmp_path_factory.mktemp("ref") / "store"
-    summary = compute_store(tiny, corpus, out, layers=(1, -1), shard_size=2, progress=False)
+    summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (5, 0, 1)
     assert summary.complete and summary.sentences == 6 and summary.path == out
     return out
@@ -83,17 +84,17 @@ def _interrupt_after(monkeypatch, k_done: int) -> list[int]:
 
 
 def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_path, monkeypatch):
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
     out = tmp_path / "store"
     calls = _interrupt_after(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
-        compute_store(tiny, corpus, out, layers=(1, -1), shard_size=2, progress=False)
+        compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
     partial = ImpactStore.open(out)
     assert partial.indices == [0, 1, 2] and not partial.complete   # the 3rd was flushed on the way out
     with pytest.raises(StoreError, match="exists; resume it"):
-        compute_store(tiny, corpus, out, layers=(1, -1), progress=False)
-    summary = compute_store(tiny, corpus, out, layers=[-1], resume=True, progress=False)  # subset of layers
+        compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), progress=False))
+    summary = compute_store(tiny, FillRequest(corpus, out, layers=[-1], resume=True, progress=False))  # fewer layers
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (2, 3, 1)
     assert calls == [6, 3]                                  # the resumed run only saw sentences 3, 4, 5
     done, ref = ImpactStore.open(out), ImpactStore.open(reference)
@@ -105,33 +106,35 @@ def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_
 
 def test_resume_of_finished_store_does_no_model_work(tiny, corpus, reference, monkeypatch):
     import pmask.perturb
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
     def no_model_work(*args, **kwargs):
         raise AssertionError("the engine was called")
 
     monkeypatch.setattr(pmask.perturb, "impact_matrices", no_model_work)
     before = (reference / MANIFEST).read_text(encoding="ascii")
-    summary = compute_store(tiny, corpus, reference, layers=(1, -1), resume=True, progress=False)
+    summary = compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), resume=True, progress=False))
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (0, 5, 1)
     # the CLI can ask before loading the model at all
-    early = StoreSettings(model=str(tiny.name), metric="dist", subword="avg", layers=(-1,))
+    early = StoreSettings(model=str(tiny.name), layers=(-1,))
     assert plan_store(reference, corpus, early, resume=True) == []
     assert (reference / MANIFEST).read_text(encoding="ascii") == before   # not even rewritten
 
 
 def test_pipeline_refuses_other_settings(tiny, corpus, reference):
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
     with pytest.raises(StoreError, match="metric: store has 'dist', requested 'cos'"):
-        compute_store(tiny, corpus, reference, layers=(1, -1), metric="cos", resume=True, progress=False)
+        compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), impact=ImpactSettings(metric="cos"),
+                                        resume=True, progress=False))
     with pytest.raises(StoreError, match="corpus: store has 6 sentences"):   # refused before a layer is added
-        compute_store(tiny, corpus[1:5], reference, layers=(0, 1, -1), resume=True, progress=False)
+        compute_store(tiny, FillRequest(corpus[1:5], reference, layers=(0, 1, -1), resume=True, progress=False))
     with pytest.raises(StoreError, match=r"lacks layers \[0\]; adding layers .* without torchrun"):
-        compute_store(tiny, corpus, reference, layers=(0,), resume=True, progress=False, rank=0, world_size=2)
+        compute_store(tiny, FillRequest(corpus, reference, layers=(0,), resume=True, progress=False), rank=0,
+                      world_size=2)
     assert ImpactStore.open(reference).layers == (1, 3)
     with pytest.raises(LayerError, match="layer 7 out of range"):
-        compute_store(tiny, corpus, reference, layers=(7,), resume=True, progress=False)
+        compute_store(tiny, FillRequest(corpus, reference, layers=(7,), resume=True, progress=False))
 
 
 def test_iter_impacts_streams_without_a_store(tiny, corpus):
@@ -143,8 +146,8 @@ def test_iter_impacts_streams_without_a_store(tiny, corpus):
 
 
 def test_all_layers_leaves_out_layer_zero(tiny, corpus, tmp_path):
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
 
-    compute_store(tiny, corpus[:2], tmp_path / "st", layers="all", progress=False)
+    compute_store(tiny, FillRequest(corpus[:2], tmp_path / "st", layers="all", progress=False))
     store = ImpactStore.open(tmp_path / "st")
     assert store.layers == (1, 2, 3) and store.manifest["layers"]["requested"] == "all"

@@ -1,0 +1,75 @@
+"""One settings model: metric, subword policy and tokenisation are defined once (ImpactSettings) and
+held, not repeated, by ModelSpec, StoreSettings, the engine's RunSettings, FillRequest and BenchSettings."""
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pmask.common.errors import OptionError, SettingError
+from pmask.perturb.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.store import StoreSettings
+
+IMPACT_FIELDS = {"metric", "subword", "tokenize"}
+
+
+def test_defaults_unset_fields_and_order():
+    assert ImpactSettings().as_dict() == {"metric": "dist", "subword": "avg", "tokenize": "words"}
+    assert list(ImpactSettings().as_dict()) == ["metric", "subword", "tokenize"]   # as provenance records them
+    assert UNSET.with_defaults() == ImpactSettings()
+    assert ImpactSettings(None, "first", None).with_defaults() == ImpactSettings("dist", "first", "words")
+
+
+@pytest.mark.parametrize("settings, message", [
+    (ImpactSettings(metric="euclid"), "unknown metric 'euclid'"),
+    (ImpactSettings(subword="mean"), "unknown subword policy 'mean'"),
+    (ImpactSettings(tokenize="chars"), "unknown tokenisation mode 'chars'"),
+    (UNSET, "unknown metric None"),   # a check is for settings that are all chosen
+])
+def test_check_names_the_first_unknown_value(settings, message):
+    with pytest.raises(OptionError, match=message):
+        settings.check()
+    assert ImpactSettings("prob", "max", "text").check() == ImpactSettings("prob", "max", "text")
+
+
+def test_conflicts_only_for_fields_that_are_set():
+    stored = ImpactSettings("cos", "first", "text")
+    assert UNSET.conflicts(stored) == []
+    assert ImpactSettings("cos", None, "words").conflicts(stored) == [("tokenize", "words", "text")]
+
+
+def test_no_holder_repeats_the_fields():
+    from pmask.eval.bench.run import BenchSettings
+    from pmask.perturb.engine import RunSettings
+    from pmask.perturb.fill import FillRequest
+
+    for holder in (ModelSpec, StoreSettings, RunSettings, FillRequest, BenchSettings):
+        names = {f.name for f in fields(holder)}
+        assert not names & IMPACT_FIELDS, f"{holder.__name__} repeats {names & IMPACT_FIELDS}"
+        assert "impact" in names or holder is BenchSettings, holder.__name__   # BenchSettings: model.impact
+
+
+def test_model_spec_takes_a_stores_own_settings_and_refuses_a_conflict():
+    store = SimpleNamespace(path=Path("st"), settings=StoreSettings(model="m", impact=ImpactSettings("cos", "first")))
+    assert ModelSpec().check_store(store).impact == ImpactSettings("cos", "first", "words")
+    assert ModelSpec(impact=ImpactSettings("cos", None, None)).check_store(store).impact.subword == "first"
+    with pytest.raises(SettingError, match="metric dist conflicts with the store st, which holds metric cos"):
+        ModelSpec().with_defaults().check_store(store)
+
+
+def test_bench_settings_record_the_same_flat_dict():
+    """results.json keeps its shape: one flat dict, keys in the order of earlier releases."""
+    from pmask.eval.bench.run import BenchSettings
+
+    settings = BenchSettings(ModelSpec("random:tiny", impact=ImpactSettings(None, "first", None), device="cpu"),
+                             layers=(1, -1), limit=3)
+    assert settings.to_dict() == {
+        "model": "random:tiny", "layers": [1, -1], "decoders": None, "root": "gold", "limit": 3, "metric": "dist",
+        "subword": "first", "tokenize": "words", "punct": "include", "seed": 0, "device": "cpu", "dtype": None,
+        "batch_tokens": None, "random_init": False}
+    assert list(settings.to_dict()) == ["model", "layers", "decoders", "root", "limit", "metric", "subword",
+                                        "tokenize", "punct", "seed", "device", "dtype", "batch_tokens", "random_init"]
+    assert BenchSettings("tiny").model == ModelSpec("tiny").with_defaults()   # a name stands for ModelSpec(name)
