@@ -5,7 +5,7 @@ breakdowns) goes through :func:`data_frame`, so a missing pandas gives one clear
 the extra instead of a bare ``ModuleNotFoundError``.
 
 Example:
-    >>> data_frame([{"layer": 1, "uas": 40.0}, {"layer": 2, "uas": 45.5}], index="layer").loc[2, "uas"]
+    >>> float(data_frame([{"layer": 1, "uas": 40.0}, {"layer": 2, "uas": 45.5}], index="layer").loc[2, "uas"])
     45.5
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ One row per record, in long ("tidy") form so frames concatenate and group well:
 Example:
     >>> from pmask.eval import DependencyScore
     >>> s = DependencyScore(); _ = s.add([2, 0], [2, 0], sent_id="a")
-    >>> score_frame(s).loc[0, "uas"]
+    >>> float(score_frame(s).loc[0, "uas"])
     100.0
 """
 from __future__ import annotations

@@ -143,8 +143,9 @@ def bench_html(result: Any) -> str:
         parts += [el("div", "Baselines (same sentences)", style=style(font_weight=600, margin="10px 0 2px")),
                   html_table(["Treebank"] + names, rows, numeric=[False] + [True] * len(names),
                              percent=[False] + [True] * len(names))]
-    model = result.model.get("name", result.settings.model)
-    note = (f"{len(result.treebanks)} treebanks, {len(result.rows)} rows; metric {result.settings.metric}, "
+    model = result.model.get("name", result.settings.model.name)
+    note = (f"{len(result.treebanks)} treebanks, {len(result.rows)} rows; "
+            f"metric {result.settings.model.impact.metric}, "
             f"root {result.settings.root}; {result.timing.get('total_seconds', 0.0):.1f} s")
     return frame("".join(parts), f"pmask bench: {model}", note)
 

@@ -20,8 +20,7 @@ def _head_final_result() -> SimpleNamespace:
              "uas": uas} for k, uas in ((1, 30.0), (2, 41.21))]
     baselines = [{"treebank": "ja", "baseline": name, "root": "gold", "uas": uas}
                  for name, uas in (("right-chain", 35.0), ("left-chain", 56.0), ("random-projective", 20.0))]
-    settings = SimpleNamespace(model="m", metric="dist", subword="avg", tokenize="words", root="gold", punct="include",
-                               limit=None)
+    settings = BenchSettings(model="m", root="gold", punct="include", limit=None)
     return SimpleNamespace(rows=rows, baselines=baselines, settings=settings, model={"name": "m"},
                            treebanks=[{"treebank": "ja", "language": "Japanese", "task": "dependency"}],
                            timing={"total_seconds": 1.0})
