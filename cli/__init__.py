@@ -7,7 +7,6 @@ per command, each a few lines over one library call. Exit codes: 0 ok, 1 failure
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from pmask.eval.html import ReportOptions, build_report
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
+from pmask.cli.logs import setup_logging
 from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
                             layers_arg, positive_int)
 from pmask.common.options import PUNCT_MODES, ROOT_MODES
@@ -235,20 +235,14 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------------------- shared helpers
 
-def _setup_logging(args: argparse.Namespace) -> None:
-    level = logging.WARNING if args.quiet else (logging.DEBUG if args.verbose >= 2 else logging.INFO)
-    logging.basicConfig(level=level, format="pmask: %(message)s", stream=sys.stderr, force=True)
-    for noisy in ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
-
-
 def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
     return CorpusSpec(path, args.format, limit=args.limit, max_words=args.max_words)
 
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
-                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize)
+                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize,
+                     threads=args.threads)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
@@ -369,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
-    _setup_logging(args)
+    setup_logging(quiet=args.quiet, verbose=args.verbose)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         _check_paths(args)

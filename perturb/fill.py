@@ -237,6 +237,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     """
     check_choice("metric", metric, METRICS)   # before anything is written
     check_choice("subword policy", subword, SUBWORD_POLICIES)
+    if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
+        model.check_metric(metric)
     t0 = time.perf_counter()
     job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
