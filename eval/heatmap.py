@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from pmask.common.errors import PmaskError
+from pmask.common.progress import progress_bar
 from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -352,11 +352,12 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
 
 
 def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int] | None]],
-                    out_dir: str | os.PathLike, fmt: str = "png", **options: Any) -> list[Path]:
+                    out_dir: str | os.PathLike, fmt: str = "png", progress: bool = True, **options: Any) -> list[Path]:
     """Render many sentences into ``out_dir`` (created), one file per (sentence_id, F, words, gold_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
     (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
+    ``progress``: a bar over the sentences (on a terminal only, see :mod:`pmask.common.progress`).
     """
     fmt = fmt.lower().lstrip(".")
     if fmt not in HEATMAP_FORMATS:
@@ -365,12 +366,12 @@ def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int]
     out_dir.mkdir(parents=True, exist_ok=True)
     taken: set[str] = set()
     paths = []
-    for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):
+    for sentence_id, F, words, gold_heads in progress_bar(items, desc="heatmaps", unit="sent", enabled=progress):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
             render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}", **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None
         paths.append(path)
-    logger.info("wrote %d heatmaps to %s", len(paths), out_dir)
+    logger.debug("wrote %d heatmaps to %s", len(paths), out_dir)   # the caller prints the summary
     return paths

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
+from pmask.common.progress import progress_bar
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
 from pmask.perturb.store.plan import missing_layers
@@ -84,6 +84,6 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
     compute = _computer(model, path, str(stored.metric), str(stored.subword), batch_tokens)
-    with tqdm(total=n_stored, desc="adding layers", unit="sent", disable=not progress) as bar:
+    with progress_bar(total=n_stored, desc="adding layers", unit="sent", enabled=progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

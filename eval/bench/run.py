@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.errors import PmaskError
+from pmask.common.progress import progress_bar
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
@@ -204,8 +205,6 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         ``{"computed": sentences computed, "reused": sentences already stored, "model_loaded": bool,
         "seconds": wall time}``.
     """
-    from tqdm.auto import tqdm
-
     from pmask.perturb.fill import compute_store
     from pmask.perturb.store import plan_store
 
@@ -223,8 +222,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         init_distributed(settings.device)
         model = model_loader()
         info["model_loaded"] = True
-        bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
-                   disable=not progress, position=0)
+        bar = progress_bar(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq",
+                           desc="treebanks", enabled=progress, position=0)
         for tb in todo:
             bar.set_postfix_str(tb.name)
             summary = compute_store(model, tb.sentences, out_dir / "stores" / tb.name, layers=settings.layers,
@@ -295,8 +294,6 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         A :class:`BenchResult`: one row per treebank × layer × decoder, one baseline row per
         treebank × baseline, breakdowns, the model description and timings.
     """
-    from tqdm.auto import tqdm
-
     from pmask.perturb.store import ImpactStore
 
     settings.check()
@@ -314,7 +311,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
-    for tb in tqdm(treebanks, desc="scoring", unit="treebank", disable=not progress):
+    for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
         store = ImpactStore.open(out / "stores" / tb.name)
         result.model = result.model or dict(store.manifest.get("model") or {})
         part = score_treebank(tb, store, settings)
@@ -332,6 +329,6 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         from pmask.eval.bench.files import write_outputs
 
         write_outputs(result, out)
-    logger.info("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),
+    logger.debug("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),
                 result.timing["computed"], result.timing["reused"], result.timing["total_seconds"])
     return result
