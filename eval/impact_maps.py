@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from pmask.corpora.read import detect_format
 from pmask.common.errors import PmaskError, SettingError
+from pmask.common.labels import absolute_layer
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
 from pmask.perturb.impact_source import ImpactSource
 from pmask.corpora.spec import CorpusSpec
@@ -106,8 +107,9 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     output = Path(output)
     if single is not None:
         sid, F, words, heads = items[0]
-        return [render_heatmap(F, words, output, gold_heads=heads, title=f"sentence {sid}, layer {layer}")]
-    return render_heatmaps(items, output, fmt=fmt)
+        shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
+        return [render_heatmap(F, words, output, gold_heads=heads, title=f"sentence {sid}, layer {shown}")]
+    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True))
 
 
 def _read_gold(path: Path) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pmask.eval.output import new_figure, save_figure
 from pmask.common.files import atomic_write
+from pmask.common.labels import run_label
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +72,11 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 
 def to_markdown(result: Any) -> str:
     """``results.md``: settings, best layer per treebank with its margin, every layer, the baselines."""
-    model = result.model.get("name", result.settings.model)
     s = result.settings
-    lines = [f"# pmask bench: {model}" + (" (random weights)" if result.model.get("random_init") else ""), "",
+    model = dict(result.model or {})
+    model.setdefault("name", s.model)
+    model.setdefault("random_init", s.random_init)
+    lines = [f"# pmask bench: {run_label(model, {'metric': s.metric})}", "",
              f"metric {s.metric}, subword {s.subword}, tokenize {s.tokenize}, root {s.root}, punct {s.punct}, "
              f"limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
              f"{result.timing.get('total_seconds', 0):.1f} s", "",
@@ -174,6 +177,6 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         paths.append(plot_layers(result, out_dir / "layers.png"))
         for decoder in dict.fromkeys(r["decoder"] for r in result.rows):
             paths.append(plot_heatmap(result, decoder, out_dir / f"heatmap-{decoder}.png"))
-    logger.info("wrote %s", ", ".join(p.name for p in paths))
+    logger.debug("wrote %s", ", ".join(p.name for p in paths))   # the caller prints the summary
     return paths
 
