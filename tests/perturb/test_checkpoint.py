@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pmask.common.errors import ModelError
+from pmask.corpora import Sentence
 from pmask.perturb import RANDOM_SEED, impact_matrices, load_model
 from pmask.perturb.testing import TINY_SENTENCES, make_tiny_bert
 
@@ -59,6 +60,16 @@ def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_pa
     with pytest.raises(ModelError, match="trained masked-LM head"):
         compute_store(encoder_only, [], tmp_path / "store", metric="prob")
     assert not (tmp_path / "store").exists()            # refused before anything is written
+
+
+def test_store_manifest_records_the_loaded_parts(encoder_only, tmp_path):
+    from pmask.perturb.fill import compute_store
+    from pmask.perturb.store import read_manifest
+
+    sentences = [Sentence(id=f"s{k}", words=list(words)) for k, words in enumerate(SENTS)]
+    compute_store(encoder_only, sentences, tmp_path / "store", metric="cos", progress=False)
+    described = read_manifest(tmp_path / "store")["model"]["describe"]
+    assert described["loaded"] == {"encoder": True, "mlm_head": False} and described["checkpoint_class"] == "BertModel"
 
 
 def test_encoder_only_checkpoint_is_said_once_at_info(encoder_only_dir, tiny_bert_dir, caplog, capfd):
