@@ -10,7 +10,6 @@ error. May import every wing; nothing imports it.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Sequence
@@ -18,18 +17,12 @@ from typing import Sequence
 from pmask.cli.args import option_names
 from pmask.cli.checks import check_command
 from pmask.cli.interrupt import interrupted_message
+from pmask.cli.logs import setup_logging
 from pmask.cli.parsers import build_parser
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import stdout_to_devnull
 
 __all__ = ["build_parser", "main"]
-
-
-def _setup_logging(args: argparse.Namespace) -> None:
-    level = logging.WARNING if args.quiet else (logging.DEBUG if args.verbose >= 2 else logging.INFO)
-    logging.basicConfig(level=level, format="pmask: %(message)s", stream=sys.stderr, force=True)
-    for noisy in ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -41,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
-    _setup_logging(args)
+    setup_logging(quiet=args.quiet, verbose=args.verbose)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         check_command(args)   # every output and model-free setting, before any work

@@ -92,6 +92,9 @@ def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
     g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
     g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N", help="token budget per forward batch")
+    g.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="CPU threads for the model (default: torch's, one per core); on a machine busy with other "
+                        "jobs fewer threads are often faster: try 1 or 2")
 
 
 def add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:

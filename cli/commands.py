@@ -31,7 +31,8 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
-                     args.tokenize), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
+                     args.tokenize), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
+                     threads=args.threads)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:

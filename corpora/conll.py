@@ -249,4 +249,4 @@ def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
         raise ValueError(f"{len(sentences)} sentences but {len(heads_list)} head lists")
     text = "".join(format_conllu(s, h, deprel=deprel) for s, h in zip(sentences, heads_list))
     write_output(path, text)
-    logger.info("wrote %d sentences to %s", len(sentences), path)
+    logger.debug("wrote %d sentences to %s", len(sentences), path)   # the caller prints the summary

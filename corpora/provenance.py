@@ -20,6 +20,7 @@ from typing import Any
 from pmask.common.version import __version__
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, is_stdout, sha256_file
+from pmask.common.labels import run_label
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +71,11 @@ class Provenance:
         return {**head, **data}
 
     def row_name(self) -> str:
-        """The name of the prediction's row in an evaluation table."""
+        """The name of the prediction's row in an evaluation table: decoder (short model name,
+        metric, absolute layer), e.g. ``eisner (bert-base-uncased, dist, layer 12)``."""
         name = self.settings.get("decoder", "prediction")
         if self.model:
-            name = f"{name} ({self.model.get('name', 'model')}, layer {self.settings.get('layer', -1)})"
+            name = f"{name} ({run_label(self.model, self.impact, self.settings.get('layer', -1))})"
         return name
 
     def write(self, output: str | Path) -> Path | None:

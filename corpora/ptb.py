@@ -199,7 +199,7 @@ def write_brackets(trees: Iterable, path: str | os.PathLike) -> None:
 
     lines = ["" if t is None else to_brackets(t) for t in trees]
     write_output(path, "".join(line + "\n" for line in lines))
-    logger.info("wrote %d trees to %s", len(lines), path)
+    logger.debug("wrote %d trees to %s", len(lines), path)   # the caller prints the summary
 
 
 def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
+from pmask.common.progress import progress_bar
 from pmask.eval.output import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -366,12 +366,13 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
 
 
 def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike, fmt: str = "png",
-                    **options: Any) -> list[Path]:
+                    progress: bool = True, **options: Any) -> list[Path]:
     """Render many sentences into ``out_dir`` (created, not its parents), one file per
     (sentence_id, F, words, gold_heads) or (sentence_id, F, words, gold_heads, pred_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
     (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
+    ``progress``: a bar over the sentences (on a terminal only, see :mod:`pmask.common.progress`).
     """
     fmt = fmt.lower().lstrip(".")
     if fmt not in HEATMAP_FORMATS:
@@ -380,7 +381,7 @@ def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike
     make_output_folder(out_dir)
     taken: set[str] = set()
     paths = []
-    for sentence_id, F, words, gold_heads, *pred in tqdm(items, desc="heatmaps", unit="sent", disable=None):
+    for sentence_id, F, words, gold_heads in progress_bar(items, desc="heatmaps", unit="sent", enabled=progress):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
             render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}",
@@ -388,5 +389,5 @@ def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None
         paths.append(path)
-    logger.info("wrote %d heatmaps to %s", len(paths), out_dir)
+    logger.debug("wrote %d heatmaps to %s", len(paths), out_dir)   # the caller prints the summary
     return paths

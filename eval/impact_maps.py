@@ -18,6 +18,7 @@ from typing import Any, Sequence
 from pmask.corpora.read import detect_format
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output
+from pmask.common.labels import absolute_layer
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
 from pmask.perturb.impact_source import ImpactSource
 from pmask.corpora.spec import CorpusSpec
@@ -111,9 +112,10 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     output = Path(output)
     if single is not None:
         sid, F, words, heads, pred_heads = items[0]
+        shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
         return [render_heatmap(F, words, output, gold_heads=heads, pred_heads=pred_heads,
-                               title=f"sentence {sid}, layer {layer}")]
-    return render_heatmaps(items, output, fmt=fmt)
+                               title=f"sentence {sid}, layer {shown}")]
+    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True))
 
 
 def _arcs(sent: Any, by_id: dict[str, Any], path: str | Path | None, what: str) -> Any:

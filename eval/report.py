@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pmask.common.display import RichDisplay
+from pmask.common.labels import short_model_name
 from pmask.common.options import TASKS
 from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
                                Kind, ReportError, TableFile, Task, atomic_write, best_indices, csv_text,
@@ -232,7 +233,8 @@ class LayerSweep(TableFile, RichDisplay):
         head = ["Layer"] + [LABELS.get(k, k) for k in self.metric_keys]
         table = markdown_table(head, body, [True] * len(head))
         if header and self.meta:
-            table = meta_line("Layer sweep", self.meta) + table
+            shown = {k: short_model_name(v) if k == "model" and isinstance(v, str) else v for k, v in self.meta.items()}
+            table = meta_line("Layer sweep", shown) + table   # the full model path stays in to_dict()
         return table
 
     def to_dict(self) -> dict[str, Any]:

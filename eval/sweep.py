@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.display import RichDisplay
-
+from pmask.common.labels import run_label
 from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.common.errors import SettingError
 from pmask.eval.compare import baseline_scores, score_against_gold
@@ -101,10 +101,9 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         key = SWEEP_KEYS[task][0]
         base = {name: s.to_dict()[key]
                 for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
-    model_name = source.model_name()
+    model, impact = source.describe_model(), source.impact_settings()
     sweep = LayerSweep(rows=rows, metric_keys=SWEEP_KEYS[task],
-                       meta={"model": model_name, "decoder": decoder, "corpus": str(label or source.corpus),
-                             **({"root": root} if task == "dependency" else {})})
-    title = f"{Path(str(model_name)).name or model_name} · {decoder}" + (
-        f" · root {root}" if task == "dependency" else "")
+                       meta={"model": (model or {}).get("name"), "metric": impact.get("metric"), "decoder": decoder,
+                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {})})
+    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)

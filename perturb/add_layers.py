@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
 from pmask.perturb.alignment import align
+from pmask.common.progress import progress_bar
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
 from pmask.perturb.store.plan import missing_layers
@@ -88,6 +88,6 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
     compute = _computer(model, path, str(stored.impact.metric), str(stored.impact.subword), batch_tokens)
-    with tqdm(total=n_stored, desc="adding layers", unit="sent", disable=not progress) as bar:
+    with progress_bar(total=n_stored, desc="adding layers", unit="sent", enabled=progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

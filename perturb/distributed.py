@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pmask.common.errors import PmaskError
+from pmask.common.progress import progress_bar, watched
 
 if TYPE_CHECKING:
     import torch
@@ -212,10 +213,8 @@ class GlobalProgress:
         self._bar = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        if enabled and self.info.is_main:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=total, unit="sent", desc=f"{desc} ({self.info.world_size} ranks)")
+        if enabled and self.info.is_main and watched():
+            self._bar = progress_bar(total=total, unit="sent", desc=f"{desc} ({self.info.world_size} ranks)")
             if self._counter is not None:
                 self._thread = threading.Thread(target=self._poll, args=(self._client(),), daemon=True)
                 self._thread.start()

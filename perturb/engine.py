@@ -34,6 +34,7 @@ import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
 from pmask.common.options import resolve_layers
+from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.impact_settings import ImpactSettings
@@ -182,10 +183,9 @@ class BatchRunner:
         """Yield each sentence's impact array (or None if skipped), in input order."""
         self.source = enumerate(sentences)
         bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(sentences) if hasattr(sentences, "__len__") else None, unit="sent", desc="impact")
+        if progress and watched():   # a bar only where someone watches it (pmask.common.progress)
+            bar = progress_bar(total=len(sentences) if hasattr(sentences, "__len__") else None, unit="sent",
+                               desc="impact")
         try:
             while True:
                 started = time.perf_counter()

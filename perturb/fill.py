@@ -255,6 +255,8 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
         StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
     """
     request.impact.check()   # before anything is written
+    if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
+        model.check_metric(request.impact.metric)
     t0 = time.perf_counter()
     settings = store_settings(model, request.impact, request.layers)   # the requested layers resolved, once
     corpus = CorpusInfo.of(request.sentences, request.corpus_path, request.selection)

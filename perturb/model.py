@@ -10,22 +10,27 @@ reproduce published numbers exactness wins, so CUDA users opt in with ``dtype="b
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import urlparse
 
 import torch
 
 from pmask.common.errors import ModelError
+from pmask.common.library_output import CapturedOutput, capture_library_output, relay
 from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import split_random
+from pmask.perturb.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
 from pmask.perturb.encoders import ModelPaths, inspect_model
 from pmask.perturb.tokenizer import load_tokenizer, one_line
 
-__all__ = ["LoadedModel", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype", "DTYPES", "RANDOM_SEED"]
+__all__ = ["LoadedModel", "load_model", "load_tokenizer", "set_threads", "resolve_device", "resolve_dtype", "DTYPES",
+           "RANDOM_SEED"]
 
 RANDOM_SEED = 0  # torch.manual_seed used before random initialisation (the "random BERT" baseline)
 # dtype names (pmask.common.options.DTYPES; "auto" = None = float32) -> torch dtypes, plus short aliases;
@@ -34,13 +39,17 @@ DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in DTYPE_N
 DTYPES.update({"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16})
 HUB_TIMEOUT_S = 2.0     # how long to wait for the hub before treating it as unreachable
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class LoadedModel:
     """A masked LM ready for the impact engine.
 
     ``num_layers`` = number of encoder layers L (valid engine layers are 0 = embeddings … L);
-    ``max_length`` = most tokens (special tokens included) one input may have.
+    ``max_length`` = most tokens (special tokens included) one input may have; ``checkpoint`` =
+    which parts hold the checkpoint's trained weights (an encoder-only checkpoint has no trained
+    masked-LM head: metric ``prob`` is refused); ``threads`` = torch's CPU threads set at load.
     """
 
     model: torch.nn.Module          # a transformers *ForMaskedLM, eval mode, on ``device``
@@ -57,12 +66,24 @@ class LoadedModel:
     model_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     encoder_paths: ModelPaths | None = field(default=None, repr=False)
+    checkpoint: CheckpointParts | None = None
+    threads: int | None = None
 
     def paths(self) -> ModelPaths:
         """The verified fast-path family and MLM head (probed once, at load time or on first use)."""
         if self.encoder_paths is None:
-            self.encoder_paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
+            paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
+            refusal = self.checkpoint.prob_refusal(self.name) if self.checkpoint else None
+            if refusal:   # the head transformers made up is no head of this model
+                paths = replace(paths, head=None, no_prob=refusal)
+            self.encoder_paths = paths
         return self.encoder_paths
+
+    def check_metric(self, metric: str) -> None:
+        """Raise ``ModelError`` now if this model cannot compute impact ``metric`` (before any work)."""
+        refusal = self.paths().no_prob
+        if metric == "prob" and refusal:
+            raise ModelError(refusal)
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description for manifests: model identity and tokenizer settings."""
@@ -87,6 +108,8 @@ class LoadedModel:
             "commit": self.commit,
             "model_type": self.model_type,
             "model_class": type(self.model).__name__,
+            "checkpoint_class": self.checkpoint.checkpoint_class if self.checkpoint else None,
+            "loaded": self.checkpoint.loaded() if self.checkpoint else None,
             "num_layers": self.num_layers,
             "hidden_size": int(getattr(self.model.config, "hidden_size", 0) or getattr(self.model.config, "dim", 0)),
             "max_length": self.max_length,
@@ -192,56 +215,108 @@ def _load_config(name: str, revision: str | None, local_files_only: bool) -> Any
     return config
 
 
+def set_threads(threads: int | None) -> None:
+    """Use ``threads`` CPU threads for torch's work in this process (None: leave torch's default).
+
+    On a machine shared with other jobs fewer threads than cores can be faster (less contention).
+    """
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ModelError(f"threads must be a whole number of at least 1, not {threads!r}")
+    torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[CapturedOutput]:
+    """transformers' and the hub's chatter captured (see :mod:`pmask.common.library_output`), its bars off."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.get_logger("transformers")   # its handlers exist before the capture (not bound to captured streams)
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with capture_library_output(("transformers", "huggingface_hub")) as captured:
+            yield captured
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _load_weights(name: str, config: Any, revision: str | None, local_only: bool,
+                  random_init: bool) -> tuple[torch.nn.Module, CheckpointParts]:
+    """The ``*ForMaskedLM`` with the checkpoint's weights (or seeded random ones) and what it provided."""
+    from transformers import AutoModelForMaskedLM
+
+    try:
+        if random_init:
+            with torch.random.fork_rng(devices=[]):  # seeded, without disturbing the caller's RNG
+                torch.manual_seed(RANDOM_SEED)
+                return AutoModelForMaskedLM.from_config(config), randomly_initialised(config)
+        model, info = AutoModelForMaskedLM.from_pretrained(name, config=config, revision=revision,
+                                                           local_files_only=local_only, output_loading_info=True)
+    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
+        raise ModelError(f"cannot load masked language model {name!r}: {one_line(err)}") from err
+    return model, inspect_loading(model, info, name)
+
+
 def load_model(name_or_dir: str | Path, device: str | torch.device | None = "auto",
                dtype: str | torch.dtype | None = None, *, random_init: bool = False,
-               revision: str | None = None) -> LoadedModel:
+               revision: str | None = None, threads: int | None = None) -> LoadedModel:
     """Load a masked LM and its fast tokenizer for the impact engine, checked on a probe sentence.
 
     Args:
         name_or_dir: a hub name or local directory; ``random:NAME`` (or ``random_init=True``)
             keeps NAME's config and tokenizer but initialises the weights randomly after
-            ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline.
+            ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline. An
+            encoder-only checkpoint (``BertModel``, sentence-transformers, a fine-tuned
+            classifier) is accepted for metrics ``dist`` and ``cos``; ``prob`` needs a trained
+            masked-LM head and is refused for it.
         device: ``auto`` | ``cpu`` | ``cuda[:k]``.
         dtype: a name of :data:`pmask.common.options.DTYPES` or a torch dtype; None = float32.
         random_init: see above.
         revision: a hub revision.
+        threads: torch's CPU threads for this process (None: torch's default); see :func:`set_threads`.
 
     Returns:
         A :class:`LoadedModel`. At load, the tokenizer is checked (pre-split words tokenise as
-        running text), the fast path verified against the model's own forward, and the MLM head
-        identified (``LoadedModel.paths()``). An unreachable hub is detected within
-        ``HUB_TIMEOUT_S`` seconds and only the local cache is used.
+        running text), which parts the checkpoint provided is recorded (``describe()["loaded"]``;
+        an encoder-only checkpoint is said in one INFO line), the fast path verified against the
+        model's own forward, and the MLM head identified (``LoadedModel.paths()``). What
+        transformers says while loading is logged at DEBUG level (one INFO line for anything
+        pmask has not explained). An unreachable hub is detected within ``HUB_TIMEOUT_S``
+        seconds and only the local cache is used.
 
     Raises:
-        ModelError: one line naming the model and the reason.
+        ModelError: one line naming the model and the reason (also: a checkpoint that lacks
+            encoder weights, which would be random).
 
     Example:
         >>> lm = load_model("random:bert-base-uncased", device="cpu")   # doctest: +SKIP
         >>> lm.num_layers, lm.max_length                                 # doctest: +SKIP
         (12, 512)
     """
-    from transformers import AutoModelForMaskedLM
-
     name, prefixed = split_random(str(name_or_dir))
     random_init = random_init or prefixed
     dev = resolve_device(device)
     dt = resolve_dtype(dtype)
+    set_threads(threads)
     local_dir = Path(name).expanduser().is_dir()
     if not local_dir and (name.startswith(("/", "./", "../", "~", "\\")) or Path(name).exists()):
         raise ModelError(f"model directory {name!r} does not exist")
     local_only = not local_dir and not hub_reachable()
-    config = _load_config(name, revision, local_only)
-    tokenizer = load_tokenizer(name, revision, local_files_only=local_only)
+    captured, checkpoint = CapturedOutput(), None
     try:
-        if random_init:
-            with torch.random.fork_rng(devices=[]):  # seeded, without disturbing the caller's RNG
-                torch.manual_seed(RANDOM_SEED)
-                model = AutoModelForMaskedLM.from_config(config)
-        else:
-            model = AutoModelForMaskedLM.from_pretrained(name, config=config, revision=revision,
-                                                         local_files_only=local_only)
-    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
-        raise ModelError(f"cannot load masked language model {name!r}: {one_line(err)}") from err
+        with _quiet_transformers() as captured:
+            config = _load_config(name, revision, local_only)
+            tokenizer = load_tokenizer(name, revision, local_files_only=local_only)
+            model, checkpoint = _load_weights(name, config, revision, local_only, random_init)
+    finally:   # also when loading failed: what the library said is then the best clue (-vv)
+        relay(captured, logger, f"loading model {name!r}",
+              explained=lambda message: checkpoint is not None and checkpoint.explains(message.text))
+    note = checkpoint.note(name)
+    if note:
+        logger.info("%s", note)
     model = model.to(device=dev, dtype=dt).eval()
     for p in model.parameters():
         p.requires_grad_(False)
@@ -251,7 +326,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
         commit=getattr(config, "_commit_hash", None), device=dev, dtype=dt,
         num_layers=_num_layers(config), max_length=_max_length(model, tokenizer),
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
-        model_type=str(getattr(config, "model_type", "")),
+        model_type=str(getattr(config, "model_type", "")), checkpoint=checkpoint, threads=threads,
     )
     lm.paths()
     return lm

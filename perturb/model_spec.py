@@ -33,6 +33,7 @@ class ModelSpec:
     device: str = "auto"
     dtype: str = "auto"
     batch_tokens: int | None = None
+    threads: int | None = None       # torch's CPU threads (None: torch's default)
 
     def with_defaults(self) -> "ModelSpec":
         """This spec with unset impact settings given their defaults (metric dist, subword avg, tokenize words)."""
@@ -65,7 +66,8 @@ class ModelSpec:
 
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
-        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init,
+                          threads=self.threads)
 
 
 def absolute_if_local(name: str) -> str:

@@ -93,7 +93,7 @@ def test_provenance_round_trip_and_key_order(tmp_path):
     data = json.loads(meta_path(out).read_text(encoding="utf-8"))
     assert list(data)[:4] == ["pmask", "command", "task", "settings"] and list(data)[-1] == "seconds"
     back = read_provenance(out)
-    assert back == prov and back.row_name() == "eisner (m, layer 3)"
+    assert back == prov and back.row_name() == "eisner (m, dist, layer 3)"
     assert read_provenance(tmp_path / "none.conllu") is None
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pmask.eval.output import new_figure, save_figure
 from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.labels import run_label
 from pmask.trees.registry import decoder_task, task_info
 
 logger = logging.getLogger(__name__)
@@ -86,9 +87,11 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 
 def to_markdown(result: Any) -> str:
     """``results.md``: settings, best layer per treebank with its margin, every layer, the baselines."""
-    model = result.model.get("name", result.settings.model.name)
     s, impact = result.settings, result.settings.model.impact
-    lines = [f"# pmask bench: {model}" + (" (random weights)" if result.model.get("random_init") else ""), "",
+    model = dict(result.model or {})
+    model.setdefault("name", s.model.name)
+    model.setdefault("random_init", s.model.random_init)
+    lines = [f"# pmask bench: {run_label(model, {'metric': impact.metric})}", "",
              f"metric {impact.metric}, subword {impact.subword}, tokenize {impact.tokenize}, root {s.root}, "
              f"punct {s.punct}, limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
              f"{result.timing.get('total_seconds', 0):.1f} s", "",
@@ -198,6 +201,6 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         paths.append(plot_layers(result, out_dir / "layers.png"))
         for decoder in dict.fromkeys(r["decoder"] for r in result.rows):
             paths.append(plot_heatmap(result, decoder, out_dir / f"heatmap-{decoder}.png"))
-    logger.info("wrote %s", ", ".join(p.name for p in paths))
+    logger.debug("wrote %s", ", ".join(p.name for p in paths))   # the caller prints the summary
     return paths
 

@@ -32,6 +32,7 @@ from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.build import fill_stores
 from pmask.perturb.distributed import is_main_rank
 from pmask.perturb.fill import FillRequest
+from pmask.common.progress import progress_bar
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 
@@ -288,8 +289,6 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         A :class:`BenchResult`: one row per treebank × layer × decoder, one baseline row per
         treebank × baseline, breakdowns, the model description and timings.
     """
-    from tqdm.auto import tqdm
-
     from pmask.perturb.store import ImpactStore
 
     settings.check()
@@ -309,7 +308,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
-    for tb in tqdm(treebanks, desc="scoring", unit="treebank", disable=not progress):
+    for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
         store = ImpactStore.open(out / "stores" / tb.name)
         result.model = result.model or dict(store.manifest.get("model") or {})
         part = score_treebank(tb, store, settings)
@@ -330,6 +329,6 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         from pmask.eval.bench.files import write_outputs
 
         write_outputs(result, out)
-    logger.info("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),
+    logger.debug("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),
                 result.timing["computed"], result.timing["reused"], result.timing["total_seconds"])
     return result

@@ -19,6 +19,7 @@ from typing import Any
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, check_output
+from pmask.common.labels import run_label
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,14 @@ class ReportOptions:
     punct: str = "include"          # score punctuation words or not
     title: str | None = None
     seed: int = 0                   # seed of the random baselines
+
+
+def default_title(pred: str | Path, meta: dict[str, Any]) -> str:
+    """``pmask report: <file> · <model, metric, layer>`` (the model part when the prediction records one)."""
+    title = f"pmask report: {Path(pred).name}"
+    if meta.get("model"):
+        title += f" · {run_label(meta['model'], meta.get('impact'), (meta.get('settings') or {}).get('layer', -1))}"
+    return title
 
 
 def _asset(name: str) -> str:
@@ -95,7 +104,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
         sentences = html_trees.constituency_sentences(inputs.pairs, inputs.evaluation.score.per_sentence)
         breakdowns = html_trees.constituency_breakdowns(inputs.pairs)
     data: dict[str, Any] = {
-        "title": options.title or f"pmask report: {Path(pred).name}",
+        "title": options.title or default_title(pred, inputs.meta),
         "task": inputs.task,
         "summary": html_data.summary(inputs, gold=gold),
         "breakdowns": breakdowns,
@@ -154,6 +163,6 @@ def build_report(pred: str | Path, gold: str | Path, output: str | Path,
     data = report_data(Path(pred), Path(gold), options)
     page = render_html(data, data["title"])
     atomic_write(output, page)
-    logger.info("wrote %s (%.1f MB, %d sentences%s)", output, len(page.encode("utf-8")) / 1e6,
+    logger.debug("wrote %s (%.1f MB, %d sentences%s)", output, len(page.encode("utf-8")) / 1e6,
                 len(data["sentences"]), ", with impact maps" if data["impacts"] else "")
     return output

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
+from pmask.common.labels import absolute_layer
 from pmask.eval.percent import percent
 from pmask.eval.compare import evaluate_files
 from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
@@ -146,7 +147,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
     return {
         "table": table,
         "task": inputs.task,
-        "settings": {"model": model.get("name"), "layer": settings.get("layer"), "decoder": settings.get("decoder"),
+        "settings": {"model": model.get("name"), "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
+                     "decoder": settings.get("decoder"),
                      "root": settings.get("root"), "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": inputs.punct},
         "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "gold": str(gold),

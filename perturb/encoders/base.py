@@ -19,6 +19,7 @@ class Encoder(ABC):
     """
 
     fast: bool = False
+    no_prob: str | None = None   # why metric 'prob' is refused (a checkpoint without a trained head)
 
     def __init__(self, model: torch.nn.Module, head: MlmHead | None, num_layers: int, name: str):
         self.model = model
@@ -42,6 +43,8 @@ class Encoder(ABC):
 
     def check_prob(self, layers: Sequence[int]) -> None:
         """Raise ``ModelError`` now if metric ``prob`` cannot be computed at ``layers``."""
+        if self.no_prob:
+            raise ModelError(self.no_prob)
         if self.head is None:
             raise ModelError(f"metric 'prob' is not supported for model {self.name!r}: no MLM head that "
                              "reproduces the model's own logits was found")

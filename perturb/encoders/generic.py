@@ -40,6 +40,8 @@ class GenericEncoder(Encoder):
         return torch.cat(out)
 
     def check_prob(self, layers: Sequence[int]) -> None:
+        if self.no_prob:
+            raise ModelError(self.no_prob)
         if self.head is None and any(k != self.num_layers for k in layers):
             raise ModelError(f"metric 'prob' at intermediate layers is not supported for model {self.name!r}: "
                              "its MLM head could not be identified (applying it to the last hidden state does not "

@@ -32,10 +32,12 @@ LOW_PRECISION_TOLERANCE = 5e-2
 
 @dataclass
 class ModelPaths:
-    """What ``inspect_model`` found: the fast-path family (None = generic only) and the MLM head."""
+    """What ``inspect_model`` found: the fast-path family (None = generic only) and the MLM head;
+    ``no_prob``: why metric ``prob`` must be refused whatever the head (None when nothing forbids it)."""
 
     fast_family: str | None
     head: MlmHead | None
+    no_prob: str | None = None
 
 
 def probe_batch(tokenizer: Any, device: torch.device) -> PackedBatch:
@@ -96,5 +98,8 @@ def make_encoder(model: torch.nn.Module, paths: ModelPaths, num_layers: int, nam
     if fast and paths.fast_family is None:
         raise ModelError(f"no fast path for model {name!r} ({type(model).__name__}); use the generic path")
     if fast is False or paths.fast_family is None:
-        return GenericEncoder(model, paths.head, num_layers, name)
-    return BertFamilyEncoder(model, paths.head, num_layers, name, paths.fast_family)
+        encoder: Encoder = GenericEncoder(model, paths.head, num_layers, name)
+    else:
+        encoder = BertFamilyEncoder(model, paths.head, num_layers, name, paths.fast_family)
+    encoder.no_prob = paths.no_prob
+    return encoder

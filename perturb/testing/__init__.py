@@ -109,8 +109,11 @@ def _bert_vocab(words: Iterable[str] | None) -> list[str]:
 
 def make_tiny_bert(path: str | Path, words: Sequence[str] | None = None, *, hidden: int = 32,
                    layers: int = 3, heads: int = 2, seed: int = 0, max_positions: int = 64,
-                   init_range: float = 0.5) -> Path:
+                   init_range: float = 0.5, mlm_head: bool = True) -> Path:
     """Write a tiny random BertForMaskedLM + fast WordPiece tokenizer (lower-casing) to ``path``.
+
+    With ``mlm_head=False`` only its encoder is saved, as a ``BertModel`` (an encoder-only
+    checkpoint like sentence-transformers' models, with the same encoder weights for a given seed).
 
     The vocabulary is the specials, the words of ``TINY_SENTENCES`` (with ``SPLIT_WORDS`` replaced
     by their pieces), the extra ``words`` (lower-cased) and a few suffix pieces. The model accepts
@@ -133,7 +136,8 @@ def make_tiny_bert(path: str | Path, words: Sequence[str] | None = None, *, hidd
                         num_attention_heads=heads, intermediate_size=4 * hidden,
                         max_position_embeddings=max_positions, pad_token_id=0, initializer_range=init_range)
     torch.manual_seed(seed)
-    save_model(BertForMaskedLM(config).eval(), path)
+    model = BertForMaskedLM(config).eval()
+    save_model(model if mlm_head else model.bert, path)
     return path
 
 

@@ -1,7 +1,9 @@
 """The impact engine against a slow, literal re-implementation of the authors' piece-level scheme."""
 from __future__ import annotations
 
+import io
 import logging
+import sys
 
 import numpy as np
 import pytest
@@ -207,15 +209,26 @@ def test_bfloat16_close_to_float32(tiny_bert_dir, bert):
         assert np.corrcoef(a.ravel(), b.ravel())[0, 1] > 0.98
 
 
-def test_progress_bar(bert, capsys):
-    """The bar counts sentences, reaches 2/2 and is closed before the caller sees the last result
-    (so a summary the caller prints comes after the bar's final line); no bar without progress."""
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar(bert, capsys, monkeypatch):
+    """On a terminal the bar counts sentences, reaches 2/2 and is closed before the caller sees the
+    last result (so a summary the caller prints comes after the bar's final line); no bar without
+    progress, and none when stderr is not a terminal (a log file would get a line per update)."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     stream = impact_matrices(bert, SENTS[:2], progress=True)
     got = [next(stream), next(stream)]
-    err = capsys.readouterr().err
-    assert "impact" in err and "2/2" in err and len(got) == 2
-    assert list(stream) == [] and capsys.readouterr().err == ""   # closed already: nothing more drawn
+    drawn = terminal.getvalue()
+    assert "impact" in drawn and "2/2" in drawn and len(got) == 2
+    assert list(stream) == [] and terminal.getvalue() == drawn   # closed already: nothing more drawn
     run(bert, SENTS[:2], progress=False)
+    assert terminal.getvalue() == drawn
+    monkeypatch.undo()
+    run(bert, SENTS[:2], progress=True)                           # stderr captured: not a terminal
     assert "impact" not in capsys.readouterr().err
 
 

@@ -196,3 +196,17 @@ def test_modernbert_style_tokenizer_gets_prefix_spaces(tmp_path):
     pieces = tok.convert_ids_to_tokens(enc["input_ids"])
     firsts = [pieces[enc.word_ids().index(k)] for k in range(len(words))]
     assert all(p.startswith("Ġ") for p in firsts)     # every word, not only the first, has its space marker
+
+
+def test_threads_setting(tiny_bert_dir):
+    from pmask.perturb.model import set_threads
+
+    before = torch.get_num_threads()
+    try:
+        lm = load_model(tiny_bert_dir, device="cpu", threads=1)
+        assert torch.get_num_threads() == 1 and lm.threads == 1
+        for bad in (0, -2, 1.5, True):
+            with pytest.raises(ModelError, match="threads"):
+                set_threads(bad)
+    finally:
+        torch.set_num_threads(before)

