@@ -381,7 +381,8 @@ def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike
     make_output_folder(out_dir)
     taken: set[str] = set()
     paths = []
-    for sentence_id, F, words, gold_heads in progress_bar(items, desc="heatmaps", unit="sent", enabled=progress):
+    for sentence_id, F, words, gold_heads, *pred in progress_bar(items, desc="heatmaps", unit="sent",
+                                                                  enabled=progress):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
             render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}",

@@ -41,6 +41,12 @@ class Source:
     def model_name(self):
         return "stub"
 
+    def describe_model(self):
+        return {"name": "stub"}
+
+    def impact_settings(self):
+        return {"metric": "dist", "subword": "avg", "tokenize": "words"}
+
 
 def test_sweep_decodes_with_the_registry_default(other_table):
     result = sweep_layers(Source(), layers=[1], baselines=True)

@@ -48,7 +48,8 @@ def test_encoder_only_checkpoint_gives_the_encoders_impacts(encoder_only, tiny_b
 
 
 def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_path):
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.impact_settings import ImpactSettings
 
     for call in (lambda: impact_matrices(encoder_only, SENTS, metric="prob"),
                  lambda: impact_matrices(encoder_only, SENTS, metric="prob", fast_path=False),
@@ -58,16 +59,18 @@ def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_pa
         msg = str(info.value)
         assert "\n" not in msg and "cls.predictions.*" in msg and "dist or cos" in msg and "BertModel" in msg
     with pytest.raises(ModelError, match="trained masked-LM head"):
-        compute_store(encoder_only, [], tmp_path / "store", metric="prob")
+        compute_store(encoder_only, FillRequest([], tmp_path / "store", impact=ImpactSettings("prob", "avg", "words")))
     assert not (tmp_path / "store").exists()            # refused before anything is written
 
 
 def test_store_manifest_records_the_loaded_parts(encoder_only, tmp_path):
-    from pmask.perturb.fill import compute_store
+    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.impact_settings import ImpactSettings
     from pmask.perturb.store import read_manifest
 
     sentences = [Sentence(id=f"s{k}", words=list(words)) for k, words in enumerate(SENTS)]
-    compute_store(encoder_only, sentences, tmp_path / "store", metric="cos", progress=False)
+    compute_store(encoder_only, FillRequest(sentences, tmp_path / "store", impact=ImpactSettings("cos", "avg", "words"),
+                                            progress=False))
     described = read_manifest(tmp_path / "store")["model"]["describe"]
     assert described["loaded"] == {"encoder": True, "mlm_head": False} and described["checkpoint_class"] == "BertModel"
 
