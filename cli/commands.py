@@ -22,7 +22,6 @@ from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.trees.registry import decoder_needs_model
 
-
 # ---------------------------------------------------------------------------- shared helpers
 
 def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:

@@ -39,8 +39,8 @@ import os
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 

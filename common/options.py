@@ -22,7 +22,8 @@ METRICS: dict[str, str] = {
     "dist": "Euclidean distance between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
     "prob": "p(original piece at p | x without word i) - p(original piece at p | x without words i, j) under the "
             "MLM head applied to the layer's state, at each piece p of word i",
-    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
+    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p "
+           "at each piece p of word i",
 }
 
 #: How the per-piece values of the measured word i are merged into one row of F.
@@ -80,7 +81,8 @@ DEFAULT_ROOT = "gold"
 
 
 def check_choice(what: str, value: str, table: Mapping[str, str] | Iterable[str]) -> str:
-    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError` (a ``PmaskError`` and a ``ValueError``).
+    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError`
+    (a ``PmaskError`` and a ``ValueError``).
 
     Args:
         what: the setting's name, used in the message ("metric", "subword policy", ...).

@@ -29,10 +29,10 @@ from pathlib import Path
 import conllu
 from conllu.exceptions import ParseException
 
-from pmask.corpora._util import check_heads, display_name, read_utf8, select
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
+from pmask.corpora._util import check_heads, display_name, read_utf8, select
+from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
 

@@ -12,21 +12,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora import Sentence, read_brackets, read_corpus
-from pmask.corpora.read import detect_format
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
 from pmask.common.options import PUNCT_MODES
+from pmask.corpora import Sentence, read_brackets, read_corpus
+from pmask.corpora.provenance import read_provenance
+from pmask.corpora.read import detect_format
+from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.dependency_score import DependencyScore, check_same_words
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
-from pmask.corpora.provenance import read_provenance
-from pmask.corpora.spec import CorpusSpec
 from pmask.trees.induce import parse_sentences
-from pmask.trees.registry import (decoder_task, CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
-                                  decode_dependencies, task_info)
+from pmask.trees.registry import (
+    CONSTITUENCY_BASELINES,
+    DEPENDENCY_BASELINES,
+    decode_constituency,
+    decode_dependencies,
+    decoder_task,
+    task_info,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +131,8 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
                meta: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> Comparison:
     """A :class:`Comparison` with the prediction first and the baselines after it."""
     rows = [ComparisonRow(name=pred_name, kind="model", metrics=predicted.to_dict(), settings=settings or {})]
-    rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={}) for name, s in baselines.items()]
+    rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={})
+             for name, s in baselines.items()]
     return Comparison(rows=rows, task=task, meta=meta or {})
 
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import DecodeError, PmaskError
+from pmask.corpora.sentence import Sentence
 from pmask.eval.metric import Metric
 from pmask.eval.percent import percent
 

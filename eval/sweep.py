@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.display import RichDisplay
-from pmask.common.labels import run_label
-from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.common.errors import SettingError
+from pmask.common.labels import run_label
 from pmask.eval.compare import baseline_scores, score_against_gold
+from pmask.eval.report import LayerSweep, plot_layer_sweep
+from pmask.perturb.impact_source import ImpactSource
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task, task_info
-from pmask.perturb.impact_source import ImpactSource
 
 logger = logging.getLogger(__name__)
 

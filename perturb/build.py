@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from pmask.common.files import Output, check_output
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
-from pmask.common.files import Output, check_output
 from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import StoreSettings

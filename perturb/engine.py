@@ -98,7 +98,8 @@ class BatchPart:
         return self.stop - self.start
 
 
-def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any], layers: Sequence[int] | int | str = (-1,),
+def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
+                    layers: Sequence[int] | int | str = (-1,),
                     metric: str = "dist", subword: str = "avg", *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
                     fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
@@ -229,7 +230,8 @@ class BatchRunner:
                 self.pending.append(SkippedSentence(index))
                 continue
             if self.settings.include_cls and -1 not in alignment.word_index:
-                raise ModelError(f"sentence {index}: include_cls needs a special token, tokenizer of {lm.name!r} adds none")
+                raise ModelError(f"sentence {index}: include_cls needs a special token, "
+                                 f"tokenizer of {lm.name!r} adds none")
             job = SentenceJob(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
                               self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
             self.pending.append(job)
@@ -296,7 +298,8 @@ class BatchRunner:
         device = self.lm.device
         ranges = [p.job.read_range(p.start, p.stop) for p in parts]
         row_offset = np.cumsum([0] + [p.rows for p in parts])
-        read_row = np.concatenate([p.job.reads.sequence[r] - p.start + off for p, r, off in zip(parts, ranges, row_offset)])
+        read_row = np.concatenate([p.job.reads.sequence[r] - p.start + off
+                                   for p, r, off in zip(parts, ranges, row_offset)])
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
         batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
                      np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)

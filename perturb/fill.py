@@ -59,7 +59,7 @@ class FillRequest:
         object.__setattr__(self, "output", Path(self.output))
 
     @classmethod
-    def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> "FillRequest":
+    def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> FillRequest:
         """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
         batch budget); ``options`` are the other fields."""
         return cls(sentences, Path(output), impact=spec.impact.with_defaults(), batch_tokens=spec.batch_tokens,
@@ -110,7 +110,7 @@ def describe_stats(stats: Any) -> str:
 
 def _new_stats() -> Any:
     try:
-        from pmask.perturb import ImpactStats   # lazy: the engine imports torch
+        from pmask.perturb import ImpactStats  # lazy: the engine imports torch
         return ImpactStats()
     except (ImportError, TypeError):
         return None
@@ -119,7 +119,7 @@ def _new_stats() -> Any:
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
+    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
@@ -308,7 +308,7 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
     """
-    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
+    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}

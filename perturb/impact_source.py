@@ -28,8 +28,8 @@ from pmask.perturb.build import StoreRun, build_store, fill_stores
 from pmask.perturb.fill import FillRequest, iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
-from pmask.perturb.store_corpus import store_sentences
 from pmask.perturb.store import ImpactStore
+from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class ImpactSource:
 
     @classmethod
     def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
-             corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
+             corpus: str | Path | None = None, progress: bool = True) -> ImpactSource:
         """A source for ``source.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pmask.common.options import TOKENIZE_MODES, check_choice
-from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
+from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.words import align, sentence_words
 
 #: Tokenisation mode -> aligner; its keys are exactly ``TOKENIZE_MODES`` (checked below).

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pmask.common.errors import ModelError
 
 
 @dataclass

@@ -115,14 +115,16 @@ class BertFamilyEncoder(Encoder):
         width = keys.shape[1]
         head_dim = width // self.n_heads
         context = self._buffer("ctx", queries.shape[0], width, queries)
-        for seg in batch.segments:
-            def split(t: torch.Tensor, rows: slice, length: int) -> torch.Tensor:
-                return t[rows].reshape(seg.rows, length, self.n_heads, head_dim).transpose(1, 2)
 
-            k = split(keys, seg.tokens, seg.length)
-            v = split(values, seg.tokens, seg.length)
+        def split(t: torch.Tensor, rows: slice, n_rows: int, length: int) -> torch.Tensor:
+            return t[rows].reshape(n_rows, length, self.n_heads, head_dim).transpose(1, 2)
+
+        for seg in batch.segments:
+            k = split(keys, seg.tokens, seg.rows, seg.length)
+            v = split(values, seg.tokens, seg.rows, seg.length)
             q_rows, q_len = (seg.slots, seg.slots_per_row) if top else (seg.tokens, seg.length)
-            out = nnf.scaled_dot_product_attention(split(queries, q_rows, q_len), k, v)   # [rows, H, q_len, dh]
+            q = split(queries, q_rows, seg.rows, q_len)
+            out = nnf.scaled_dot_product_attention(q, k, v)   # [rows, H, q_len, dh]
             context[q_rows].view(seg.rows, q_len, self.n_heads, head_dim).copy_(out.transpose(1, 2))
         return context
 

@@ -49,7 +49,7 @@ class StoreSettings:
                 object.__setattr__(self, "model", name)
                 object.__setattr__(self, "random_init", True)
 
-    def resolved(self, num_layers: int | None) -> "StoreSettings":
+    def resolved(self, num_layers: int | None) -> StoreSettings:
         """These settings with the requested layers resolved for a model of ``num_layers`` layers
         (unchanged when they already are, or when the depth is not known); LayerError for a layer
         outside the model."""
@@ -69,7 +69,8 @@ class StoreSettings:
             "subword": self.impact.subword,
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric),
                             "subword": SUBWORD_DEFINITIONS.get(self.impact.subword),
-                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
+                            "matrix": "matrix[l, i, j] = impact of word j on word i "
+                                      "at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
             "tokenize": self.impact.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
@@ -77,7 +78,7 @@ class StoreSettings:
         }
 
     @classmethod
-    def from_manifest(cls, manifest: dict[str, Any]) -> "StoreSettings":
+    def from_manifest(cls, manifest: dict[str, Any]) -> StoreSettings:
         model, layers = manifest["model"], manifest["layers"]
         requested = layers.get("requested")
         resolved = layers.get("resolved")
@@ -114,7 +115,7 @@ class CorpusInfo:
 
     @classmethod
     def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None,
-           selection: dict[str, Any] | None = None) -> "CorpusInfo":
+           selection: dict[str, Any] | None = None) -> CorpusInfo:
         """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given;
         ``selection``: how they were selected from it (``CorpusSpec.record()``)."""
         h = hashlib.sha256()
