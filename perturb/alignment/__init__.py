@@ -25,7 +25,7 @@ __all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentenc
            "sentence_words", "surface_align", "surface_layout"]
 
 
-def get_aligner(name: str) -> Callable[..., WordAlignment]:
+def get_aligner(name: str | None) -> Callable[..., WordAlignment]:
     """The aligner registered as ``name`` in :data:`ALIGNERS`; ``OptionError`` (a ``ValueError``) for an unknown one."""
     return ALIGNERS[check_choice("tokenisation mode", name, ALIGNERS)]
 

@@ -11,7 +11,7 @@ the generic path on a probe input (``pmask.perturb.encoders.select``).
 from __future__ import annotations
 
 import inspect
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 import torch.nn.functional as nnf
@@ -89,7 +89,7 @@ class BertFamilyEncoder(Encoder):
         projection = getattr(self.base, "embeddings_project", None)  # ELECTRA with embedding_size != hidden_size
         return projection(x) if projection is not None else x
 
-    def _layer(self, layer: torch.nn.Module, x: torch.Tensor, batch: PackedBatch, top: bool) -> torch.Tensor:
+    def _layer(self, layer: Any, x: torch.Tensor, batch: PackedBatch, top: bool) -> torch.Tensor:
         """One encoder layer on packed tokens x [tokens, D]; with ``top`` only at the query slots [Q, D]."""
         x_query = x[batch.query_token] if top else x
         if self.family == "distilbert":
@@ -128,7 +128,7 @@ class BertFamilyEncoder(Encoder):
             context[q_rows].view(seg.rows, q_len, self.n_heads, head_dim).copy_(out.transpose(1, 2))
         return context
 
-    def _bert_tail(self, layer: torch.nn.Module, x_query: torch.Tensor, context: torch.Tensor,
+    def _bert_tail(self, layer: Any, x_query: torch.Tensor, context: torch.Tensor,
                    like: torch.Tensor) -> torch.Tensor:
         """Attention output projection, residual + LayerNorm, feed-forward: [rows, A] → [rows, D]."""
         rows, dim = x_query.shape
@@ -145,7 +145,7 @@ class BertFamilyEncoder(Encoder):
         residual = torch.add(attended, ffn_out.dense.bias, out=self._buffer("res", rows, dim, like))
         return ffn_out.LayerNorm(residual.addmm_(inner, ffn_out.dense.weight.t()))
 
-    def _fused_qkv(self, layer: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+    def _fused_qkv(self, layer: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Query, key and value weights stacked [3·A, D] and biases [3·A] (one GEMM instead of three), cached."""
         key = id(layer)
         if key not in self._fused:
