@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from pmask.common.options import (
     CORPUS_FORMATS,
@@ -175,6 +176,6 @@ def verbosity() -> argparse.ArgumentParser:
     return parent
 
 
-def command(sub: argparse._SubParsersAction, name: str, **text: str) -> argparse.ArgumentParser:
+def command(sub: argparse._SubParsersAction, name: str, **text: Any) -> argparse.ArgumentParser:
     """A subcommand with -v/-q and the shared help formatter; ``text``: help, description, epilog."""
     return sub.add_parser(name, parents=[verbosity()], formatter_class=HelpFormatter, **text)

@@ -102,7 +102,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         base = {name: s.to_dict()[key]
                 for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
     model, impact = source.describe_model(), source.impact_settings()
-    sweep = LayerSweep(rows=rows, metric_keys=SWEEP_KEYS[task],
+    sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {})})
     title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")

@@ -49,7 +49,8 @@ class StoreRun:
 def wanted_settings(spec: ModelSpec, request: FillRequest) -> StoreSettings:
     """The store settings known before the model is loaded (the rest are filled in by ``compute_store``)."""
     layers = request.layers
-    return StoreSettings(model=spec.name, impact=request.impact, layers=layers if layers == "all" else tuple(layers),
+    return StoreSettings(model=spec.name, impact=request.impact,
+                         layers=layers if isinstance(layers, str) else tuple(layers),
                          random_init=True if spec.random_init else None)
 
 

@@ -26,7 +26,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
@@ -183,9 +183,11 @@ class BatchRunner:
     def run(self, sentences: Iterable[Any], progress: bool) -> Iterator[np.ndarray | None]:
         """Yield each sentence's impact array (or None if skipped), in input order."""
         self.source = enumerate(sentences)
+        subword = self.settings.impact.subword
+        assert subword is not None   # checked by impact_matrices
         bar = None
         if progress and watched():   # a bar only where someone watches it (pmask.common.progress)
-            bar = progress_bar(total=len(sentences) if hasattr(sentences, "__len__") else None, unit="sent",
+            bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent",
                                desc="impact")
         try:
             while True:
@@ -196,7 +198,7 @@ class BatchRunner:
                 done = []
                 while self.pending and self.pending[0].finished:
                     job = self.pending.popleft()
-                    done.append(None if isinstance(job, SkippedSentence) else job.result(self.settings.impact.subword))
+                    done.append(None if isinstance(job, SkippedSentence) else job.result(subword))
                 self.stats.seconds += time.perf_counter() - started
                 if bar is not None and done:
                     bar.update(len(done))
@@ -213,6 +215,7 @@ class BatchRunner:
     def _next_job(self) -> SentenceJob | None:
         """Align the next sentence and queue its job (too-long sentences queue a skip); None at the end."""
         lm, stats = self.lm, self.stats
+        assert self.source is not None   # set by run()
         for index, sentence in self.source:
             try:
                 words = sentence_words(sentence)
@@ -295,6 +298,7 @@ class BatchRunner:
     def _forward(self, parts: list[BatchPart]) -> None:
         """Run the batch's sequences, store base states, then compare and record impacts."""
         metric = self.settings.impact.metric
+        assert metric is not None   # checked by impact_matrices
         device = self.lm.device
         ranges = [p.job.read_range(p.start, p.stop) for p in parts]
         row_offset = np.cumsum([0] + [p.rows for p in parts])
@@ -332,6 +336,7 @@ class BatchRunner:
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
         offset = 0
         for job, slots, columns in targets:
+            assert impacts is not None   # targets come with current_rows
             job.values[:, slots, columns] = impacts[offset:offset + len(slots)].T
             offset += len(slots)
         for p in parts:

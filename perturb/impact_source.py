@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -249,12 +249,13 @@ class ImpactSource:
         self._ensure_store(layers)
         if self.store is not None:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
-            chosen = every if layers == "all" else list(layers)
+            chosen = every if layers == "all" else list(cast(Sequence[int], layers))
             self._ensure_layers(chosen)
             stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls,
                                                   positions=self._positions(None))
         else:
-            chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
+            chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
+                      else list(cast(Sequence[int], layers)))
             spec = self.model_spec
             stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact.with_defaults(),
                                       include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)

@@ -61,7 +61,7 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)
 
 
-def _cell(correct: int, total: int) -> dict[str, Any]:
+def _cell(correct: float, total: float) -> dict[str, Any]:
     return {"correct": correct, "total": total, "accuracy": percent(correct, total)}
 
 

@@ -47,7 +47,7 @@ class BertFamilyEncoder(Encoder):
         super().__init__(model, head, num_layers, name)
         self.family = family
         self.layers = self.base.transformer.layer if family == "distilbert" else self.base.encoder.layer
-        config = model.config
+        config: Any = model.config
         self.n_heads = int(getattr(config, "n_heads", 0) or config.num_attention_heads)
         embeddings = self.base.embeddings
         self._embed_takes_token_types = (family == "bert" and getattr(embeddings, "token_type_embeddings", None)

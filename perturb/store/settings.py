@@ -28,7 +28,7 @@ class StoreSettings:
     worked out once by :meth:`resolved`.
     """
 
-    model: str
+    model: str | None
     impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode
     layers: tuple[int, ...] | str = (-1,)
     include_cls: bool = True
@@ -67,8 +67,8 @@ class StoreSettings:
                       "tokenizer": self.tokenizer, "describe": self.model_info},
             "metric": self.impact.metric,
             "subword": self.impact.subword,
-            "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric),
-                            "subword": SUBWORD_DEFINITIONS.get(self.impact.subword),
+            "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric or ""),
+                            "subword": SUBWORD_DEFINITIONS.get(self.impact.subword or ""),
                             "matrix": "matrix[l, i, j] = impact of word j on word i "
                                       "at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
@@ -84,7 +84,7 @@ class StoreSettings:
         resolved = layers.get("resolved")
         impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"))
         return cls(model=model.get("name"), impact=impact,
-                   layers=requested if isinstance(requested, str) or requested is None else tuple(requested),
+                   layers=tuple(requested) if isinstance(requested, list) else requested,
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
                    commit=model.get("commit"),
                    random_init=model.get("random_init"), dtype=model.get("dtype"),
@@ -174,7 +174,8 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more
         if _jsonable(a) != _jsonable(b):
             out.append(f"{name}: store has {a!r}, requested {b!r}")
 
-    differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
+    differ("model", norm_model(stored.model) if stored.model else None,
+           norm_model(requested.model) if requested.model else None)
     for name, a, b in zip(COMPARED, _compared(stored), _compared(requested)):
         differ(name, a, b)
     # Layers: compare absolute indices when both sides know them or can work them out from the

@@ -178,6 +178,7 @@ class StoreWriter:
         self._check_new(index)
         n = len(words)
         side = n + 1 if self.settings.include_cls else n
+        assert self.settings.layers_resolved is not None   # a writer's settings are resolved
         n_layers = len(self.settings.layers_resolved)
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         if matrix.shape != (n_layers, side, side):
