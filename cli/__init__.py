@@ -4,12 +4,11 @@
 once), :mod:`.parsers` the parser of each command, :mod:`.commands` one ``cmd_<command>`` per
 command, each a few lines over one library call; :mod:`.checks` is the validation step run
 before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.info` the ``info`` command; here
-:func:`main` (the ``pmask`` entry point) runs them. Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage
-error. May import every wing; nothing imports it.
+:func:`main` (the ``pmask`` entry point) runs them. Exit codes: 0 ok, 1 failure (a one-line
+``pmask: error: …`` on stderr), 2 usage error. May import every wing; nothing imports it.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Sequence

@@ -20,9 +20,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from pmask.common.options import (CORPUS_FORMATS, DEFAULT_ROOT, DTYPES, METRICS, PUNCT_MODES, ROOT_MODES,
-                                  SUBWORD_POLICIES, TOKENIZE_MODES)
+from pmask.common.options import (
+    CORPUS_FORMATS,
+    DEFAULT_ROOT,
+    DTYPES,
+    METRICS,
+    PUNCT_MODES,
+    ROOT_MODES,
+    SUBWORD_POLICIES,
+    TOKENIZE_MODES,
+)
 from pmask.trees.registry import decoder_names
 
 #: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
@@ -52,7 +61,8 @@ def layers_arg(text: str) -> list[int] | str:
     try:
         return [int(x) for x in text.replace(",", " ").split()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'")
+        raise argparse.ArgumentTypeError(
+            f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'") from None
 
 
 def positive_int(text: str) -> int:
@@ -91,7 +101,8 @@ def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
                    help="; ".join(f"{k}: {v}" for k, v in TOKENIZE_MODES.items()) + " (default: words; a store's own)")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
     g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
-    g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N", help="token budget per forward batch")
+    g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N",
+                   help="token budget per forward batch")
     g.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads for the model (default: torch's, one per core); on a machine busy with other "
                         "jobs fewer threads are often faster: try 1 or 2")
@@ -165,6 +176,6 @@ def verbosity() -> argparse.ArgumentParser:
     return parent
 
 
-def command(sub: argparse._SubParsersAction, name: str, **text: str) -> argparse.ArgumentParser:
+def command(sub: argparse._SubParsersAction, name: str, **text: Any) -> argparse.ArgumentParser:
     """A subcommand with -v/-q and the shared help formatter; ``text``: help, description, epilog."""
     return sub.add_parser(name, parents=[verbosity()], formatter_class=HelpFormatter, **text)

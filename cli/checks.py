@@ -56,7 +56,7 @@ def outputs_of(args: argparse.Namespace) -> list[Output]:
         return []
     if command == "export":
         return [Output(args.output, folder=args.format != "json")]
-    files = [Output(get(name)) for name in ("output", "json", "csv") if get(name) is not None]
+    files = [Output(path) for path in map(get, ("output", "json", "csv")) if path is not None]
     if get("plot") is not None:
         files.append(Output(args.plot, suffixes=_suffixes(FIGURE_FORMATS)))
     return files
@@ -71,7 +71,7 @@ def check_command(args: argparse.Namespace) -> None:
             type the command cannot write, no permission) or that is one of the inputs.
         SettingError: a setting refused before any model work (layer 0 for decoding).
     """
-    inputs = []
+    inputs: list[Any] = []
     for name in INPUT_ARGS:
         value = getattr(args, name, None)
         inputs.extend(value if isinstance(value, list) else [value])

@@ -22,7 +22,6 @@ from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.trees.registry import decoder_needs_model
 
-
 # ---------------------------------------------------------------------------- shared helpers
 
 def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
@@ -69,6 +68,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
                             seed=args.seed, max_words=args.max_words)
+    assert result.table is not None   # evaluate_files always builds the table
     print(result.table.to_markdown())
     if args.details and result.task == "dependency":
         print(result.details_text())

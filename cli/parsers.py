@@ -10,11 +10,34 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_output,
-                            add_prediction, add_punct, add_root, add_seed, add_store_cache, add_tables, command,
-                            layers_arg, positive_int)
-from pmask.cli.commands import (cmd_bench, cmd_info, cmd_eval, cmd_export, cmd_heatmap, cmd_impact, cmd_parse, cmd_report,
-                                cmd_sweep)
+from pmask.cli.args import (
+    MAX_WORDS_HELP,
+    HelpFormatter,
+    add_decoder,
+    add_input,
+    add_model,
+    add_output,
+    add_prediction,
+    add_punct,
+    add_root,
+    add_seed,
+    add_store_cache,
+    add_tables,
+    command,
+    layers_arg,
+    positive_int,
+)
+from pmask.cli.commands import (
+    cmd_bench,
+    cmd_eval,
+    cmd_export,
+    cmd_heatmap,
+    cmd_impact,
+    cmd_info,
+    cmd_parse,
+    cmd_report,
+    cmd_sweep,
+)
 from pmask.common.options import ROOT_MODES
 from pmask.common.version import __version__
 from pmask.eval.heatmap import HEATMAP_FORMATS
@@ -64,7 +87,8 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
                     "trees are written as CoNLL-U (the input with HEAD replaced), constituency trees as one "
                     "bracketed tree per line. A <OUTPUT>.meta.json beside the output records how it was made.",
         epilog="examples:\n"
-               "  pmask parse en_pud-ud-test.conllu --model bert-base-uncased --decoder eisner --root gold -o pud.conllu\n"
+               "  pmask parse en_pud-ud-test.conllu --model bert-base-uncased --decoder eisner --root gold "
+               "-o pud.conllu\n"
                "  pmask parse PUD.conllu --model bert-base-uncased --root gold --faithful -o paper.conllu\n"
                "  pmask parse ptb/combined --max-words 10 --model bert-base-uncased --decoder mart -o wsj10.txt\n"
                "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu")
@@ -101,7 +125,8 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
                    help="root setting of the dependency baselines (default: the prediction's, else gold)")
     add_seed(p)
     add_tables(p)
-    p.add_argument("--details", action="store_true", help="print breakdowns by relation, arc length and sentence length")
+    p.add_argument("--details", action="store_true",
+                   help="print breakdowns by relation, arc length and sentence length")
     p.set_defaults(func=cmd_eval)
 
 
@@ -195,7 +220,8 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
                     "results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
                "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
-    p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK", help="CoNLL-U files/folders, PTB .mrg file/folder")
+    p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
+                   help="CoNLL-U files/folders, PTB .mrg file/folder")
     add_model(p, required=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",

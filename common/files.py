@@ -39,10 +39,10 @@ import os
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from pmask.common.errors import OutputError
 
@@ -104,7 +104,7 @@ def _stdout(binary: bool) -> Iterator[IO]:
     sys.stdout.flush()
     stream = getattr(sys.stdout, "buffer", None) if binary else sys.stdout
     if stream is None:  # a text-only replacement of sys.stdout (e.g. a test's capture): decode
-        stream = _TextSink(sys.stdout)
+        stream = cast(IO, _TextSink(sys.stdout))   # duck-typed: write and flush
     yield stream
     stream.flush()
 

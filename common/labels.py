@@ -83,7 +83,7 @@ def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None 
         name = RANDOM_PREFIX + name
     parts = [short_model_name(name)]
     for key in ("metric", "probe"):
-        if (impact or {}).get(key):
+        if impact and impact.get(key):
             parts.append(str(impact[key]))
     if layer is not None:
         parts.append(f"layer {absolute_layer(layer, model.get('num_layers'))}")

@@ -22,7 +22,8 @@ METRICS: dict[str, str] = {
     "dist": "Euclidean distance between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
     "prob": "p(original piece at p | x without word i) - p(original piece at p | x without words i, j) under the "
             "MLM head applied to the layer's state, at each piece p of word i",
-    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
+    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p "
+           "at each piece p of word i",
 }
 
 #: How the per-piece values of the measured word i are merged into one row of F.
@@ -79,19 +80,20 @@ RANDOM_PREFIX = "random:"
 DEFAULT_ROOT = "gold"
 
 
-def check_choice(what: str, value: str, table: Mapping[str, str] | Iterable[str]) -> str:
-    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError` (a ``PmaskError`` and a ``ValueError``).
+def check_choice(what: str, value: str | None, table: Mapping[str, str] | Iterable[str]) -> str:
+    """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError`
+    (a ``PmaskError`` and a ``ValueError``).
 
     Args:
         what: the setting's name, used in the message ("metric", "subword policy", ...).
-        value: the name to check.
+        value: the name to check (None is refused).
         table: one of this module's tables (or any iterable of names).
 
     Returns:
         ``value`` unchanged.
     """
     names = list(table)
-    if value not in names:
+    if value is None or value not in names:
         raise OptionError(f"unknown {what} {value!r} (choose from {', '.join(names)})")
     return value
 
@@ -127,8 +129,8 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
         if layers != "all":
             raise LayerError(f"layers must be integers or 'all', not {layers!r}")
         return tuple(range(1, num_layers + 1))
-    if isinstance(layers, int) and not isinstance(layers, bool):
-        layers = [layers]
+    if isinstance(layers, int):
+        layers = [layers]   # a bool is refused below
     out = []
     for k in layers:
         if isinstance(k, bool) or not hasattr(k, "__index__"):

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import CorpusError, PmaskError
 from pmask.corpora.heads import find_cycle
+from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
 

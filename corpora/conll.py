@@ -25,14 +25,18 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import conllu
 from conllu.exceptions import ParseException
 
-from pmask.corpora._util import check_heads, display_name, read_utf8, select
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
+from pmask.corpora._util import check_heads, display_name, read_utf8, select
+from pmask.corpora.sentence import Sentence
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +197,7 @@ def _source_lines(sent: Sentence) -> list[str]:
     return lines
 
 
-def _checked_heads(sent: Sentence, heads: Sequence[int]) -> list[int]:
+def _checked_heads(sent: Sentence, heads: Sequence[int] | np.ndarray) -> list[int]:
     """Predicted heads as ints in 0..n (numpy integers accepted), else CorpusError."""
     n = len(sent.words)
     if len(heads) != n:
@@ -210,7 +214,7 @@ def _checked_heads(sent: Sentence, heads: Sequence[int]) -> list[int]:
     return out
 
 
-def format_conllu(sent: Sentence, heads: Sequence[int] | None, *, deprel: str = "_") -> str:
+def format_conllu(sent: Sentence, heads: Sequence[int] | np.ndarray | None, *, deprel: str = "_") -> str:
     """One sentence as CoNLL-U text (ending in a blank line) with HEAD/DEPREL/DEPS replaced."""
     if deprel not in ("_", "dep"):
         raise ValueError(f"deprel must be '_' or 'dep', not {deprel!r}")
@@ -237,7 +241,7 @@ def format_conllu(sent: Sentence, heads: Sequence[int] | None, *, deprel: str = 
     return "\n".join(out) + "\n\n"
 
 
-def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[int] | None],
+def write_conllu(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[int] | np.ndarray | None],
                  path: str | os.PathLike, *, deprel: str = "_") -> None:
     """Write ``sentences`` with predicted ``heads_list`` (one per sentence, None = skipped) to ``path``.
 

@@ -6,9 +6,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from pmask.common.errors import CorpusError
 from pmask.corpora._util import check_heads, corpus_files, display_name, is_stdin, read_utf8, select
 from pmask.corpora.sentence import Sentence
-from pmask.common.errors import CorpusError
 
 
 def parse_dep3(text: str, name: str, stem: str) -> Iterator[Sentence]:

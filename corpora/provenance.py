@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pmask.common.version import __version__
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, is_stdout, sha256_file
 from pmask.common.labels import run_label
+from pmask.common.version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class Provenance:
         return path
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Provenance":
+    def from_dict(cls, data: dict[str, Any]) -> Provenance:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

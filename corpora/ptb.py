@@ -19,17 +19,18 @@ from pathlib import Path
 
 import nltk
 
-from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select, sniff_format
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
+from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select, sniff_format
+from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
 
 # The tag set of "real words" in the WSJ10 evaluation (PRPN / ON-LSTM ``word_tags``).
 WORD_TAGS = frozenset(
-    "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR RBS RP SYM TO UH "
-    "VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
+    ["CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP", "NNPS", "PDT", "POS",
+     "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP",
+     "WP$", "WRB"]
 )
 TRACE_TAG = "-NONE-"
 _WRAPPER_LABELS = {"", "ROOT", "TOP"}

@@ -6,14 +6,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from pmask.common.errors import CorpusError
+from pmask.common.options import CORPUS_FORMATS
 from pmask.corpora._util import display_name, is_stdin, read_utf8, select, sniff_format
 from pmask.corpora.conll import parse_conllu, read_conllu
 from pmask.corpora.dep3 import parse_dep3, read_dep3
 from pmask.corpora.ptb import parse_ptb, read_ptb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
-from pmask.common.errors import CorpusError
-from pmask.common.options import CORPUS_FORMATS
 
 logger = logging.getLogger(__name__)
 

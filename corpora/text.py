@@ -5,9 +5,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from pmask.common.errors import CorpusError
 from pmask.corpora._util import display_name, read_utf8, select
 from pmask.corpora.sentence import Sentence
-from pmask.common.errors import CorpusError
 
 
 def parse_text(text: str, name: str) -> Iterator[Sentence]:

@@ -26,9 +26,9 @@ from typing import Any
 import nltk
 
 from pmask.common.errors import DecodeError
+from pmask.corpora.brackets import node_spans
 from pmask.eval.metric import Metric
 from pmask.eval.percent import f1, percent
-from pmask.corpora.brackets import node_spans
 
 Span = tuple[int, int]
 

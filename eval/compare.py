@@ -10,23 +10,30 @@ import json
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
-from pmask.corpora import Sentence, read_brackets, read_corpus
-from pmask.corpora.read import detect_format
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
 from pmask.common.options import PUNCT_MODES
+from pmask.corpora import Sentence, read_brackets, read_corpus
+from pmask.corpora.provenance import read_provenance
+from pmask.corpora.read import detect_format
+from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.dependency_score import DependencyScore, check_same_words
+from pmask.eval.output import Task
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
-from pmask.corpora.provenance import read_provenance
-from pmask.corpora.spec import CorpusSpec
 from pmask.trees.induce import parse_sentences
-from pmask.trees.registry import (decoder_task, CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, decode_constituency,
-                                  decode_dependencies, task_info)
+from pmask.trees.registry import (
+    CONSTITUENCY_BASELINES,
+    DEPENDENCY_BASELINES,
+    decode_constituency,
+    decode_dependencies,
+    decoder_task,
+    task_info,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +132,9 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
                meta: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> Comparison:
     """A :class:`Comparison` with the prediction first and the baselines after it."""
     rows = [ComparisonRow(name=pred_name, kind="model", metrics=predicted.to_dict(), settings=settings or {})]
-    rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={}) for name, s in baselines.items()]
-    return Comparison(rows=rows, task=task, meta=meta or {})
+    rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={})
+             for name, s in baselines.items()]
+    return Comparison(rows=rows, task=cast(Task, task), meta=meta or {})   # Comparison checks the task
 
 
 @dataclass
@@ -145,6 +153,7 @@ class Evaluation(RichDisplay):
         """The prediction's scores under plain top-level keys (``uas``, ``uuas`` / ``f1_sentence``,
         ``f1_corpus``, ``precision``, ``recall`` plus counts), then every row, the metadata,
         each baseline's scores and the per-sentence results."""
+        assert self.table is not None   # evaluate_files always builds the table
         return {**self.score.to_dict(), "name": self.name, **json.loads(self.table.to_json()),
                 "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
                 "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
@@ -196,7 +205,7 @@ def _read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | Non
 
 
 def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path: Path, gold_path: Path,
-                           punct: str) -> tuple[DependencyScore, list[Sentence], list[str]]:
+                           punct: str) -> tuple[DependencyScore, list[tuple[Sentence, Sentence]], list[str]]:
     pairs = align(pred, gold, str(pred_path), str(gold_path))
     missing = [g for _, g in pairs if g.heads is None]
     if missing:
@@ -207,7 +216,7 @@ def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path
 
 
 def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, gold_path: Path
-                        ) -> tuple[BracketScore, list[Sentence], list[str]]:
+                        ) -> tuple[BracketScore, list[tuple[Any, Sentence]], list[str]]:
     if len(pred) > len(gold):
         raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
     pairs, unscored = [], []
@@ -256,6 +265,8 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         max_words = (provenance.corpus or {}).get("max_words")
     _warn_other_corpus(pred_path, gold_path, (provenance.corpus or {}) if provenance is not None else {})
     gold = _read_gold(gold_path, task, pred_path, max_words)
+    score: DependencyScore | BracketScore
+    pairs: list[tuple[Any, Sentence]]
     if task == "dependency":
         score, pairs, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
         root = root or settings.get("root", "gold")
@@ -284,6 +295,7 @@ def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: An
     parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
     golds = [p.sentence for p in parsed]
     if decoder_task(settings.decoder) == "dependency":
-        pairs = [(replace(p.sentence, heads=[int(h) for h in p.heads]), p.sentence) for p in parsed]
+        pairs = [(replace(p.sentence, heads=[int(h) for h in cast(Sequence[int], p.heads)]), p.sentence)  # decoded
+                 for p in parsed]
         return score_dependencies(pairs, punct), golds
     return score_brackets([(p.tree, p.sentence) for p in parsed]), golds

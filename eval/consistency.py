@@ -81,8 +81,8 @@ def bench_origin(bench: str | Path) -> Origin | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
-    settings = data.get("settings") if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
+    model = data["model"] if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
+    settings = data["settings"] if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
     return Origin(f"the bench {bench}", model=_model(model.get("name") or settings.get("model")),
                   random_init=model.get("random_init"), metric=settings.get("metric"),
                   subword=settings.get("subword"), tokenize=settings.get("tokenize"))

@@ -17,12 +17,15 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pmask.corpora.sentence import Sentence
 from pmask.common.errors import DecodeError, PmaskError
+from pmask.corpora.sentence import Sentence
 from pmask.eval.metric import Metric
 from pmask.eval.percent import percent
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
 
@@ -89,7 +92,7 @@ def check_same_words(words: Sequence[str], gold: Sentence, where: str) -> None:
                      f"'{' '.join(gold.words[:6])}')")
 
 
-def _as_heads(heads: Sequence[int], n: int, what: str, sent_id: str | None) -> list[int]:
+def _as_heads(heads: Sequence[int] | np.ndarray, n: int, what: str, sent_id: str | None) -> list[int]:
     if len(heads) != n:  # only the prediction can differ: n is the gold length
         raise DecodeError(f"sentence {sent_id}: the {what} tree has {len(heads)} words but the gold "
                           f"sentence has {n}: they are not the same sentence")
@@ -116,7 +119,7 @@ class DependencyScore(Metric):
     lengths: dict[str, list[int]] = field(default_factory=dict)     # length bucket → [correct, total]
     per_sentence: list[SentenceUAS] = field(default_factory=list)
 
-    def add(self, pred_heads: Sequence[int], gold_heads: Sequence[int], *,
+    def add(self, pred_heads: Sequence[int] | np.ndarray, gold_heads: Sequence[int] | None, *,
             deprels: Sequence[str] | None = None, punct_mask: Sequence[bool] | None = None,
             sent_id: str | None = None) -> SentenceUAS:
         """Score one sentence and add it; returns its :class:`SentenceUAS`.

@@ -232,7 +232,8 @@ table.hm{border-collapse:collapse;font-size:12px}
 table.hm td{width:22px;height:22px;min-width:22px;padding:0;border:1px solid #fff;cursor:crosshair}
 table.hm td.gold{outline:2px solid %(gold)s;outline-offset:-2px}
 table.hm td.nan{background:%(nan)s}
-table.hm td.pred::after{content:"";display:block;width:8px;height:8px;margin:auto;border-radius:50%%;background:#fff;border:1.5px solid #000}
+table.hm td.pred::after{content:"";display:block;width:8px;height:8px;margin:auto;border-radius:50%%;
+  background:#fff;border:1.5px solid #000}
 table.hm td:hover{outline:2px solid #000;outline-offset:-2px}
 table.hm th{font-weight:normal;white-space:nowrap;padding:1px 4px}
 table.hm th.row{text-align:right}

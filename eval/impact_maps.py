@@ -15,15 +15,15 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.corpora.read import detect_format
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output
 from pmask.common.labels import absolute_layer
+from pmask.corpora.provenance import read_provenance
+from pmask.corpora.read import detect_format
+from pmask.corpora.spec import CorpusSpec
+from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
 from pmask.perturb.impact_source import ImpactSource
-from pmask.corpora.spec import CorpusSpec
-from pmask.corpora.provenance import read_provenance
-from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
 
 logger = logging.getLogger(__name__)
 

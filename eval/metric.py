@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 M = TypeVar("M", bound="Metric")
 
@@ -57,7 +57,7 @@ class Metric:
     def __iadd__(self: M, other: M) -> M:
         if not isinstance(other, type(self)):
             return NotImplemented
-        for f in fields(self):
+        for f in fields(cast(Any, self)):   # every Metric subclass is a dataclass
             setattr(self, f.name, merged(getattr(self, f.name), getattr(other, f.name)))
         return self
 

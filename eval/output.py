@@ -9,6 +9,7 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -58,7 +59,8 @@ def figure_format(path: str | os.PathLike, allowed: Sequence[str] = FIGURE_FORMA
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in allowed:
         shown = ", ".join(f".{s}" for s in allowed)
-        raise ReportError(f"{path}: unsupported output format {Path(path).suffix or '(no suffix)'!r}; use one of {shown}")
+        raise ReportError(f"{path}: unsupported output format {Path(path).suffix or '(no suffix)'!r}; "
+                          f"use one of {shown}")
     return suffix
 
 
@@ -125,10 +127,8 @@ class TableFile:
 def plain_value(value: Any) -> Any:
     """numpy scalars → Python numbers, NaN/inf → None, Paths → str (JSON-safe)."""
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             value = value.item()
-        except (TypeError, ValueError):
-            pass
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, os.PathLike):

@@ -19,10 +19,31 @@ from typing import Any, Mapping
 from pmask.common.display import RichDisplay
 from pmask.common.labels import short_model_name
 from pmask.common.options import TASKS
-from pmask.eval.output import (ALL_PERCENT_KEYS, FIGURE_DPI, FIGURE_FORMATS, KINDS, LABELS, PERCENT_KEYS,
-                               Kind, ReportError, TableFile, Task, atomic_write, best_indices, csv_text,
-                               figure_format, fmt_value, is_number, markdown_table, meta_line, metrics_dict,
-                               new_figure, ordered_keys, plain_value, save_figure)
+from pmask.eval.output import (
+    ALL_PERCENT_KEYS,
+    FIGURE_DPI,
+    FIGURE_FORMATS,
+    KINDS,
+    LABELS,
+    PERCENT_KEYS,
+    Kind,
+    ReportError,
+    TableFile,
+    Task,
+    atomic_write,
+    best_indices,
+    csv_text,
+    figure_format,
+    fmt_value,
+    is_number,
+    markdown_table,
+    meta_line,
+    metrics_dict,
+    new_figure,
+    ordered_keys,
+    plain_value,
+    save_figure,
+)
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -58,13 +79,14 @@ class ComparisonRow:
 
     @classmethod
     def from_score(cls, name: str, score: Any, *, kind: Kind = "model",
-                   settings: Mapping[str, Any] | None = None, **extra: float | int) -> "ComparisonRow":
+                   settings: Mapping[str, Any] | None = None, **extra: float | int) -> ComparisonRow:
         """Row from a score object (``to_dict()``) or dict; ``extra`` adds counts such as ``sentences=``."""
         return cls(name, kind, {**metrics_dict(score), **extra}, dict(settings or {}))
 
     def to_dict(self) -> dict[str, Any]:
         """Flat JSON row: name, kind, every metric under its plain key, then settings."""
-        return {"name": self.name, "kind": self.kind, **plain_value(self.metrics), "settings": plain_value(self.settings)}
+        return {"name": self.name, "kind": self.kind, **plain_value(self.metrics),
+                "settings": plain_value(self.settings)}
 
 
 @dataclass
@@ -135,7 +157,7 @@ class Comparison(TableFile, RichDisplay):
         return {"task": self.task, "meta": plain_value(self.meta), "rows": [r.to_dict() for r in self.rows]}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Comparison":
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
         """Inverse of :meth:`to_dict`."""
         try:
             rows = [ComparisonRow(r["name"], r["kind"], {k: v for k, v in r.items() if k not in _RESERVED},
@@ -145,7 +167,7 @@ class Comparison(TableFile, RichDisplay):
             raise ReportError(f"not a comparison report: missing or malformed field {err}") from None
 
     @classmethod
-    def read_json(cls, path: str | os.PathLike) -> "Comparison":
+    def read_json(cls, path: str | os.PathLike) -> Comparison:
         try:
             return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError) as err:
@@ -243,7 +265,7 @@ class LayerSweep(TableFile, RichDisplay):
                 "rows": [{"layer": layer, **plain_value(m)} for layer, m in self.rows]}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "LayerSweep":
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerSweep:
         try:
             rows = [(r["layer"], {k: v for k, v in r.items() if k != "layer"}) for r in data["rows"]]
             return cls(rows, tuple(data.get("metric_keys") or ()), dict(data.get("meta") or {}))
@@ -287,7 +309,8 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
     for n, (name, value) in enumerate((baselines or {}).items()):
         if value is None or not math.isfinite(float(value)):
             continue
-        ax.axhline(float(value), linestyle=styles[n % len(styles)], linewidth=1.2, color=f"C{len(sweep.metric_keys) + n}",
+        ax.axhline(float(value), linestyle=styles[n % len(styles)], linewidth=1.2,
+                   color=f"C{len(sweep.metric_keys) + n}",
                    label=f"{name} ({LABELS.get(baseline_key, baseline_key) + ' ' if baseline_key else ''}"
                          f"{float(value):.1f})")
     percent = all(k in ALL_PERCENT_KEYS for k in sweep.metric_keys)

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.display import RichDisplay
-from pmask.common.labels import run_label
-from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.common.errors import SettingError
+from pmask.common.labels import run_label
 from pmask.eval.compare import baseline_scores, score_against_gold
+from pmask.eval.report import LayerSweep, plot_layer_sweep
+from pmask.perturb.impact_source import ImpactSource
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task, task_info
-from pmask.perturb.impact_source import ImpactSource
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         base = {name: s.to_dict()[key]
                 for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
     model, impact = source.describe_model(), source.impact_settings()
-    sweep = LayerSweep(rows=rows, metric_keys=SWEEP_KEYS[task],
+    sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {})})
     title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")

@@ -10,8 +10,8 @@ import numpy as np
 
 from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
-from pmask.perturb.alignment import align
 from pmask.common.progress import progress_bar
+from pmask.perturb.alignment import align
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
 from pmask.perturb.store.plan import missing_layers
@@ -24,7 +24,7 @@ __all__ = ["add_layers", "extend_store"]
 
 def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None) -> ComputeLayers:
     """The callback :func:`extend_layers` calls for each shard: the engine at the missing layers."""
-    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
+    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
 
     def compute(items: list[tuple[list[str], np.ndarray]], layers: list[int]) -> list[np.ndarray]:
         for words, ids in items:   # the new rows must describe the stored model input

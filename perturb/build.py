@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from pmask.common.files import Output, check_output
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
-from pmask.common.files import Output, check_output
 from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import StoreSettings
@@ -49,7 +49,8 @@ class StoreRun:
 def wanted_settings(spec: ModelSpec, request: FillRequest) -> StoreSettings:
     """The store settings known before the model is loaded (the rest are filled in by ``compute_store``)."""
     layers = request.layers
-    return StoreSettings(model=spec.name, impact=request.impact, layers=layers if layers == "all" else tuple(layers),
+    return StoreSettings(model=spec.name, impact=request.impact,
+                         layers=layers if isinstance(layers, str) else tuple(layers),
                          random_init=True if spec.random_init else None)
 
 

@@ -155,7 +155,7 @@ def init_distributed(device: str | None = "auto", *, rank: int | None = None,
 def join_group(info: RankInfo, device: str | torch.device | None = "auto") -> None:
     """Select ``cuda:LOCAL_RANK`` (unless ``device`` is the CPU) and initialise the process group
     (NCCL on CUDA, gloo on the CPU) from torchrun's environment, unless one exists."""
-    import torch   # lazy, as in _dist
+    import torch  # lazy, as in _dist
 
     dist = _dist()
     use_cuda = str(device or "auto") != "cpu" and torch.cuda.is_available()

@@ -26,7 +26,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
@@ -98,7 +98,8 @@ class BatchPart:
         return self.stop - self.start
 
 
-def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any], layers: Sequence[int] | int | str = (-1,),
+def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
+                    layers: Sequence[int] | int | str = (-1,),
                     metric: str = "dist", subword: str = "avg", *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
                     fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
@@ -182,9 +183,11 @@ class BatchRunner:
     def run(self, sentences: Iterable[Any], progress: bool) -> Iterator[np.ndarray | None]:
         """Yield each sentence's impact array (or None if skipped), in input order."""
         self.source = enumerate(sentences)
+        subword = self.settings.impact.subword
+        assert subword is not None   # checked by impact_matrices
         bar = None
         if progress and watched():   # a bar only where someone watches it (pmask.common.progress)
-            bar = progress_bar(total=len(sentences) if hasattr(sentences, "__len__") else None, unit="sent",
+            bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent",
                                desc="impact")
         try:
             while True:
@@ -195,7 +198,7 @@ class BatchRunner:
                 done = []
                 while self.pending and self.pending[0].finished:
                     job = self.pending.popleft()
-                    done.append(None if isinstance(job, SkippedSentence) else job.result(self.settings.impact.subword))
+                    done.append(None if isinstance(job, SkippedSentence) else job.result(subword))
                 self.stats.seconds += time.perf_counter() - started
                 if bar is not None and done:
                     bar.update(len(done))
@@ -212,6 +215,7 @@ class BatchRunner:
     def _next_job(self) -> SentenceJob | None:
         """Align the next sentence and queue its job (too-long sentences queue a skip); None at the end."""
         lm, stats = self.lm, self.stats
+        assert self.source is not None   # set by run()
         for index, sentence in self.source:
             try:
                 words = sentence_words(sentence)
@@ -229,7 +233,8 @@ class BatchRunner:
                 self.pending.append(SkippedSentence(index))
                 continue
             if self.settings.include_cls and -1 not in alignment.word_index:
-                raise ModelError(f"sentence {index}: include_cls needs a special token, tokenizer of {lm.name!r} adds none")
+                raise ModelError(f"sentence {index}: include_cls needs a special token, "
+                                 f"tokenizer of {lm.name!r} adds none")
             job = SentenceJob(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
                               self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
             self.pending.append(job)
@@ -293,10 +298,12 @@ class BatchRunner:
     def _forward(self, parts: list[BatchPart]) -> None:
         """Run the batch's sequences, store base states, then compare and record impacts."""
         metric = self.settings.impact.metric
+        assert metric is not None   # checked by impact_matrices
         device = self.lm.device
         ranges = [p.job.read_range(p.start, p.stop) for p in parts]
         row_offset = np.cumsum([0] + [p.rows for p in parts])
-        read_row = np.concatenate([p.job.reads.sequence[r] - p.start + off for p, r, off in zip(parts, ranges, row_offset)])
+        read_row = np.concatenate([p.job.reads.sequence[r] - p.start + off
+                                   for p, r, off in zip(parts, ranges, row_offset)])
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
         batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
                      np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)
@@ -329,6 +336,7 @@ class BatchRunner:
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
         offset = 0
         for job, slots, columns in targets:
+            assert impacts is not None   # targets come with current_rows
             job.values[:, slots, columns] = impacts[offset:offset + len(slots)].T
             offset += len(slots)
         for p in parts:

@@ -59,7 +59,7 @@ class FillRequest:
         object.__setattr__(self, "output", Path(self.output))
 
     @classmethod
-    def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> "FillRequest":
+    def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> FillRequest:
         """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
         batch budget); ``options`` are the other fields."""
         return cls(sentences, Path(output), impact=spec.impact.with_defaults(), batch_tokens=spec.batch_tokens,
@@ -110,7 +110,7 @@ def describe_stats(stats: Any) -> str:
 
 def _new_stats() -> Any:
     try:
-        from pmask.perturb import ImpactStats   # lazy: the engine imports torch
+        from pmask.perturb import ImpactStats  # lazy: the engine imports torch
         return ImpactStats()
     except (ImportError, TypeError):
         return None
@@ -119,13 +119,14 @@ def _new_stats() -> Any:
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
+    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
         kwargs["batch_tokens"] = request.batch_tokens
-    impact, sentences = request.impact, request.sentences
-    matrices = impact_matrices(model, [sentences[i] for i in todo], layers=list(writer.settings.layers_resolved),
+    impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
+    assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
+    matrices = impact_matrices(model, [sentences[i] for i in todo], layers=list(layers),
                                metric=impact.metric, subword=impact.subword, include_cls=True,
                                tokenize=impact.tokenize, **kwargs)
     computed = 0
@@ -198,6 +199,7 @@ def _compute_distributed(model: Any, request: FillRequest, settings: StoreSettin
         todo = writer.remaining
         reused = _stored(writer.manifest)
         share = balance(todo, [len(sentences[i].words) for i in todo], info.world_size)[info.rank]
+        assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if info.is_main and todo:
             logger.info("%s: computing %d of %d sentences (%d already stored) on %d ranks, layers %s", out,
                         len(todo), len(sentences), len(sentences) - len(todo), info.world_size,
@@ -278,6 +280,7 @@ def _add_missing_layers(model: Any, request: FillRequest, settings: StoreSetting
         raise StoreError(f"{out}: lacks layers {missing}; adding layers to a store runs "
                          f"in one process: resume it once without torchrun")
     check_existing(out, settings, corpus, resume=True, overwrite=False, more_layers=True)  # before any change
+    assert settings.layers_resolved is not None   # resolved by compute_store
     return extend_store(model, out, settings.layers_resolved, batch_tokens=request.batch_tokens,
                         progress=request.progress).added
 
@@ -289,6 +292,7 @@ def _compute_here(model: Any, request: FillRequest, settings: StoreSettings, cor
     with StoreWriter.open(out, settings, corpus, **_opening(model, request)) as writer:
         todo = writer.remaining
         reused = _stored(writer.manifest)
+        assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if todo:
             logger.info("%s: computing %d of %d sentences (%d already stored), layers %s", out, len(todo),
                         n, n - len(todo), list(writer.settings.layers_resolved))
@@ -308,7 +312,7 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
     """
-    from pmask.perturb import impact_matrices   # lazy: the engine imports torch
+    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}

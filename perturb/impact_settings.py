@@ -33,13 +33,13 @@ class ImpactSettings:
     subword: str | None = "avg"
     tokenize: str | None = "words"
 
-    def with_defaults(self) -> "ImpactSettings":
+    def with_defaults(self) -> ImpactSettings:
         """These settings with every unset field given its default (dist, avg, words)."""
         default = ImpactSettings()
         return ImpactSettings(self.metric or default.metric, self.subword or default.subword,
                               self.tokenize or default.tokenize)
 
-    def check(self) -> "ImpactSettings":
+    def check(self) -> ImpactSettings:
         """These settings, or a one-line ``OptionError`` (a ``ValueError``) naming the first unknown value
         (None included); tokenisation modes are those of the aligner registry ``pmask.perturb.alignment.ALIGNERS``."""
         check_choice("metric", self.metric, METRICS)
@@ -51,7 +51,7 @@ class ImpactSettings:
         """``{"metric", "subword", "tokenize"}``, in that order (as provenance records them)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def conflicts(self, other: "ImpactSettings") -> list[tuple[str, str, str | None]]:
+    def conflicts(self, other: ImpactSettings) -> list[tuple[str, str, str | None]]:
         """``(name, mine, theirs)`` for each field set here that differs from ``other``'s."""
         theirs = other.as_dict()
         return [(name, mine, theirs[name]) for name, mine in self.as_dict().items()

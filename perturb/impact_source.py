@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from pmask.perturb.build import StoreRun, build_store, fill_stores
 from pmask.perturb.fill import FillRequest, iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
-from pmask.perturb.store_corpus import store_sentences
 from pmask.perturb.store import ImpactStore
+from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class ImpactSource:
 
     @classmethod
     def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
-             corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
+             corpus: str | Path | None = None, progress: bool = True) -> ImpactSource:
         """A source for ``source.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
@@ -249,12 +249,13 @@ class ImpactSource:
         self._ensure_store(layers)
         if self.store is not None:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
-            chosen = every if layers == "all" else list(layers)
+            chosen = every if layers == "all" else list(cast(Sequence[int], layers))
             self._ensure_layers(chosen)
             stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls,
                                                   positions=self._positions(None))
         else:
-            chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
+            chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
+                      else list(cast(Sequence[int], layers)))
             spec = self.model_spec
             stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact.with_defaults(),
                                       include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)

@@ -9,6 +9,7 @@ special token of ``include_cls``), so words that share pieces never overwrite ea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -107,11 +108,11 @@ class SentenceJob:
 
     def result(self, subword: str) -> np.ndarray:
         """Word-level impacts [n_layers, n, n] (or [n_layers, n+1, n+1] with the special-token row 0)."""
-        reduce = {"avg": np.mean, "sum": np.sum, "max": np.max}.get(subword)
+        reduce: dict[str, Callable[..., np.ndarray]] = {"avg": np.mean, "sum": np.sum, "max": np.max}
         rows = []
         for k in range(self.n_words):
             block = self.values[:, self.slot_start[k]:self.slot_start[k + 1], :]     # [n_layers, pieces, n]
-            rows.append(block[:, 0, :] if subword == "first" else reduce(block.astype(np.float64), axis=1))
+            rows.append(block[:, 0, :] if subword == "first" else reduce[subword](block.astype(np.float64), axis=1))
         impact = np.stack(rows, axis=1).astype(np.float32)
         # masking i already masks all of j's pieces (words of one multiword token): same input, impact 0
         covers = self.covers[:self.n_words]

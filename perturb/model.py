@@ -199,7 +199,8 @@ def _load_config(name: str, revision: str | None, local_files_only: bool) -> Any
         config = AutoConfig.from_pretrained(name, revision=revision, local_files_only=local_files_only)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
         if "trust_remote_code" in str(err):
-            raise ModelError(f"model {name!r} needs its own code (trust_remote_code), which pmask does not run") from err
+            raise ModelError(f"model {name!r} needs its own code (trust_remote_code), "
+                             "which pmask does not run") from err
         if local_files_only and not Path(name).expanduser().is_dir():
             raise ModelError(f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached "
                              "(offline or HF_HUB_OFFLINE set); download it where there is network and give its "

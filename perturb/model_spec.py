@@ -35,11 +35,11 @@ class ModelSpec:
     batch_tokens: int | None = None
     threads: int | None = None       # torch's CPU threads (None: torch's default)
 
-    def with_defaults(self) -> "ModelSpec":
+    def with_defaults(self) -> ModelSpec:
         """This spec with unset impact settings given their defaults (metric dist, subword avg, tokenize words)."""
         return replace(self, impact=self.impact.with_defaults())
 
-    def check_store(self, store: Any) -> "ModelSpec":
+    def check_store(self, store: Any) -> ModelSpec:
         """This spec with the store's impact settings; a :class:`SettingError` naming the store's own
         value for any setting given here that differs from it."""
         held = store.settings

@@ -2,6 +2,7 @@
 versions (shared by :mod:`pmask.perturb.fill` and :mod:`pmask.perturb.add_layers`)."""
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import platform
 from typing import Any, Sequence
@@ -16,10 +17,8 @@ def versions() -> dict[str, str]:
     """Versions of the packages whose behaviour the numbers depend on (no imports needed)."""
     out = {"python": platform.python_version()}
     for dist in ("pmask", "torch", "transformers", "tokenizers", "numpy", "safetensors"):
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
     return out
 
 

@@ -14,15 +14,33 @@ Conventions (all modules):
 
 Pure numpy/networkx/nltk (no torch).
 """
-from pmask.trees.baselines import (balanced, left_branching, left_chain, random_binary,
-                                   random_projective, random_scores, right_branching, right_chain)
 from pmask.corpora.brackets import from_brackets, spans, to_brackets
+from pmask.trees.baselines import (
+                                   balanced,
+                                   left_branching,
+                                   left_chain,
+                                   random_binary,
+                                   random_projective,
+                                   random_scores,
+                                   right_branching,
+                                   right_chain,
+)
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
-from pmask.trees.registry import (CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_DECODERS, DecodeInput, Decoder,
-                                  decode, decode_constituency, decode_dependencies, decoder_names, get_decoder)
+from pmask.trees.registry import (
+                                   CONSTITUENCY_DECODERS,
+                                   DECODERS,
+                                   DEPENDENCY_DECODERS,
+                                   DecodeInput,
+                                   Decoder,
+                                   decode,
+                                   decode_constituency,
+                                   decode_dependencies,
+                                   decoder_names,
+                                   get_decoder,
+)
 from pmask.trees.scores import dependency_scores, tree_score
 from pmask.trees.validate import is_valid_tree, tree_errors
 

@@ -10,7 +10,7 @@ uniform integer below a count is drawn by rejection from the generator's random 
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from nltk import Tree
@@ -69,7 +69,7 @@ def left_chain(n: int, root: int | None = None) -> np.ndarray:
     return heads
 
 
-@lru_cache(maxsize=None)
+@cache
 def _complete_count(w: int) -> int:
     """Complete Eisner items of width w (head at one end, spanning w+1 positions)."""
     if w == 0:
@@ -77,7 +77,7 @@ def _complete_count(w: int) -> int:
     return sum(_incomplete_count(m) * _complete_count(w - m) for m in range(1, w + 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _incomplete_count(w: int) -> int:
     """Incomplete items of width w >= 1 (the arc between the two ends is fixed)."""
     return sum(_complete_count(m) * _complete_count(w - 1 - m) for m in range(w))
@@ -183,7 +183,7 @@ def balanced(words) -> Tree:
     return build(0, len(words))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _catalan(k: int) -> int:
     """Number of binary bracketings of k+1 leaves."""
     if k == 0:

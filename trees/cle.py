@@ -82,7 +82,7 @@ def _cle_networkx(weights: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     import networkx as nx
 
     N = weights.shape[0] - 1
-    G = nx.DiGraph()
+    G: nx.DiGraph = nx.DiGraph()
     G.add_nodes_from(range(N + 1))
     dep, head = np.nonzero(allowed)             # row-major: dependents ascending, heads ascending
     G.add_weighted_edges_from(zip(head.tolist(), dep.tolist(), weights[dep, head].tolist()))

@@ -70,27 +70,33 @@ def eisner_core(arc: np.ndarray, *, single_root: bool) -> np.ndarray:
         Cr[s, t] = vcr[rows, kcr]
         bCl[s, t] = s + kcl
         bCr[s, t] = s + 1 + kcr
+    _backtrack(heads, bCl, bCr, bIl, bIr)
+    return heads
+
+
+def _backtrack(heads: np.ndarray, bCl: np.ndarray, bCr: np.ndarray, bIl: np.ndarray, bIr: np.ndarray) -> None:
+    """Fill ``heads`` from the split points of :func:`eisner_core`'s items, from ``Cr[0, N]`` down."""
+    N = len(heads) - 1
     # iterative backtrack: (s, t, direction 0=left/1=right, complete)
-    stack = [(0, N, 1, True)]
+    stack: list[tuple[int, int, int, bool]] = [(0, N, 1, True)]
     while stack:
         s, t, d, complete = stack.pop()
         if s == t:
             continue
         if complete:
             if d == 0:
-                r = bCl[s, t]
+                r = int(bCl[s, t])
                 stack += [(s, r, 0, True), (r, t, 0, False)]
             else:
-                r = bCr[s, t]
+                r = int(bCr[s, t])
                 stack += [(s, r, 1, False), (r, t, 1, True)]
         else:
-            r = (bIl if d == 0 else bIr)[s, t]
+            r = int((bIl if d == 0 else bIr)[s, t])
             if d == 0:
                 heads[s] = t
             else:
                 heads[t] = s
             stack += [(s, r, 1, True), (r + 1, t, 0, True)]
-    return heads
 
 
 def eisner(scores, root: int | None = None, multiroot: bool = False, *, where: str | None = None) -> np.ndarray:

@@ -26,8 +26,8 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES
 from pmask.corpora import Sentence, write_brackets, write_conllu
-from pmask.corpora.spec import CorpusSpec
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
+from pmask.corpora.spec import CorpusSpec
 from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_needs_model, decoder_task, get_decoder
 
 __all__ = [

@@ -41,7 +41,6 @@ from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 
 
-
 @dataclass(frozen=True)
 class DecodeInput:
     """Everything a decoder may read for one sentence.

@@ -17,6 +17,7 @@ import numpy as np
 from pmask.common.errors import DecodeError, at
 from pmask.corpora.heads import find_cycle
 
+
 def check_scores(scores, *, where: str | None = None) -> np.ndarray:
     """Return ``scores`` as a float64 (n+1)x(n+1) array, or raise DecodeError.
 

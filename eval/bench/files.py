@@ -19,9 +19,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.eval.output import new_figure, save_figure
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import run_label
+from pmask.eval.output import new_figure, save_figure
 from pmask.trees.registry import decoder_task, task_info
 
 logger = logging.getLogger(__name__)

@@ -27,14 +27,14 @@ from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
 from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.options import DEFAULT_ROOT, PUNCT_MODES, ROOT_MODES, check_choice, resolve_layers
-from pmask.trees.induce import refuse_layer_zero
+from pmask.common.progress import progress_bar
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.build import fill_stores
 from pmask.perturb.distributed import is_main_rank
 from pmask.perturb.fill import FillRequest
-from pmask.common.progress import progress_bar
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
+from pmask.trees.induce import refuse_layer_zero
 
 logger = logging.getLogger(__name__)
 
@@ -320,7 +320,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                                  "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped),
                                  "decoders": decoders_for(tb, settings), "decoders_not_run": not_run[tb.name]})
         if not_run[tb.name]:
-            logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task, ", ".join(not_run[tb.name]))
+            logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
+                           ", ".join(not_run[tb.name]))
     impact_seconds = info.pop("seconds")
     result.timing = {**info, "impact_seconds": impact_seconds,
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),

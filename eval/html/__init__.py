@@ -94,7 +94,8 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
         ``{"title", "task", "summary", "breakdowns", "sentences", "eager", "impacts", "bench"}``; see
         ``pmask.eval.html.data``, ``.trees``, ``.impacts`` and ``pmask.eval.bench.html`` for each part.
     """
-    from pmask.eval.html import data as html_data, trees as html_trees
+    from pmask.eval.html import data as html_data
+    from pmask.eval.html import trees as html_trees
 
     inputs = html_data.load_inputs(pred, gold, punct=options.punct, seed=options.seed)
     if inputs.task == "dependency":

@@ -13,12 +13,11 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
 from pmask.common.labels import absolute_layer
-from pmask.eval.percent import percent
-from pmask.eval.compare import evaluate_files
-from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
-
+from pmask.eval.compare import evaluate_files
+from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
+from pmask.eval.percent import percent
 
 
 @dataclass
@@ -62,7 +61,7 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)
 
 
-def _cell(correct: int, total: int) -> dict[str, Any]:
+def _cell(correct: float, total: float) -> dict[str, Any]:
     return {"correct": correct, "total": total, "accuracy": percent(correct, total)}
 
 
@@ -147,7 +146,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
     return {
         "table": table,
         "task": inputs.task,
-        "settings": {"model": model.get("name"), "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
+        "settings": {"model": model.get("name"),
+                     "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
                      "decoder": settings.get("decoder"),
                      "root": settings.get("root"), "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": inputs.punct},

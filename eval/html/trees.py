@@ -85,6 +85,7 @@ def constituency_sentences(pairs: Sequence[tuple[Any, Any]], per_sentence: Seque
 def constituency_breakdowns(pairs: Sequence[tuple[Any, Any]]) -> list[dict[str, Any]]:
     """The "where it fails" tables for brackets: F1 by span length, recall by gold label."""
     return [
-        {"id": "by-span-length", "title": "Bracket F1 by span length (words)", "key": "span", "rows": span_length_rows(pairs)},
+        {"id": "by-span-length", "title": "Bracket F1 by span length (words)", "key": "span",
+         "rows": span_length_rows(pairs)},
         {"id": "by-label", "title": "Recall of gold spans by gold label", "key": "label", "rows": label_rows(pairs)},
     ]

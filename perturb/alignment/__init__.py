@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pmask.common.options import TOKENIZE_MODES, check_choice
-from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
+from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.words import align, sentence_words
 
 #: Tokenisation mode -> aligner; its keys are exactly ``TOKENIZE_MODES`` (checked below).
@@ -25,7 +25,7 @@ __all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentenc
            "sentence_words", "surface_align", "surface_layout"]
 
 
-def get_aligner(name: str) -> Callable[..., WordAlignment]:
+def get_aligner(name: str | None) -> Callable[..., WordAlignment]:
     """The aligner registered as ``name`` in :data:`ALIGNERS`; ``OptionError`` (a ``ValueError``) for an unknown one."""
     return ALIGNERS[check_choice("tokenisation mode", name, ALIGNERS)]
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pmask.common.errors import ModelError
 
 
 @dataclass
@@ -53,9 +54,11 @@ class WordAlignment:
 
     def pieces(self, k: int) -> list[int]:
         """Token positions (into ``input_ids``) of word ``k``'s pieces, in order."""
+        assert self.word_pieces is not None   # set by __post_init__
         return self.word_pieces[k]
 
     @property
     def first_pieces(self) -> list[int]:
         """Position of each word's first piece."""
+        assert self.word_pieces is not None   # set by __post_init__
         return [p[0] for p in self.word_pieces]

@@ -54,7 +54,8 @@ def align(tokenizer, sentence: Sequence[str] | Any) -> WordAlignment:
         (3, [1])
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise ModelError(f"tokenizer {type(tokenizer).__name__} is not a fast tokenizer; word alignment needs word_ids()")
+        raise ModelError(f"tokenizer {type(tokenizer).__name__} is not a fast tokenizer; "
+                         "word alignment needs word_ids()")
     words = sentence_words(sentence)
     enc = tokenizer(words, is_split_into_words=True, add_special_tokens=True, truncation=False, verbose=False)
     ids: list[int] = list(enc["input_ids"])

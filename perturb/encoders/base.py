@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -23,7 +23,7 @@ class Encoder(ABC):
 
     def __init__(self, model: torch.nn.Module, head: MlmHead | None, num_layers: int, name: str):
         self.model = model
-        self.base = model.base_model
+        self.base: Any = model.base_model   # its submodules are reached by name (typed Tensor | Module)
         self.head = head
         self.num_layers = num_layers
         self.name = name
@@ -53,4 +53,5 @@ class Encoder(ABC):
               dtype: torch.dtype) -> torch.Tensor:
         """P(original token | layer-l state) at the reads: token_ids [N] → [N, len(layers)] in ``dtype``."""
         self.check_prob(layers)
+        assert self.head is not None   # check_prob refused a missing head
         return gather_probs(self.head, self.states(batch, layers), token_ids, dtype)

@@ -11,7 +11,7 @@ the generic path on a probe input (``pmask.perturb.encoders.select``).
 from __future__ import annotations
 
 import inspect
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 import torch.nn.functional as nnf
@@ -47,7 +47,7 @@ class BertFamilyEncoder(Encoder):
         super().__init__(model, head, num_layers, name)
         self.family = family
         self.layers = self.base.transformer.layer if family == "distilbert" else self.base.encoder.layer
-        config = model.config
+        config: Any = model.config
         self.n_heads = int(getattr(config, "n_heads", 0) or config.num_attention_heads)
         embeddings = self.base.embeddings
         self._embed_takes_token_types = (family == "bert" and getattr(embeddings, "token_type_embeddings", None)
@@ -89,7 +89,7 @@ class BertFamilyEncoder(Encoder):
         projection = getattr(self.base, "embeddings_project", None)  # ELECTRA with embedding_size != hidden_size
         return projection(x) if projection is not None else x
 
-    def _layer(self, layer: torch.nn.Module, x: torch.Tensor, batch: PackedBatch, top: bool) -> torch.Tensor:
+    def _layer(self, layer: Any, x: torch.Tensor, batch: PackedBatch, top: bool) -> torch.Tensor:
         """One encoder layer on packed tokens x [tokens, D]; with ``top`` only at the query slots [Q, D]."""
         x_query = x[batch.query_token] if top else x
         if self.family == "distilbert":
@@ -115,18 +115,20 @@ class BertFamilyEncoder(Encoder):
         width = keys.shape[1]
         head_dim = width // self.n_heads
         context = self._buffer("ctx", queries.shape[0], width, queries)
-        for seg in batch.segments:
-            def split(t: torch.Tensor, rows: slice, length: int) -> torch.Tensor:
-                return t[rows].reshape(seg.rows, length, self.n_heads, head_dim).transpose(1, 2)
 
-            k = split(keys, seg.tokens, seg.length)
-            v = split(values, seg.tokens, seg.length)
+        def split(t: torch.Tensor, rows: slice, n_rows: int, length: int) -> torch.Tensor:
+            return t[rows].reshape(n_rows, length, self.n_heads, head_dim).transpose(1, 2)
+
+        for seg in batch.segments:
+            k = split(keys, seg.tokens, seg.rows, seg.length)
+            v = split(values, seg.tokens, seg.rows, seg.length)
             q_rows, q_len = (seg.slots, seg.slots_per_row) if top else (seg.tokens, seg.length)
-            out = nnf.scaled_dot_product_attention(split(queries, q_rows, q_len), k, v)   # [rows, H, q_len, dh]
+            q = split(queries, q_rows, seg.rows, q_len)
+            out = nnf.scaled_dot_product_attention(q, k, v)   # [rows, H, q_len, dh]
             context[q_rows].view(seg.rows, q_len, self.n_heads, head_dim).copy_(out.transpose(1, 2))
         return context
 
-    def _bert_tail(self, layer: torch.nn.Module, x_query: torch.Tensor, context: torch.Tensor,
+    def _bert_tail(self, layer: Any, x_query: torch.Tensor, context: torch.Tensor,
                    like: torch.Tensor) -> torch.Tensor:
         """Attention output projection, residual + LayerNorm, feed-forward: [rows, A] → [rows, D]."""
         rows, dim = x_query.shape
@@ -143,7 +145,7 @@ class BertFamilyEncoder(Encoder):
         residual = torch.add(attended, ffn_out.dense.bias, out=self._buffer("res", rows, dim, like))
         return ffn_out.LayerNorm(residual.addmm_(inner, ffn_out.dense.weight.t()))
 
-    def _fused_qkv(self, layer: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+    def _fused_qkv(self, layer: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Query, key and value weights stacked [3·A, D] and biases [3·A] (one GEMM instead of three), cached."""
         key = id(layer)
         if key not in self._fused:

@@ -7,12 +7,13 @@ load time); the paper applies the same head to every layer's state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
-# name -> (attributes the model must have, logits from hidden states [..., D])
-_CANDIDATES: dict[str, tuple[tuple[str, ...], Callable[[torch.nn.Module, torch.Tensor], torch.Tensor]]] = {
+# name -> (attributes the model must have, logits from hidden states [..., D]); the model is Any:
+# its heads are reached by attribute name
+_CANDIDATES: dict[str, tuple[tuple[str, ...], Callable[[Any, torch.Tensor], torch.Tensor]]] = {
     "cls": (("cls",), lambda m, h: m.cls(h)),                                  # BERT and many relatives
     "lm_head": (("lm_head",), lambda m, h: m.lm_head(h)),                      # RoBERTa, XLM-R, I-BERT
     "predictions": (("predictions",), lambda m, h: m.predictions(h)),          # ALBERT

@@ -80,7 +80,8 @@ def inspect_model(model: torch.nn.Module, tokenizer: Any, num_layers: int, name:
         generic = torch.stack([h.reshape(-1, h.shape[-1]) for h in out.hidden_states], dim=1)
         try:
             fast = BertFamilyEncoder(model, head, num_layers, name, family).states(batch, layers)
-            error = float(((fast - generic).abs().amax(dim=(0, 2)) / generic.abs().amax(dim=(0, 2)).clamp_min(1e-30)).max())
+            scale = generic.abs().amax(dim=(0, 2)).clamp_min(1e-30)
+            error = float(((fast - generic).abs().amax(dim=(0, 2)) / scale).max())
         except Exception as err:  # noqa: BLE001 - a layout the fast path does not handle: use the generic path
             logger.info("model %r: fast path failed on the probe sentence (%s); using the generic path", name, err)
             return ModelPaths(None, head)

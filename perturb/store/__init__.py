@@ -35,17 +35,32 @@ from __future__ import annotations
 from pmask.common.errors import MissingSentenceError
 from pmask.common.options import RANDOM_PREFIX, resolve_layers
 from pmask.perturb.store.export import EXPORT_FORMATS, export_store
-from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION, MANIFEST,
-                                        SHARD_RE, TMP_PREFIX, TMP_SUFFIX, read_manifest)
+from pmask.perturb.store.layout import (
+    DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_SIZE,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    SHARD_RE,
+    TMP_PREFIX,
+    TMP_SUFFIX,
+    read_manifest,
+)
 from pmask.perturb.store.plan import plan_store
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
-from pmask.perturb.store.settings import (METRIC_DEFINITIONS, SUBWORD_DEFINITIONS, CorpusInfo, StoreSettings,
-                                          settings_mismatches)
+from pmask.perturb.store.settings import (
+    METRIC_DEFINITIONS,
+    SUBWORD_DEFINITIONS,
+    CorpusInfo,
+    StoreSettings,
+    settings_mismatches,
+)
 from pmask.perturb.store.writer import StoreWriter
 
 __all__ = [
     "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_SIZE", "FORMAT", "FORMAT_VERSION", "MANIFEST", "METRIC_DEFINITIONS",
     "RANDOM_PREFIX", "SHARD_RE", "SUBWORD_DEFINITIONS", "TMP_PREFIX", "TMP_SUFFIX",
-    "EXPORT_FORMATS", "CorpusInfo", "ImpactStore", "MissingSentenceError", "StoreSettings", "StoreWriter", "StoredImpact",
+    "EXPORT_FORMATS", "CorpusInfo", "ImpactStore", "MissingSentenceError", "StoreSettings", "StoreWriter",
+    "StoredImpact",
     "export_store", "plan_store", "read_manifest", "resolve_layers", "settings_mismatches",
 ]

@@ -25,8 +25,15 @@ from safetensors import safe_open
 
 from pmask.common.errors import StoreError
 from pmask.common.files import atomic_write
-from pmask.perturb.store.layout import (clean_unreferenced, now, read_manifest, shard_metadata, shard_name,
-                                        shard_number, write_manifest)
+from pmask.perturb.store.layout import (
+    clean_unreferenced,
+    now,
+    read_manifest,
+    shard_metadata,
+    shard_name,
+    shard_number,
+    write_manifest,
+)
 from pmask.perturb.store.parts import part_files
 from pmask.perturb.store.plan import lock_dir, unlock
 
@@ -114,7 +121,7 @@ def _rewrite_shard(path: Path, manifest: dict[str, Any], entry: dict[str, Any], 
         with safe_open(str(old), framework="numpy") as handle:
             meta = handle.metadata() or {}
             records = json.loads(meta["sentences"])
-            tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+            tensors = {k: handle.get_tensor(k) for k in handle.keys()}  # noqa: SIM118 (safe_open is not a dict: no __iter__)
     except Exception as err:   # SafetensorError, KeyError, JSONDecodeError
         raise StoreError(f"{old}: corrupt shard: {err}") from None
     missing = [k for k in target if k not in held]

@@ -1,6 +1,7 @@
 """Before writing: the directory lock, the check of an existing store and what is left to compute."""
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 from dataclasses import dataclass
@@ -154,10 +155,8 @@ def plan_fill(out_dir: str | os.PathLike, sentences: Sequence[Any], settings: St
     manifest = existing_manifest(path, resume, overwrite)
     if manifest is None:
         return StorePlan(remaining(None, corpus.n_sentences), [])
-    try:
+    with contextlib.suppress(LayerError):   # the check below names the layer among the other differences
         settings = _resolved(settings, manifest)
-    except LayerError:
-        pass   # the check below names the layer among the other differences
     check_matches(path, manifest, settings, corpus, more_layers=resume)
     wanted = settings.layers_resolved
     missing = missing_layers(manifest, wanted) if resume and wanted is not None else []

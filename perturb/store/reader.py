@@ -100,7 +100,7 @@ class ImpactStore:
         self.include_cls: bool = bool(self.settings.include_cls)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, verify: bool = True, cache_shards: int = 2) -> "ImpactStore":
+    def open(cls, path: str | os.PathLike, *, verify: bool = True, cache_shards: int = 2) -> ImpactStore:
         """Open the store at ``path`` for reading (no torch needed).
 
         Args:

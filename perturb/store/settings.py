@@ -28,7 +28,7 @@ class StoreSettings:
     worked out once by :meth:`resolved`.
     """
 
-    model: str
+    model: str | None
     impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode
     layers: tuple[int, ...] | str = (-1,)
     include_cls: bool = True
@@ -49,7 +49,7 @@ class StoreSettings:
                 object.__setattr__(self, "model", name)
                 object.__setattr__(self, "random_init", True)
 
-    def resolved(self, num_layers: int | None) -> "StoreSettings":
+    def resolved(self, num_layers: int | None) -> StoreSettings:
         """These settings with the requested layers resolved for a model of ``num_layers`` layers
         (unchanged when they already are, or when the depth is not known); LayerError for a layer
         outside the model."""
@@ -67,9 +67,10 @@ class StoreSettings:
                       "tokenizer": self.tokenizer, "describe": self.model_info},
             "metric": self.impact.metric,
             "subword": self.impact.subword,
-            "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric),
-                            "subword": SUBWORD_DEFINITIONS.get(self.impact.subword),
-                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
+            "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric or ""),
+                            "subword": SUBWORD_DEFINITIONS.get(self.impact.subword or ""),
+                            "matrix": "matrix[l, i, j] = impact of word j on word i "
+                                      "at layers.resolved[l] (0 = embeddings)"},
             "include_cls": self.include_cls,
             "tokenize": self.impact.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
@@ -77,13 +78,13 @@ class StoreSettings:
         }
 
     @classmethod
-    def from_manifest(cls, manifest: dict[str, Any]) -> "StoreSettings":
+    def from_manifest(cls, manifest: dict[str, Any]) -> StoreSettings:
         model, layers = manifest["model"], manifest["layers"]
         requested = layers.get("requested")
         resolved = layers.get("resolved")
         impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"))
         return cls(model=model.get("name"), impact=impact,
-                   layers=requested if isinstance(requested, str) or requested is None else tuple(requested),
+                   layers=tuple(requested) if isinstance(requested, list) else requested,
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
                    commit=model.get("commit"),
                    random_init=model.get("random_init"), dtype=model.get("dtype"),
@@ -114,7 +115,7 @@ class CorpusInfo:
 
     @classmethod
     def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None,
-           selection: dict[str, Any] | None = None) -> "CorpusInfo":
+           selection: dict[str, Any] | None = None) -> CorpusInfo:
         """Fingerprint ``sentences`` (objects with ``.id`` and ``.words``), hashing ``path`` if given;
         ``selection``: how they were selected from it (``CorpusSpec.record()``)."""
         h = hashlib.sha256()
@@ -173,7 +174,8 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more
         if _jsonable(a) != _jsonable(b):
             out.append(f"{name}: store has {a!r}, requested {b!r}")
 
-    differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
+    differ("model", norm_model(stored.model) if stored.model else None,
+           norm_model(requested.model) if requested.model else None)
     for name, a, b in zip(COMPARED, _compared(stored), _compared(requested)):
         differ(name, a, b)
     # Layers: compare absolute indices when both sides know them or can work them out from the

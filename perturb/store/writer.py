@@ -14,9 +14,20 @@ import safetensors.numpy
 
 from pmask.common.errors import OutputError, StoreError
 from pmask.common.files import atomic_write, make_output_folder
-from pmask.perturb.store.layout import (DEFAULT_SHARD_BYTES, DEFAULT_SHARD_SIZE, FORMAT, FORMAT_VERSION,
-                                        clean_unreferenced, now, our_files, read_manifest, shard_metadata,
-                                        shard_name, shard_number, write_manifest)
+from pmask.perturb.store.layout import (
+    DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_SIZE,
+    FORMAT,
+    FORMAT_VERSION,
+    clean_unreferenced,
+    now,
+    our_files,
+    read_manifest,
+    shard_metadata,
+    shard_name,
+    shard_number,
+    write_manifest,
+)
 from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
 from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings
@@ -68,7 +79,7 @@ class StoreWriter:
     def open(cls, out_dir: str | os.PathLike, settings: StoreSettings, corpus: CorpusInfo, *,
              resume: bool = False, overwrite: bool = False, versions: dict[str, str] | None = None,
              run_info: dict[str, Any] | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
-             shard_bytes: int = DEFAULT_SHARD_BYTES, world_size: int = 1) -> "StoreWriter":
+             shard_bytes: int = DEFAULT_SHARD_BYTES, world_size: int = 1) -> StoreWriter:
         """Create, replace (``overwrite``) or resume (``resume``) the store at ``out_dir``.
 
         Takes the directory's lock until :meth:`close`. On resume, index parts left by an
@@ -102,7 +113,7 @@ class StoreWriter:
 
     @classmethod
     def join(cls, out_dir: str | os.PathLike, *, rank: int, world_size: int, shard_size: int = DEFAULT_SHARD_SIZE,
-             shard_bytes: int = DEFAULT_SHARD_BYTES) -> "StoreWriter":
+             shard_bytes: int = DEFAULT_SHARD_BYTES) -> StoreWriter:
         """Rank ``rank``'s writer (rank > 0) once rank 0 has opened the store: no lock, no manifest writes."""
         path = Path(out_dir)
         return cls(path, read_manifest(path), shard_size=shard_size, shard_bytes=shard_bytes, rank=rank,
@@ -167,6 +178,7 @@ class StoreWriter:
         self._check_new(index)
         n = len(words)
         side = n + 1 if self.settings.include_cls else n
+        assert self.settings.layers_resolved is not None   # a writer's settings are resolved
         n_layers = len(self.settings.layers_resolved)
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         if matrix.shape != (n_layers, side, side):
@@ -213,7 +225,8 @@ class StoreWriter:
             shards = []
             if p.records:
                 name = shard_name(self._next_shard)
-                data = safetensors.numpy.save(p.tensors, metadata=shard_metadata(json.dumps(p.records, ensure_ascii=True)))
+                metadata = shard_metadata(json.dumps(p.records, ensure_ascii=True))
+                data = safetensors.numpy.save(p.tensors, metadata=metadata)
                 atomic_write(self.path / name, data)
                 self._next_shard += self.world_size
                 shards.append({"file": name, "sha256": hashlib.sha256(data).hexdigest(),
@@ -256,7 +269,7 @@ class StoreWriter:
             unlock(self._lock)
             self._lock = None
 
-    def __enter__(self) -> "StoreWriter":
+    def __enter__(self) -> StoreWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

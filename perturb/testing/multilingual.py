@@ -48,14 +48,14 @@ def train_vocabulary(texts: Iterable[str], path: str | Path, *, kind: str = "wor
     from tokenizers import SentencePieceUnigramTokenizer
     from tokenizers.implementations import BertWordPieceTokenizer
     from tokenizers.processors import TemplateProcessing
-    from transformers import BertTokenizerFast, PreTrainedTokenizerFast
+    from transformers import BertTokenizerFast, PreTrainedTokenizerFast  # type: ignore[attr-defined]  # 5.x: a lazy alias
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     texts = list(texts)
     if kind == "wordpiece":
         wp = BertWordPieceTokenizer(clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=False)
-        wp.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, special_tokens=WORDPIECE_SPECIALS,
+        wp.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, special_tokens=WORDPIECE_SPECIALS,  # type: ignore[arg-type]  # stub wants Iterator; any iterable works
                                show_progress=False)
         wp.save_model(str(path))
         tok = BertTokenizerFast(str(path / "vocab.txt"), do_lower_case=False, strip_accents=False,
@@ -91,6 +91,7 @@ def make_tiny_multilingual(path: str | Path, texts: Iterable[str], *, kind: str 
     common = dict(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                   intermediate_size=4 * hidden, initializer_range=init_range, pad_token_id=tok.pad_token_id)
     torch.manual_seed(seed)
+    model: BertForMaskedLM | XLMRobertaForMaskedLM
     if kind == "wordpiece":
         model = BertForMaskedLM(BertConfig(max_position_embeddings=max_positions, **common))
     else:

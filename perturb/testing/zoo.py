@@ -88,7 +88,8 @@ def build_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: i
     if kind.startswith("wordpiece"):
         lower = kind == "wordpiece"
         wp = BertWordPieceTokenizer(lowercase=lower, strip_accents=lower)
-        wp.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=BERT_SPECIALS, show_progress=False)
+        wp.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=BERT_SPECIALS,  # type: ignore[arg-type]  # stub wants Iterator; any iterable works
+                               show_progress=False)
         wp.save_model(str(path))
         tok = BertTokenizer.from_pretrained(str(path), do_lower_case=lower, model_max_length=MAX_POSITIONS)
     elif kind == "bbpe":

@@ -6,6 +6,7 @@ from transformers import AutoTokenizer
 
 from pmask.common.errors import ModelError
 from pmask.perturb import align
+from pmask.perturb.alignment import WordAlignment
 from pmask.perturb.model import load_tokenizer
 from pmask.perturb.testing import TINY_SENTENCES
 
@@ -85,3 +86,13 @@ def test_autotokenizer_roundtrip(tiny_bert_dir):
     tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
     assert tok.is_fast
     assert align(tok, ["the", "cat"]).n_words == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (([101, 7, 102], [-1, 0]), "3 tokens but 2 word indices"),
+    (([101, 7, 102], [-1, 0, -1], 3, [[1], [1]]), "pieces for 2 of 3 words"),
+    (([101, 7, 102], [-1, 0, -1], 2), "word 1 has no model piece"),
+])
+def test_inconsistent_alignment_is_a_model_error(args, message):
+    with pytest.raises(ModelError, match=message):
+        WordAlignment(*args)

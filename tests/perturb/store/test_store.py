@@ -92,6 +92,8 @@ def test_resolve_layers():
     assert resolve_layers("all", 2) == (1, 2)      # layer 0 impacts are identically zero: not in "all"
     with pytest.raises(LayerError, match="layer 13 out of range"):
         resolve_layers([13], 12)
+    with pytest.raises(LayerError, match="layer True is not an integer"):   # was a TypeError: not iterable
+        resolve_layers(True, 12)
 
 
 # ---------------------------------------------------------------------------- refusals
