@@ -27,7 +27,13 @@ def watched(stream: TextIO | None = None) -> bool:
             return True
     except (AttributeError, ValueError):   # no isatty, or a closed stream
         return False
-    return "ipykernel" in sys.modules
+    return _in_kernel()
+
+
+def _in_kernel() -> bool:
+    """Whether this process is a running Jupyter kernel (importing ipykernel is not enough)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def progress_bar(iterable: Iterable[Any] | None = None, *, total: float | None = None, desc: str | None = None,
