@@ -21,10 +21,11 @@ logger = logging.getLogger(__name__)
 __all__ = ["add_layers"]
 
 
-def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None) -> ComputeLayers:
-    """The callback :func:`extend_layers` calls for each shard: the engine at the missing layers."""
-    from pmask.perturb import impact_matrices
+def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None,
+              probe: str = "pair") -> ComputeLayers:
+    """The callback :func:`extend_layers` calls for each shard: the store's probe at the missing layers."""
     from pmask.perturb.alignment import align
+    from pmask.perturb.probes import probe_matrices
 
     def compute(items: list[tuple[list[str], np.ndarray]], layers: list[int]) -> list[np.ndarray]:
         for words, ids in items:   # the new rows must describe the stored model input
@@ -32,8 +33,8 @@ def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: i
                 raise StoreError(f"{path}: the model's tokenizer splits the stored sentence "
                                  f"'{' '.join(words[:6])} …' differently; it cannot add layers to this store")
         kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-        out = list(impact_matrices(model, [words for words, _ in items], layers=layers, metric=metric,
-                                   subword=subword, include_cls=True, progress=False, **kwargs))
+        out = list(probe_matrices(model, [words for words, _ in items], probe, layers=layers, metric=metric,
+                                  subword=subword, include_cls=True, progress=False, **kwargs))
         if any(m is None for m in out):
             raise StoreError(f"{path}: a stored sentence is too long for the model; it cannot add layers")
         return out
@@ -75,7 +76,7 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
                          f"{stored.tokenize!r}; compute a new store with every layer you need")
     wanted = resolve_layers(layers, int(model.num_layers))
     mine = store_settings(model, layers=list(wanted), metric=stored.metric, subword=stored.subword,
-                          include_cls=bool(stored.include_cls))
+                          include_cls=bool(stored.include_cls), probe=stored.probe)
     problems = settings_mismatches(stored, mine, more_layers=True)
     if problems:
         raise StoreError(f"{path}: cannot add layers with this model: " + "; ".join(problems))
@@ -83,7 +84,7 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
         return LayerExtension(layers=tuple(stored.layers_resolved or ()), added=())
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
-    compute = _computer(model, path, str(stored.metric), str(stored.subword), batch_tokens)
+    compute = _computer(model, path, str(stored.metric), str(stored.subword), batch_tokens, stored.probe)
     with tqdm(total=n_stored, desc="adding layers", unit="sent", disable=not progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
-from pmask.common.options import METRICS, SUBWORD_POLICIES, check_choice, resolve_layers
+from pmask.common.options import check_probe, default_metric, resolve_layers
 from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
 from pmask.perturb.store.plan import balance, check_existing, layers_to_add
 from pmask.perturb.add_layers import add_layers
@@ -80,6 +80,7 @@ class _Job:
     subword: str
     batch_tokens: int | None
     tokenize: str = "words"
+    probe: str = "pair"
 
 
 def _new_stats() -> Any:
@@ -93,15 +94,15 @@ def _new_stats() -> Any:
 def _fill(job: _Job, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb import impact_matrices
     from pmask.perturb.alignment import align_sentence
+    from pmask.perturb.probes import probe_matrices
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if job.batch_tokens:
         kwargs["batch_tokens"] = job.batch_tokens
-    matrices = impact_matrices(job.model, [job.sentences[i] for i in todo], layers=list(writer.settings.layers_resolved),
-                               metric=job.metric, subword=job.subword, include_cls=True, tokenize=job.tokenize,
-                               **kwargs)
+    matrices = probe_matrices(job.model, [job.sentences[i] for i in todo], job.probe,
+                              layers=list(writer.settings.layers_resolved), metric=job.metric, subword=job.subword,
+                              include_cls=True, tokenize=job.tokenize, **kwargs)
     computed = 0
     tokenizer = job.model.tokenizer
     for index, matrix in zip(todo, matrices):
@@ -191,11 +192,11 @@ def _compute_distributed(job: _Job, out: Path, settings: StoreSettings, corpus: 
 
 
 def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLike, *,
-                  layers: Sequence[int] | str = (-1,), metric: str = "dist", subword: str = "avg",
+                  layers: Sequence[int] | str = (-1,), metric: str | None = None, subword: str = "avg",
                   batch_tokens: int | None = None, corpus_path: str | os.PathLike | None = None,
                   resume: bool = False, overwrite: bool = False, shard_size: int = DEFAULT_SHARD_SIZE,
                   progress: bool = True, rank: int | None = None, world_size: int | None = None,
-                  tokenize: str = "words") -> StoreSummary:
+                  tokenize: str = "words", probe: str = "pair") -> StoreSummary:
     """Compute the impact matrices of ``sentences`` into the store ``out_dir``.
 
     Always stores the include_cls layout ``[L, n+1, n+1]`` (index 0 = [CLS]). With ``resume``
@@ -220,6 +221,8 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         progress: show a progress bar (rank 0 only in a distributed run).
         tokenize: how sentences become model input (:data:`pmask.common.options.TOKENIZE_MODES`),
             recorded in the store.
+        probe: how impacts are read out of the model (:data:`pmask.common.options.PROBES`), recorded
+            in the store; metric None = the probe's default. Probes with a head axis store every head.
         rank, world_size: this process's place in a distributed run; None reads them from the
             initialised process group or torchrun's environment (one process without either).
 
@@ -235,12 +238,12 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
         ...               layers="all")   # doctest: +SKIP
         StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
     """
-    check_choice("metric", metric, METRICS)   # before anything is written
-    check_choice("subword policy", subword, SUBWORD_POLICIES)
+    metric = metric or default_metric(probe)
+    check_probe(probe, metric, subword)   # before anything is written
     t0 = time.perf_counter()
-    job = _Job(model, sentences, metric, subword, batch_tokens, tokenize)
+    job = _Job(model, sentences, metric, subword, batch_tokens, tokenize, probe)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
-                              tokenize=tokenize)
+                              tokenize=tokenize, probe=probe)
     corpus = CorpusInfo.of(sentences, corpus_path)
     opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
                    run_info={"device": str(getattr(model, "device", None))})
@@ -291,20 +294,22 @@ def _compute_here(job: _Job, out: Path, settings: StoreSettings, corpus: CorpusI
 
 
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
-                 metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                 metric: str | None = None, subword: str = "avg", include_cls: bool = False,
                  batch_tokens: int | None = None, progress: bool = True,
-                 stats: Any = None, tokenize: str = "words") -> Iterator[tuple[Any, np.ndarray | None]]:
+                 stats: Any = None, tokenize: str = "words", probe: str = "pair"
+                 ) -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
 
-    ``tokenize``: how sentences become model input (:data:`pmask.options.TOKENIZE_MODES`).
+    ``tokenize``: how sentences become model input (:data:`pmask.common.options.TOKENIZE_MODES`);
+    ``probe``: :data:`pmask.common.options.PROBES` (its arrays have a head axis for the attention-based ones).
 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
     """
-    from pmask.perturb import impact_matrices
+    from pmask.perturb.probes import probe_matrices
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = impact_matrices(model, list(sentences), layers=absolute, metric=metric, subword=subword,
-                               include_cls=include_cls, progress=progress, stats=stats, tokenize=tokenize, **kwargs)
+    matrices = probe_matrices(model, list(sentences), probe, layers=absolute, metric=metric, subword=subword,
+                              include_cls=include_cls, progress=progress, stats=stats, tokenize=tokenize, **kwargs)
     yield from zip(sentences, matrices)

@@ -22,7 +22,8 @@ import numpy as np
 
 from pmask.corpora import Sentence
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.options import resolve_layers
+from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
+from pmask.perturb.probes.heads import check_head, select_head
 from pmask.perturb.fill import compute_store, iter_impacts
 from pmask.perturb.store import ImpactStore, StoreSettings, plan_store
 from pmask.perturb.store.plan import layers_to_add
@@ -34,10 +35,19 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Impact:
-    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None."""
+    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None;
+    ``distance``: F is a distance (low = close, probe distance), not an affinity."""
 
     F: np.ndarray
     F_cls: np.ndarray | None = None
+    distance: bool = False
+
+
+def _impact(matrix: np.ndarray, include_cls: bool, probe: str, head: str | int | None) -> Impact:
+    """The :class:`Impact` of one layer's stored or computed matrix ([n(+1), n(+1)] or [H, n(+1), n(+1)])."""
+    m = select_head(matrix, head)
+    return Impact(F=m[1:, 1:] if include_cls else m, F_cls=m if include_cls else None,
+                  distance=probe in DISTANCE_PROBES)
 
 
 def is_store(path: str | Path) -> bool:
@@ -47,17 +57,16 @@ def is_store(path: str | Path) -> bool:
 
 
 def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
-                     metric: str = "dist", subword: str = "avg", include_cls: bool = False,
+                     metric: str | None = None, subword: str = "avg", include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None, tokenize: str = "words") -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+                     stats: Any = None, tokenize: str = "words", probe: str = "pair",
+                     head: str | int | None = None) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped);
+    ``probe`` picks how impacts are computed, ``head`` the attention head decoded (see :mod:`pmask.perturb.probes`)."""
     for _, M in iter_impacts(model, sentences, layers=list(layers), metric=metric, subword=subword,
                              include_cls=include_cls, batch_tokens=batch_tokens, progress=progress, stats=stats,
-                             tokenize=tokenize):
-        if M is None:
-            yield None
-        else:
-            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
+                             tokenize=tokenize, probe=probe):
+        yield None if M is None else [_impact(m, include_cls, probe, head) for m in M]
 
 
 def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
@@ -69,21 +78,23 @@ def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int 
 
 
 def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       include_cls: bool = False, positions: Sequence[int] | None = None
-                       ) -> Iterator[Impact | None]:
+                       include_cls: bool = False, positions: Sequence[int] | None = None,
+                       head: str | int | None = None) -> Iterator[Impact | None]:
     """Impacts of ``sentences`` read from an ``ImpactStore`` (None = nothing stored).
 
-    ``positions`` are the sentences' corpus positions (default 0, 1, ...).
+    ``positions`` are the sentences' corpus positions (default 0, 1, ...); ``head`` picks the
+    attention head in a store that keeps every head.
     """
     for item in impacts_from_store_by_layers(store, sentences, [layer], include_cls=include_cls,
-                                             positions=positions):
+                                             positions=positions, head=head):
         yield None if item is None else item[0]
 
 
 def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], layers: Sequence[int], *,
-                                 include_cls: bool = False, positions: Sequence[int] | None = None
-                                 ) -> Iterator[list[Impact] | None]:
+                                 include_cls: bool = False, positions: Sequence[int] | None = None,
+                                 head: str | int | None = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
+    probe = getattr(store, "probe", "pair")
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
         if item is None:
@@ -94,8 +105,8 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
                              f"{sent.where()}: was the store made from another corpus?")
         if include_cls and item.cls_matrix is None:
             raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
-        ks = [item.layer_index(layer) for layer in layers]
-        yield [Impact(F=item.matrix[k], F_cls=item.cls_matrix[k] if include_cls else None) for k in ks]
+        full = item.cls_matrix if include_cls else item.matrix
+        yield [_impact(full[item.layer_index(layer)], include_cls, probe, head) for layer in layers]
 
 
 class ImpactSource:
@@ -116,10 +127,11 @@ class ImpactSource:
         self.store_dir = store_dir
         self.progress = progress
         self._model: Any = loaded_model
+        self.given_probe: str | None = self.model_spec.probe
 
     @classmethod
     def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
-             corpus: str | Path | None = None, progress: bool = True) -> "ImpactSource":
+             corpus: str | Path | None = None, progress: bool = True, loaded_model: Any = None) -> "ImpactSource":
         """A source for ``source.path``: an impact store directory or a corpus.
 
         Args:
@@ -128,6 +140,7 @@ class ImpactSource:
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
             progress: show progress bars during model work.
+            loaded_model: the model of ``model`` already loaded (shared by several sources).
         """
         if is_store(source.path):
             opened = ImpactStore.open(source.path)
@@ -139,10 +152,13 @@ class ImpactSource:
             limit = min(source.limit or len(held), len(held)) if held else 0
             sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
             spec = (model or ModelSpec()).check_store(opened)
+            check_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(sentences, path, store=opened, model=spec, progress=progress, selection=source)
         spec = (model or ModelSpec()).with_defaults()
-        return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
-                   progress=progress, selection=source)
+        src = cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
+                  progress=progress, selection=source, loaded_model=loaded_model)
+        src.given_probe = (model or ModelSpec()).probe   # None: a cache store's own probe is read
+        return src
 
     def inputs(self) -> list[Path]:
         """Every file or folder this source reads (outputs must never overwrite one)."""
@@ -178,9 +194,14 @@ class ImpactSource:
         return (self.describe_model() or {}).get("name")
 
     def impact_settings(self) -> dict[str, Any]:
-        """The impact settings actually used: ``{"metric", "subword"}`` (a store's own when reading one)."""
-        return {"metric": self.model_spec.metric, "subword": self.model_spec.subword,
-                "tokenize": self.model_spec.tokenize}
+        """The impact settings actually used: ``{"probe", "metric", "subword", "tokenize"}`` and, for the
+        attention-based probes, ``"head"`` (a store's own settings when reading one)."""
+        spec = self.model_spec
+        probe = spec.probe or "pair"
+        out = {"probe": probe, "metric": spec.metric, "subword": spec.subword, "tokenize": spec.tokenize}
+        if has_heads(probe, spec.metric):
+            out["head"] = spec.head if spec.head is not None else "mean"
+        return out
 
     # -- impacts
 
@@ -189,7 +210,9 @@ class ImpactSource:
             return
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
-            self.model_spec = replace(self.model_spec, metric=None, subword=None).check_store(self.store)
+            self.model_spec = replace(self.model_spec, metric=None, subword=None,
+                                      probe=self.given_probe).check_store(self.store)
+            check_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
             return
         run = _fill_store(self.sentences, self.corpus, self.model_spec, self.store_dir, layers=layers, resume=True,
                           progress=self.progress, model=lambda: self.model)
@@ -222,11 +245,12 @@ class ImpactSource:
         chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
         if self.store is not None:
             self._ensure_layers([layer])
-            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices)
+            return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls, positions=indices,
+                                      head=self.model_spec.head)
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, metric=spec.metric, subword=spec.subword,
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
-                                  tokenize=spec.tokenize or "words")
+                                  tokenize=spec.tokenize or "words", probe=spec.probe or "pair", head=spec.head)
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
@@ -237,13 +261,15 @@ class ImpactSource:
             every = [k for k in self.store.layers if k != 0]  # "all" = 1..L: layer-0 impacts are all zero
             chosen = every if layers == "all" else list(layers)
             self._ensure_layers(chosen)
-            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls)
+            stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls,
+                                                  head=self.model_spec.head)
         else:
             chosen = list(resolve_layers("all", self.model.num_layers)) if layers == "all" else list(layers)
             spec = self.model_spec
             stream = impacts_by_layer(self.model, self.sentences, layers=chosen, metric=spec.metric,
                                       subword=spec.subword, include_cls=include_cls, batch_tokens=spec.batch_tokens,
-                                      progress=self.progress, tokenize=spec.tokenize or "words")
+                                      progress=self.progress, tokenize=spec.tokenize or "words",
+                                      probe=spec.probe or "pair", head=spec.head)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
         for item in stream:
             for k, layer in enumerate(chosen):
@@ -294,7 +320,7 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
     """Plan first (no model needed), then load the model through ``model()`` only if work is left."""
     wanted = StoreSettings(model=spec.name, metric=spec.metric, subword=spec.subword,
                            tokenize=spec.tokenize or "words", layers=layers if layers == "all" else tuple(layers),
-                           random_init=True if spec.random_init else None)
+                           random_init=True if spec.random_init else None, probe=spec.probe or "pair")
     remaining = plan_store(output, sentences, wanted, corpus_path=corpus_path, resume=resume, overwrite=overwrite)
     # under torchrun every rank gets here; rank 0 alone reports
     if not remaining and resume and not layers_to_add(output, wanted):
@@ -305,5 +331,6 @@ def _fill_store(sentences: list[Sentence], corpus_path: Path, spec: ModelSpec, o
     rank = init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
     summary = compute_store(model(), sentences, output, layers=layers, metric=spec.metric, subword=spec.subword,
                             batch_tokens=spec.batch_tokens, corpus_path=corpus_path, resume=resume,
-                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words")
+                            overwrite=overwrite, progress=progress, tokenize=spec.tokenize or "words",
+                            probe=spec.probe or "pair")
     return StoreRun(output, len(sentences), summary, is_main=rank.is_main)

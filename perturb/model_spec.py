@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, split_random
+from pmask.common.options import RANDOM_PREFIX, check_probe, default_metric, split_random
 
 DEFAULT_METRIC = "dist"
 DEFAULT_SUBWORD = "avg"
@@ -36,18 +36,24 @@ class ModelSpec:
     dtype: str = "auto"
     batch_tokens: int | None = None
     tokenize: str | None = None      # None: "words", or a store's own mode
+    probe: str | None = None         # None: "pair", or a store's own probe (pmask.common.options.PROBES)
+    head: str | int | None = None    # None: "mean"; which attention head is decoded (attention-based probes)
 
     def with_defaults(self) -> "ModelSpec":
-        """This spec with unset settings given their defaults (metric dist, subword avg, tokenize words)."""
-        return replace(self, metric=self.metric or DEFAULT_METRIC, subword=self.subword or DEFAULT_SUBWORD,
-                       tokenize=self.tokenize or "words")
+        """This spec with unset settings given their defaults (probe pair, its metric (dist), subword avg,
+        tokenize words); a one-line error for a metric, subword policy or head the probe does not take."""
+        probe = self.probe or "pair"
+        spec = replace(self, probe=probe, metric=self.metric or default_metric(probe),
+                       subword=self.subword or DEFAULT_SUBWORD, tokenize=self.tokenize or "words")
+        check_probe(probe, spec.metric, spec.subword, spec.head)
+        return spec
 
     def check_store(self, store: Any) -> "ModelSpec":
         """This spec with the store's metric and subword policy; a :class:`SettingError` naming the
         store's own value for any setting given here that differs from it."""
         held = store.settings
-        for name, mine, theirs in (("metric", self.metric, held.metric), ("subword", self.subword, held.subword),
-                                   ("tokenize", self.tokenize, held.tokenize)):
+        for name, mine, theirs in (("probe", self.probe, held.probe), ("metric", self.metric, held.metric),
+                                   ("subword", self.subword, held.subword), ("tokenize", self.tokenize, held.tokenize)):
             if mine is not None and mine != theirs:
                 raise SettingError(f"{{{name}}} {mine} conflicts with the store {store.path}, which holds "
                                    f"{name} {theirs}; leave {{{name}}} out or compute another store")
@@ -58,7 +64,8 @@ class ModelSpec:
                 stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
                 raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
                                    f"with {stored}; leave {{model}} out to read the store")
-        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize)
+        check_probe(held.probe, held.metric, held.subword, self.head)
+        return replace(self, metric=held.metric, subword=held.subword, tokenize=held.tokenize, probe=held.probe)
 
     def load(self) -> Any:
         """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
@@ -71,7 +78,12 @@ class ModelSpec:
 
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
-        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+        model = load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init)
+        if self.probe is not None:   # what the probe needs from the model is checked at load, in one line
+            from pmask.perturb.probes.support import check_support
+
+            check_support(model, self.probe, self.metric, subword=self.subword or "avg", head=self.head)
+        return model
 
 
 def absolute_if_local(name: str) -> str:

@@ -6,7 +6,7 @@ import importlib.metadata
 import platform
 from typing import Any, Sequence
 
-from pmask.common.options import resolve_layers
+from pmask.common.options import has_heads, resolve_layers
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -26,8 +26,16 @@ def _dtype_name(dtype: Any) -> str | None:
     return None if dtype is None else str(dtype).removeprefix("torch.")
 
 
+def attention_heads(model: Any) -> int | None:
+    """Attention heads per layer of a loaded model (from its config), None when it does not say."""
+    config = getattr(getattr(model, "model", None), "config", None)
+    value = getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None)
+    return int(value) if value else None
+
+
 def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: str = "dist",
-                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words") -> StoreSettings:
+                   subword: str = "avg", include_cls: bool = True, tokenize: str = "words",
+                   probe: str = "pair") -> StoreSettings:
     """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``)."""
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
@@ -38,4 +46,5 @@ def store_settings(model: Any, *, layers: Sequence[int] | str = (-1,), metric: s
         random_init=bool(getattr(model, "random_init", False)), dtype=_dtype_name(getattr(model, "dtype", None)),
         tokenizer=tokenizer, layers_resolved=resolve_layers(layers, int(model.num_layers)),
         num_layers=int(model.num_layers), max_length=getattr(model, "max_length", None),
-        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize)
+        model_info=describe if isinstance(describe, dict) else None, tokenize=tokenize, probe=probe,
+        heads=attention_heads(model) if has_heads(probe, metric) else None)

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
-from pmask.common.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.common.options import METRICS, PROBES, SUBWORD_POLICIES, resolve_layers, split_random
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
 METRIC_DEFINITIONS = METRICS
@@ -41,6 +41,8 @@ class StoreSettings:
     max_length: int | None = None
     model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
     tokenize: str = "words"                    # pmask.common.options.TOKENIZE_MODES
+    probe: str = "pair"                        # pmask.common.options.PROBES; a store without the field holds pair
+    heads: int | None = None                   # attention heads per layer when matrices keep every head
 
     def __post_init__(self) -> None:
         if self.model:
@@ -59,7 +61,12 @@ class StoreSettings:
             "metric": self.metric,
             "subword": self.subword,
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
-                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"},
+                            "probe": PROBES.get(self.probe),
+                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"
+                            if not self.heads else "matrix[l, h, i, j] = the value of word j for word i at head h of "
+                            "layers.resolved[l]"},
+            "probe": self.probe,
+            "heads": self.heads,
             "include_cls": self.include_cls,
             "tokenize": self.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
@@ -79,7 +86,8 @@ class StoreSettings:
                    tokenizer=model.get("tokenizer"), num_layers=model.get("num_layers"),
                    layers_resolved=None if resolved is None else tuple(resolved),
                    max_length=model.get("max_length"), model_info=model.get("describe"),
-                   tokenize=manifest.get("tokenize", "words"))
+                   tokenize=manifest.get("tokenize", "words"), probe=manifest.get("probe") or "pair",
+                   heads=manifest.get("heads"))
 
 
 @dataclass(frozen=True)
@@ -148,8 +156,8 @@ def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more
             out.append(f"{name}: store has {a!r}, requested {b!r}")
 
     differ("model", norm_model(stored.model) if stored.model else None, norm_model(requested.model))
-    for name in ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer",
-                 "tokenize"):
+    for name in ("probe", "revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls",
+                 "tokenizer", "tokenize", "heads"):
         differ(name, getattr(stored, name), getattr(requested, name))
     # Layers: compare absolute indices when both sides know them or can work them out from the
     # stored model's depth, else the requested form.
