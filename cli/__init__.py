@@ -23,13 +23,13 @@ from pmask.eval.html import ReportOptions, build_report
 from pmask.trees.induce import ParseSettings, parse_corpus
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.perturb.store import EXPORT_FORMATS, export_store
-from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, add_decoder, add_input, add_model, add_root, command,
-                            layers_arg, positive_int)
+from pmask.cli.args import (HelpFormatter, MAX_WORDS_HELP, PROBE_FLAGS, add_decoder, add_decoders, add_input, add_model,
+                            add_root, command, layers_arg, positive_int)
 from pmask.common.options import PUNCT_MODES, ROOT_MODES
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.impact_source import ImpactSource, build_store
 from pmask.perturb.model_spec import ModelSpec
-from pmask.eval.sweep import sweep_layers
+from pmask.eval.sweep import sweep_probes
 from pmask.trees.registry import decoder_names, decoder_needs_model
 
 #: How library setting names are spelled on the command line (for :class:`SettingError` messages).
@@ -37,7 +37,7 @@ FLAGS = {"root": "--root", "faithful": "--faithful", "model": "--model", "corpus
          "sentence": "--sentence", "layer": "--layer", "layers": "--layers", "decoder": "--decoder",
          "metric": "--metric", "subword": "--subword", "limit": "--limit", "max_words": "--max-words",
          "resume": "--resume", "overwrite": "--overwrite", "multiroot": "--multiroot", "store": "--store",
-         "punct": "--punct", "output": "--output"}
+         "punct": "--punct", "output": "--output", **PROBE_FLAGS}
 
 
 # ---------------------------------------------------------------------------- argument parsing
@@ -160,7 +160,7 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
         epilog="example:\n  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --root gold --plot layers.png")
     p.add_argument("source", type=Path, help="gold corpus (CoNLL-U or PTB), or a store made from one")
     add_input(p)
-    add_model(p)
+    add_model(p, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all'")
     add_decoder(p, None, "default: eisner for CoNLL-U, mart for PTB")
     add_root(p)
@@ -221,10 +221,9 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
                "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK", help="CoNLL-U files/folders, PTB .mrg file/folder")
-    add_model(p, required=True)
+    add_model(p, required=True, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
-    p.add_argument("--decoders", default=None, metavar="LIST",
-                   help="comma-separated decoders (default: eisner,cle for CoNLL-U, mart for PTB)")
+    add_decoders(p)
     add_root(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES))
@@ -248,7 +247,8 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     return ModelSpec(args.model, random_init=args.random_init, metric=args.metric, subword=args.subword,
-                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize)
+                     device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens, tokenize=args.tokenize,
+                     probe=args.probe if isinstance(args.probe, str) else None, head=args.head)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
@@ -287,7 +287,7 @@ def cmd_impact(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
-                             multiroot=args.multiroot, seed=args.seed)
+                             multiroot=args.multiroot, seed=args.seed, bias=args.bias)
     needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
@@ -318,9 +318,10 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    result = sweep_layers(_impact_source(args), layers=args.layers, decoder=args.decoder, root=args.root,
+    result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
+                          progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
-                          label=args.source)
+                          label=args.source, bias=args.bias)
     print(result.sweep.to_markdown())
     if args.plot:
         result.plot(args.plot)
@@ -347,14 +348,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    spec = _model(args).with_defaults()
     settings = BenchSettings(
-        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=spec.metric,
+        model=args.model, layers=args.layers, root=args.root, limit=args.limit, metric=args.metric,
         decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        subword=spec.subword, tokenize=spec.tokenize, punct=args.punct, seed=args.seed, device=args.device,
-        dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
-        random_init=args.random_init)
-    result = run_bench(args.inputs, args.output, settings, model_loader=spec.load, progress=not args.quiet)
+        subword=args.subword or "avg", tokenize=args.tokenize or "words", punct=args.punct, seed=args.seed,
+        device=args.device, dtype=None if args.dtype == "auto" else args.dtype, batch_tokens=args.batch_tokens,
+        random_init=args.random_init, probes=args.probe or ["pair"], head=args.head, bias=args.bias)
+    result = run_bench(args.inputs, args.output, settings, model_loader=_model(args).load, progress=not args.quiet)
     if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         print(result.describe(args.output))
     return 0

@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pmask.common.errors import PmaskError
+from pmask.common.errors import PmaskError, SettingError
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
-from pmask.common.options import (DEFAULT_ROOT, METRICS, PUNCT_MODES, ROOT_MODES, SUBWORD_POLICIES, TOKENIZE_MODES,
-                           check_choice)
+from pmask.common.options import (DEFAULT_ROOT, PUNCT_MODES, ROOT_MODES, TOKENIZE_MODES, check_choice, check_probe,
+                                  default_metric, has_heads)
+from pmask.eval.bench.heads import best_heads, store_dir
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class BenchSettings:
     decoders: Sequence[str] | None = None
     root: str = DEFAULT_ROOT
     limit: int | None = None
-    metric: str = "dist"
+    metric: str | None = None         # None: each probe's default (pmask.common.options.PROBE_METRICS)
     subword: str = "avg"
     tokenize: str = "words"
     punct: str = "include"
@@ -57,19 +58,36 @@ class BenchSettings:
     dtype: str | None = None
     batch_tokens: int | None = None
     random_init: bool = False
+    probes: Sequence[str] = ("pair",)   # each scored on its own store (pmask.common.options.PROBES)
+    head: str | int | None = None      # head decoded by the probes that keep every head (None: mean)
+    bias: float = 0.0                  # distance-split's right-branching bias
 
     def check(self) -> None:
         """One-line PmaskError for an unknown setting (before any work)."""
         check_choice("root mode", self.root, ROOT_MODES)
-        check_choice("metric", self.metric, METRICS)
-        check_choice("subword policy", self.subword, SUBWORD_POLICIES)
+        for probe in self.probes:
+            check_probe(probe, self.metric_for(probe), self.subword, self.head_for(probe))
+        if self.head is not None and not any(self.head_for(p) is not None for p in self.probes):
+            raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
+                               "hellinger, and none of them is benched")
+        if self.bias and "distance-split" not in (self.decoders or ()):
+            raise SettingError("{bias} is the right-branching bias of the distance-split decoder, which is not benched")
         check_choice("tokenisation mode", self.tokenize, TOKENIZE_MODES)
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
 
+    def metric_for(self, probe: str) -> str:
+        """The metric ``probe`` runs with: the one given, else the probe's default."""
+        return self.metric or default_metric(probe)
+
+    def head_for(self, probe: str) -> str | int | None:
+        """``head`` for a probe that keeps every head, None for the others."""
+        return self.head if has_heads(probe, self.metric_for(probe)) else None
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["probes"] = list(self.probes)
         data["layers"] = self.layers if isinstance(self.layers, str) else list(self.layers)
         data["decoders"] = None if self.decoders is None else list(self.decoders)
         return data
@@ -100,6 +118,7 @@ class BenchResult:
     rows: list[dict[str, Any]] = field(default_factory=list)
     baselines: list[dict[str, Any]] = field(default_factory=list)
     breakdowns: list[dict[str, Any]] = field(default_factory=list)
+    best_heads: list[dict[str, Any]] = field(default_factory=list)   # see pmask.eval.bench.heads
     timing: dict[str, Any] = field(default_factory=dict)
     is_main: bool = True   # False on torchrun ranks other than 0: they compute impacts, rank 0 alone scores and writes
 
@@ -111,7 +130,8 @@ class BenchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "settings": self.settings.to_dict(), "treebanks": self.treebanks,
-                "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns, "timing": self.timing}
+                "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns,
+                "best_heads": self.best_heads, "timing": self.timing}
 
 
 def language_of(path: Path, sentences: Sequence[Any]) -> str:
@@ -183,17 +203,19 @@ def decoders_for(treebank: Treebank, settings: BenchSettings) -> list[str]:
     return chosen
 
 
-def _wanted(settings: BenchSettings) -> Any:
+def _wanted(settings: BenchSettings, probe: str = "pair") -> Any:
     from pmask.perturb.store import StoreSettings
 
-    return StoreSettings(model=settings.model, metric=settings.metric, subword=settings.subword,
+    return StoreSettings(model=settings.model, metric=settings.metric_for(probe), subword=settings.subword,
                          layers=settings.layers if isinstance(settings.layers, str) else tuple(settings.layers),
-                         random_init=True if settings.random_init else None, tokenize=settings.tokenize)
+                         random_init=True if settings.random_init else None, tokenize=settings.tokenize, probe=probe)
 
 
-def _cost(sentences: Sequence[Any], todo: Sequence[int]) -> int:
-    """Forward sequences still to run: n + n(n-1)/2 (+1) per sentence."""
-    return sum(len(sentences[i]) * (len(sentences[i]) + 1) // 2 + 1 for i in todo)
+def _cost(sentences: Sequence[Any], todo: Sequence[int], probe: str = "pair") -> int:
+    """Forward sequences still to run (pair: n + n(n-1)/2 + 1 per sentence)."""
+    from pmask.perturb.probes import sequences_per_sentence
+
+    return sum(sequences_per_sentence(probe, len(sentences[i])) for i in todo)
 
 
 def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchSettings,
@@ -210,12 +232,12 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
     from pmask.perturb.store import plan_store
 
     t0 = time.perf_counter()
-    wanted = _wanted(settings)
-    plans = {tb.name: plan_store(out_dir / "stores" / tb.name, tb.sentences, wanted, corpus_path=tb.path,
-                                 resume=True) for tb in treebanks}
-    info = {"computed": 0, "reused": sum(len(tb.sentences) - len(plans[tb.name]) for tb in treebanks),
+    jobs = [(tb, probe) for probe in settings.probes for tb in treebanks]
+    plans = {(tb.name, probe): plan_store(store_dir(out_dir, tb.name, probe), tb.sentences, _wanted(settings, probe),
+                                          corpus_path=tb.path, resume=True) for tb, probe in jobs}
+    info = {"computed": 0, "reused": sum(len(tb.sentences) - len(plans[tb.name, p]) for tb, p in jobs),
             "model_loaded": False}
-    todo = [tb for tb in treebanks if plans[tb.name]]
+    todo = [(tb, probe) for tb, probe in jobs if plans[tb.name, probe]]
     if todo:
         # lazy: torch is imported only once there is model work; under torchrun every rank computes its share
         from pmask.perturb.distributed import init_distributed
@@ -223,19 +245,29 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         init_distributed(settings.device)
         model = model_loader()
         info["model_loaded"] = True
-        bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name]) for tb in todo), unit="seq", desc="treebanks",
-                   disable=not progress, position=0)
-        for tb in todo:
-            bar.set_postfix_str(tb.name)
-            summary = compute_store(model, tb.sentences, out_dir / "stores" / tb.name, layers=settings.layers,
-                                    metric=settings.metric, subword=settings.subword,
+        check_models_probes(model, settings, [p for _, p in todo])
+        bar = tqdm(total=sum(_cost(tb.sentences, plans[tb.name, p], p) for tb, p in todo), unit="seq",
+                   desc="treebanks", disable=not progress, position=0)
+        for tb, probe in todo:
+            bar.set_postfix_str(tb.name if len(settings.probes) == 1 else f"{tb.name} {probe}")
+            summary = compute_store(model, tb.sentences, store_dir(out_dir, tb.name, probe), layers=settings.layers,
+                                    metric=settings.metric_for(probe), subword=settings.subword,
                                     batch_tokens=settings.batch_tokens, corpus_path=tb.path, resume=True,
-                                    progress=progress, tokenize=settings.tokenize)
+                                    progress=progress, tokenize=settings.tokenize, probe=probe)
             info["computed"] += summary.computed
-            bar.update(_cost(tb.sentences, plans[tb.name]))
+            bar.update(_cost(tb.sentences, plans[tb.name, probe], probe))
         bar.close()
     info["seconds"] = round(time.perf_counter() - t0, 3)
     return info
+
+
+def check_models_probes(model: Any, settings: BenchSettings, probes: Sequence[str]) -> None:
+    """Refuse, before any store is computed, a probe the loaded model cannot serve (one line)."""
+    from pmask.perturb.probes.support import check_support
+
+    for probe in dict.fromkeys(probes):
+        check_support(model, probe, settings.metric_for(probe), settings.layers, settings.subword,
+                      settings.head_for(probe))
 
 
 def _layers(settings: BenchSettings, store: Any) -> list[int]:
@@ -245,24 +277,35 @@ def _layers(settings: BenchSettings, store: Any) -> list[int]:
     return list(resolve_layers(settings.layers, int(num_layers)))
 
 
-def score_treebank(tb: Treebank, store: Any, settings: BenchSettings) -> dict[str, list[dict[str, Any]]]:
-    """Rows (every layer × decoder), baseline rows and breakdowns of one treebank."""
+def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[str, list[dict[str, Any]]]:
+    """Rows (every probe × layer × decoder), baseline rows, breakdowns and best heads of one treebank.
+
+    ``stores``: ``{probe: opened store}`` (or one store, read as the pair probe's).
+    """
     from pmask.eval.bench import scoring as sc
 
+    stores = stores if isinstance(stores, dict) else {"pair": stores}
     root = settings.root if tb.task == "dependency" else None
     base = {"treebank": tb.name, "language": tb.language}
-    out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": []}
-    layers = _layers(settings, store)
-    impacts = ImpactSource(list(tb.sentences), tb.path, store=store).impacts_by_layers(layers)
+    out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
-    for layer in layers:
-        for decoder in decoders_for(tb, settings):
-            score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
-                                            root=settings.root, punct=settings.punct, seed=settings.seed)
-            key = {**base, "layer": layer, "decoder": decoder, "root": root}
-            out["rows"].append({**key, **sc.summary(score, golds)})
-            if (details := sc.breakdown(score)) is not None:
-                out["breakdowns"].append({**key, **details})
+    for probe, store in stores.items():
+        layers = _layers(settings, store)
+        head = settings.head_for(probe)
+        impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
+                               model=ModelSpec(head=head)).impacts_by_layers(layers)
+        labels = {"probe": probe, **({"head": "mean" if head is None else head} if store.heads else {})}
+        for layer in layers:
+            for decoder in decoders_for(tb, settings):
+                score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
+                                                root=settings.root, punct=settings.punct, seed=settings.seed,
+                                                bias=settings.bias)
+                key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
+                out["rows"].append({**key, **sc.summary(score, golds)})
+                if (details := sc.breakdown(score)) is not None:
+                    out["breakdowns"].append({**key, **details})
+        if store.heads:
+            out["best_heads"] += best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings))
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                           seed=settings.seed).items():
         key = {**base, "baseline": name, "root": root}
@@ -315,15 +358,18 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in tqdm(treebanks, desc="scoring", unit="treebank", disable=not progress):
-        store = ImpactStore.open(out / "stores" / tb.name)
+        stores = {probe: ImpactStore.open(store_dir(out, tb.name, probe)) for probe in settings.probes}
+        store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})
-        part = score_treebank(tb, store, settings)
-        for key in ("rows", "baselines", "breakdowns"):
+        part = score_treebank(tb, stores, settings)
+        for key in ("rows", "baselines", "breakdowns", "best_heads"):
             getattr(result, key).extend(part[key])
         result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
                                  "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped)})
+                                 "store": str(store.path), "skipped_too_long": len(store.skipped),
+                                 **({"stores": {p: str(s.path) for p, s in stores.items()}}
+                                    if len(stores) > 1 else {})})
     impact_seconds = info.pop("seconds")
     result.timing = {**info, "impact_seconds": impact_seconds,
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),

@@ -1,0 +1,43 @@
+"""Probe labels for tables, plots and pages, and the fixed half split that keeps "best head" honest.
+
+Choosing one head out of L × H on the sentences it is then scored on flatters the attention-based
+probes; :func:`split_halves` fixes which sentences choose and which report (see
+``pmask.eval.bench.heads``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+
+def probe_label(settings: Mapping[str, Any] | None) -> str:
+    """A short label of impact settings (``ImpactSource.impact_settings()``, a store's manifest).
+
+    Example:
+        >>> probe_label({"probe": "attention", "metric": "weight", "head": "mean"})
+        'attention (head mean)'
+        >>> probe_label({"probe": "distance", "metric": "jsd", "head": 3}), probe_label({"metric": "dist"})
+        ('distance (jsd, head 3)', 'pair (dist)')
+    """
+    settings = settings or {}
+    probe = settings.get("probe") or "pair"
+    parts = [] if settings.get("metric") in (None, "weight") else [str(settings["metric"])]
+    if settings.get("head") is not None:
+        parts.append(f"head {settings['head']}")
+    return f"{probe} ({', '.join(parts)})" if parts else probe
+
+
+def split_halves(n: int) -> tuple[list[int], list[int]]:
+    """The fixed split of ``n`` sentence positions: even positions (0, 2, 4, …) choose, odd ones
+    (1, 3, 5, …) report. Deterministic, needs no seed, and interleaves long and short stretches
+    of a treebank.
+
+    Example:
+        >>> split_halves(5)
+        ([0, 2, 4], [1, 3])
+    """
+    return list(range(0, n, 2)), list(range(1, n, 2))
+
+
+def pick(items: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+    """``items`` at ``positions``, in that order."""
+    return [items[k] for k in positions]
