@@ -8,12 +8,12 @@ Between hidden-state vectors (one per word, :func:`pairwise_vectors`):
 
 Between attention distributions (one per word and head, rows summing to 1, :func:`pairwise_distributions`):
 
-- ``jsd``: the Jensen–Shannon distance sqrt(JS(p, q)), JS(p, q) = H((p + q)/2) − (H(p) + H(q))/2
-  with natural logarithms (Kim et al. take the same square root of the divergence);
+- ``jsd``: the Jensen–Shannon distance sqrt(JS(p, q)), JS(p, q) = (KL(p‖m) + KL(q‖m))/2 with
+  m = (p + q)/2 and natural logarithms (Kim et al. take the same square root of the divergence);
 - ``hellinger``: ||√p − √q||_2 / √2.
 
 All are symmetric, 0 on the diagonal and computed exactly (no matrix-product shortcut for
-Euclidean distances).
+Euclidean distances; the distribution distances in float64, whatever the model's dtype).
 """
 from __future__ import annotations
 
@@ -44,8 +44,9 @@ def pairwise_vectors(vectors: torch.Tensor, metric: str) -> torch.Tensor:
     raise ValueError(f"unknown hidden-state metric {metric!r} (choose from {', '.join(HIDDEN_METRICS)})")
 
 
-def _entropy(p: torch.Tensor) -> torch.Tensor:
-    return -torch.special.xlogy(p, p).sum(-1)
+def _kl(p: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """KL(p || m) over the last axis, 0 · log 0 = 0 (m > 0 wherever p > 0)."""
+    return torch.where(p > 0, p * torch.log(p / torch.where(p > 0, m, 1.0)), 0.0).sum(-1)
 
 
 def pairwise_distributions(rows: torch.Tensor, metric: str) -> torch.Tensor:
@@ -56,14 +57,17 @@ def pairwise_distributions(rows: torch.Tensor, metric: str) -> torch.Tensor:
         >>> round(float(d[0, 1]), 6)
         1.0
     """
+    dtype = rows.dtype
+    rows = rows.to(torch.float64).clamp_min(0)   # float64: small distances must not drown in rounding
     if metric == "hellinger":
-        root = rows.clamp_min(0).sqrt()
-        return torch.cdist(root, root, p=2.0, compute_mode="donot_use_mm_for_euclid_dist") / math.sqrt(2.0)
+        root = rows.sqrt()
+        out = torch.cdist(root, root, p=2.0, compute_mode="donot_use_mm_for_euclid_dist") / math.sqrt(2.0)
+        return out.to(dtype)
     if metric == "jsd":
-        middle = (rows[..., :, None, :] + rows[..., None, :, :]) / 2           # [..., m, m, U]
-        own = _entropy(rows)
-        js = _entropy(middle) - (own[..., :, None] + own[..., None, :]) / 2
+        p, q = rows[..., :, None, :], rows[..., None, :, :]
+        middle = (p + q) / 2                                                    # [..., m, m, U]
+        js = (_kl(p.expand_as(middle), middle) + _kl(q.expand_as(middle), middle)) / 2
         out = js.clamp_min(0).sqrt()
         out.diagonal(dim1=-2, dim2=-1).zero_()
-        return out
+        return out.to(dtype)
     raise ValueError(f"unknown distribution metric {metric!r} (choose from {', '.join(DISTRIBUTION_METRICS)})")
