@@ -352,11 +352,13 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
 
 
 def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int] | None]],
-                    out_dir: str | os.PathLike, fmt: str = "png", **options: Any) -> list[Path]:
+                    out_dir: str | os.PathLike, fmt: str = "png", *, label: str | None = None,
+                    **options: Any) -> list[Path]:
     """Render many sentences into ``out_dir`` (created), one file per (sentence_id, F, words, gold_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
-    (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
+    (cmap, vmin, vmax). Each map is titled "sentence <id>" (", <label>" when given: the layer and
+    probe). Returns the paths in input order.
     """
     fmt = fmt.lower().lstrip(".")
     if fmt not in HEATMAP_FORMATS:
@@ -368,7 +370,8 @@ def render_heatmaps(items: Iterable[tuple[Any, Any, Sequence[str], Sequence[int]
     for sentence_id, F, words, gold_heads in tqdm(items, desc="heatmaps", unit="sent", disable=None):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
-            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}", **options)
+            render_heatmap(F, words, path, gold_heads=gold_heads,
+                           title=f"sentence {sentence_id}" + (f", {label}" if label else ""), **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None
         paths.append(path)

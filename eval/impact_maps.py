@@ -18,6 +18,7 @@ from typing import Any, Sequence
 from pmask.corpora.read import detect_format
 from pmask.common.errors import PmaskError, SettingError
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
+from pmask.eval.probes import probe_label
 from pmask.perturb.impact_source import ImpactSource
 from pmask.corpora.spec import CorpusSpec
 
@@ -104,10 +105,11 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     if not items:
         raise PmaskError("no sentence to draw")
     output = Path(output)
+    label = f"layer {layer}, probe {probe_label(source.impact_settings())}"
     if single is not None:
         sid, F, words, heads = items[0]
-        return [render_heatmap(F, words, output, gold_heads=heads, title=f"sentence {sid}, layer {layer}")]
-    return render_heatmaps(items, output, fmt=fmt)
+        return [render_heatmap(F, words, output, gold_heads=heads, title=f"sentence {sid}, {label}")]
+    return render_heatmaps(items, output, fmt=fmt, label=label)
 
 
 def _read_gold(path: Path) -> dict[str, Any]:

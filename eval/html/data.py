@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from pmask.eval.probes import probe_label
 from pmask.common.errors import PmaskError
 from pmask.eval.percent import percent
 from pmask.eval.compare import evaluate_files
@@ -145,7 +146,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
         "table": table,
         "task": inputs.task,
         "settings": {"model": model.get("name"), "layer": settings.get("layer"), "decoder": settings.get("decoder"),
-                     "root": settings.get("root"), "metric": impact.get("metric"), "subword": impact.get("subword"),
+                     "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
+                     "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": inputs.punct},
         "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "gold": str(gold),
                    "gold_sha256": sha256_file(gold) if gold.is_file() else None},
