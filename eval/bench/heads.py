@@ -53,19 +53,19 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         return []
     choose, report = split_halves(len(tb.sentences))
     chosen_sents, report_sents = pick(tb.sentences, choose), pick(tb.sentences, report)
-    best: dict[str, tuple[float, int, int]] = {}
+    grid: dict[str, dict[tuple[int, int], float]] = {d: {} for d in decoders}   # decoder -> (layer, head) -> score
     for head in range(int(store.heads)):
         source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
         per_layer = source.impacts_by_layers(list(layers))
         for layer in layers:
             for decoder in decoders:
                 score, golds = _score(sc, chosen_sents, pick(per_layer[layer], choose), decoder, layer, settings)
-                value = sc.summary(score, golds)[_key(tb)]
-                if decoder not in best or value > best[decoder][0]:
-                    best[decoder] = (value, layer, head)
+                grid[decoder][layer, head] = sc.summary(score, golds)[_key(tb)]
     rows = []
     for decoder in decoders:
-        value, layer, head = best[decoder]
+        scores = grid[decoder]
+        layer, head = max(scores, key=lambda lh: (scores[lh], -lh[0], -lh[1]))   # ties: lower layer, then head
+        value = scores[layer, head]
         source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
