@@ -1,7 +1,8 @@
 """Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
 
 Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), word alignment
-(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the store
+(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the probes (:mod:`.probes`:
+perturbed masking and the other parameter-free ways to read syntax out of a model), the store
 (:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, across ranks by
 :mod:`.distributed`), :class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus
 and a model) and tiny local models for tests (:mod:`.testing`). May import ``pmask.common`` and
@@ -24,6 +25,7 @@ _EXPORTS = {
     "load_model": "model", "LoadedModel": "model", "RANDOM_SEED": "model",
     "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "options", "SUBWORD_POLICIES": "options",
     "align": "alignment", "WordAlignment": "alignment", "ALIGNERS": "alignment",
+    "probe_matrices": "probes", "PROBE_RUNNERS": "probes",
 }
 __all__ = list(_EXPORTS)
 
