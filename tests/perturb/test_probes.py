@@ -339,3 +339,16 @@ def test_prob_without_an_mlm_head_is_refused_at_load(bert):
         check_support(bert, "single", "prob", layers=[-1])   # the model's own logits serve the last layer
     finally:
         bert.encoder_paths = paths
+
+
+def test_pmask_parse_takes_a_probe_and_a_head(bert):
+    import pmask
+    from pmask.trees.registry import decode_dependencies
+
+    words = SENTS[0]
+    got = pmask.parse([words], model=bert, probe="attention", head=1, layer=2, decoder="eisner", root="free")
+    F = Naive(bert, words).attention([2])[0, 1]
+    np.testing.assert_allclose(got[0].F, F, rtol=RTOL, atol=ATOL)
+    assert got[0].heads.tolist() == decode_dependencies("eisner", len(words), F=F).tolist()
+    tree = pmask.parse([words], model=bert, probe="distance", decoder="distance-split", bias=0.5)[0].tree
+    assert tree.leaves() == words

@@ -109,3 +109,15 @@ def test_the_impact_source_picks_the_head_and_marks_distances(tiny, corpus, tmp_
     source = ImpactSource.open(CorpusSpec(dist))
     assert next(iter(source.impacts(-1))).distance is True
     assert source.impact_settings() == {"probe": "distance", "metric": "l2", "subword": "avg", "tokenize": "words"}
+
+
+def test_export_of_a_store_of_every_head_says_it_exports_the_mean(tiny, corpus, tmp_path):  # noqa: F811
+    from pmask.perturb.store import export_store
+
+    out = tmp_path / "s"
+    _store(tiny, corpus, out, "attention", "weight")
+    export_store(out, tmp_path / "e.json", "json", layers=[-1])
+    data = json.loads((tmp_path / "e.json").read_text(encoding="utf-8"))
+    assert data["probe"] == "attention" and "the mean over the 2 heads" in data["heads"]
+    first = ImpactStore.open(out)[0]
+    np.testing.assert_allclose(data["sentences"][0]["matrices"]["3"], first.matrix[1].mean(0), rtol=1e-6)
