@@ -123,11 +123,14 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
     label = label or source.path
     probes = list(probes or [model.probe])
     if len(probes) == 1:
-        spec = replace(model, probe=probes[0], head=model.head if _takes_head(probes[0], model) else None)
-        opened = ImpactSource.open(source, model=spec, store=store, corpus=corpus, progress=progress)
+        opened = ImpactSource.open(source, model=replace(model, probe=probes[0]), store=store, corpus=corpus,
+                                   progress=progress)
         return sweep_layers(opened, label=label, **options)
     if store is not None or source.path.is_dir():
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
+    if model.head is not None and not any(_takes_head(p, model) for p in probes):
+        raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "
+                           "and none of them is swept")
     specs = [replace(model, probe=p, head=model.head if _takes_head(p, model) else None).with_defaults()
              for p in probes]                                    # every setting checked before the model loads
     from pmask.perturb.probes.support import check_support   # lazy: imports torch

@@ -125,3 +125,17 @@ def test_distance_split_parses_a_corpus(tiny4, tmp_path, capsys):
     meta = json.loads((tmp_path / "t.txt.meta.json").read_text(encoding="utf-8"))
     assert meta["settings"]["bias"] == 0.3 and meta["impact"]["probe"] == "distance"
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_sweep_applies_the_head_or_refuses_it(tiny4, tmp_path, capsys):
+    store = tmp_path / "att"
+    assert run(["impact", PUD, "--limit", 3, "--model", tiny4, "--probe", "attention", "--layers", "all", "-q",
+                "-o", store], capsys)[0] == 0
+    code, out, err = run(["sweep", store, "--head", 2, "-q", "--json", tmp_path / "s.json"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["meta"]["probe"] == "attention (head 2)"
+    code, _, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--head", 2, "-q"], capsys)
+    assert code == 1 and "--head applies to probe attention" in err
+    code, _, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probe", "pair,single", "--head", 2, "-q"],
+                       capsys)
+    assert code == 1 and "none of them is swept" in err
