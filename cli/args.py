@@ -84,13 +84,14 @@ def add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
 
 def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
     """``--probe`` (one name; with ``several`` a comma-separated list, also spelled ``--probes``) and ``--head``."""
-    text = "; ".join(f"{k}: {v.split(':', 1)[0]}" for k, v in PROBES.items())
+    text = "; ".join(f"{k} = {v.split(':', 1)[0]}" for k, v in PROBES.items())
     if several:
         g.add_argument("--probes", "--probe", dest="probe", type=probes_arg, default=None, metavar="LIST",
-                       help=f"comma-separated probes, each scored on its own ({text}; default: pair)")
+                       help=f"comma-separated probes, each scored on its own ({text}; see the README's Probes section)")
     else:
         g.add_argument("--probe", default=None, choices=list(PROBES),
-                       help=f"how impacts are read out of the model ({text}; default: pair; a store's own)")
+                       help=f"how impacts are read out of the model ({text}; a store's own when reading a store; "
+                            "see the README's Probes section)")
     g.add_argument("--head", type=head_arg, default=None, metavar="N|mean|max",
                    help="attention head decoded by probe attention and distance with jsd/hellinger: a head number "
                         f"from 0, or {' / '.join(f'{k} ({v})' for k, v in HEAD_MODES.items())}")

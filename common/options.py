@@ -83,14 +83,15 @@ TOKENIZE_MODES: dict[str, str] = {
 }
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
+#: Each description is "SHORT NAME: definition; cost" (the CLI shows the part before the colon).
 PROBES: dict[str, str] = {
     "pair": "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without i, j)_i); "
             "1 + n + n(n-1)/2 sequences per sentence",
-    "single": "single masking: F[i][j] = d(H(x)_i, H(x without j)_i), word i left unmasked; n + 1 sequences",
-    "attention": "attention weights merged to words as Clark et al. 2019 (from a word: mean over its pieces, to a "
-                 "word: sum over its pieces): F[i][j] = attention of word i to word j; 1 sequence",
-    "distance": "syntactic distance (Kim et al. 2020): F[i][j] = distance between words i and j, their unmasked "
-                "hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence; low = close",
+    "single": "single masking, word i left unmasked: F[i][j] = d(H(x)_i, H(x without j)_i); n + 1 sequences",
+    "attention": "attention weights merged to words as Clark et al. 2019: F[i][j] = attention of word i to word j, "
+                 "the mean over i's pieces of the sum over j's pieces; 1 sequence",
+    "distance": "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
+                "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
 }
 
 #: The metrics each probe takes; the first is its default.
