@@ -76,6 +76,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     probe = source.impact_settings().get("probe", "pair")
     check_settings(ParseSettings(decoder=decoder, root=root, faithful=faithful, bias=bias), [], probe)
     per_layer = source.impacts_by_layers(layers, include_cls=faithful)
+    probe = source.impact_settings().get("probe", "pair")   # a cache store's own
+    check_settings(ParseSettings(decoder=decoder, root=root, faithful=faithful, bias=bias), [], probe)
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():

@@ -218,6 +218,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     if dec.needs_model:
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
+        check_settings(settings, source.sentences, impact.get("probe", "pair"))   # a cache store's own probe
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
     if dec.task == "dependency":

@@ -139,3 +139,12 @@ def test_sweep_applies_the_head_or_refuses_it(tiny4, tmp_path, capsys):
     code, _, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probe", "pair,single", "--head", 2, "-q"],
                        capsys)
     assert code == 1 and "none of them is swept" in err
+
+
+def test_faithful_is_refused_for_a_cache_store_of_another_probe(tiny4, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert run(["parse", PUD, "--limit", 2, "--model", tiny4, "--probe", "single", "--store", cache, "-q",
+                "-o", tmp_path / "s.conllu"], capsys)[0] == 0
+    code, _, err = run(["parse", PUD, "--limit", 2, "--store", cache, "--faithful", "-q", "-o", tmp_path / "f.conllu"],
+                       capsys)
+    assert code == 1 and "probe single has no faithful mode" in err and not (tmp_path / "f.conllu").exists()
