@@ -244,6 +244,9 @@ def compute_store(model: Any, sentences: Sequence[Any], out_dir: str | os.PathLi
     job = _Job(model, sentences, metric, subword, batch_tokens, tokenize, probe)
     settings = store_settings(model, layers=layers, metric=metric, subword=subword, include_cls=True,
                               tokenize=tokenize, probe=probe)
+    if settings.heads is not None and 0 in (settings.layers_resolved or ()):
+        raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric {metric} "
+                         f"reads; choose layers 1..{settings.num_layers}")
     corpus = CorpusInfo.of(sentences, corpus_path)
     opening = dict(resume=resume, overwrite=overwrite, versions=versions(), shard_size=shard_size,
                    run_info={"device": str(getattr(model, "device", None))})

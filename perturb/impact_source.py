@@ -310,6 +310,8 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     Returns:
         A :class:`StoreRun`.
     """
+    if model.head is not None:
+        raise SettingError("{head} is chosen when a store is read (it keeps every head); leave it out here")
     return _fill_store(corpus.read(), corpus.path, model.with_defaults(), Path(output), layers=layers,
                        resume=resume, overwrite=overwrite, progress=progress, model=model.with_defaults().load)
 

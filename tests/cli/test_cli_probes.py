@@ -148,3 +148,9 @@ def test_faithful_is_refused_for_a_cache_store_of_another_probe(tiny4, tmp_path,
     code, _, err = run(["parse", PUD, "--limit", 2, "--store", cache, "--faithful", "-q", "-o", tmp_path / "f.conllu"],
                        capsys)
     assert code == 1 and "probe single has no faithful mode" in err and not (tmp_path / "f.conllu").exists()
+
+
+def test_impact_refuses_a_head(tiny4, tmp_path, capsys):
+    code, _, err = run(["impact", PUD, "--limit", 2, "--model", tiny4, "--probe", "attention", "--head", 1,
+                        "-o", tmp_path / "s"], capsys)
+    assert code == 1 and "--head is chosen when a store is read" in err and not (tmp_path / "s").exists()

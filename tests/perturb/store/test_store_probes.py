@@ -121,3 +121,12 @@ def test_export_of_a_store_of_every_head_says_it_exports_the_mean(tiny, corpus, 
     assert data["probe"] == "attention" and "the mean over the 2 heads" in data["heads"]
     first = ImpactStore.open(out)[0]
     np.testing.assert_allclose(data["sentences"][0]["matrices"]["3"], first.matrix[1].mean(0), rtol=1e-6)
+
+
+def test_layer_0_of_an_attention_store_is_refused_before_anything_is_written(tiny, corpus, tmp_path):  # noqa: F811
+    from pmask.common.errors import LayerError
+    from pmask.perturb.fill import compute_store
+
+    with pytest.raises(LayerError, match="layer 0"):
+        compute_store(tiny, corpus, tmp_path / "s", layers=[0, 1], probe="attention", progress=False)
+    assert not (tmp_path / "s").exists()
