@@ -352,3 +352,13 @@ def test_pmask_parse_takes_a_probe_and_a_head(bert):
     assert got[0].heads.tolist() == decode_dependencies("eisner", len(words), F=F).tolist()
     tree = pmask.parse([words], model=bert, probe="distance", decoder="distance-split", bias=0.5)[0].tree
     assert tree.leaves() == words
+
+
+@pytest.mark.parametrize("family", ["electra", "distilbert", "xlm-roberta"])
+def test_every_fast_path_family_passes_the_attention_check(family, tmp_path):
+    """The check at load compares the fast path's attention with the model's own output_attentions at every
+    layer; these families (and bert, roberta above) pass it, so their attention runs on the fast path."""
+    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+
+    lm = load_model(str(make_tiny_family(family, tmp_path / family, training_texts())), device="cpu")
+    assert lm.paths().fast_family is not None and attention_path(lm) == "fast"
