@@ -232,7 +232,7 @@ def test_fast_path_attention_equals_the_models_own_output_attentions(family, dty
         with torch.no_grad():
             own.append(torch.stack(lm.model(input_ids=torch.tensor([ids]), output_attentions=True).attentions, 1)[0])
     got = [r for seg in fast for r in seg]
-    tol = 1e-12 if dtype == "float64" else 1e-5
+    tol = 1e-12 if dtype == "float64" else 1e-4   # float32: the load-time check's tolerance (rounding only)
     for g, o in zip(got, own):
         assert g.shape == o.shape
         assert float((g - o).abs().max()) <= tol
