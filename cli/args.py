@@ -104,7 +104,8 @@ def add_model(p: argparse.ArgumentParser, required: bool = False, several_probes
                         "with random weights (the random-BERT baseline)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
     g.add_argument("--metric", default=None, choices=list(METRICS),
-                   help="impact metric; per probe: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in PROBE_METRICS.items())
+                   help="impact metric; per probe: "
+                        + "; ".join(f"{k}: {', '.join(v)}" for k, v in PROBE_METRICS.items())
                         + " (default: the probe's first; a store's own when reading a store)")
     g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
                    help="merge policy over the measured word's pieces (default: avg; a store's own)")

@@ -48,7 +48,8 @@ def _npy_bytes(matrix: np.ndarray) -> bytes:
 
 def _header(store: ImpactStore, layers: Sequence[int]) -> dict[str, Any]:
     s = store.settings
-    heads = {"heads": f"the mean over the {s.heads} heads of each layer (the store keeps every head)"} if s.heads else {}
+    heads = {"heads": f"the mean over the {s.heads} heads of each layer (the store keeps every head)"} \
+        if s.heads else {}
     return {"store": str(store.path), "model": s.model, "probe": s.probe, "metric": s.metric, "subword": s.subword,
             "layers": list(layers), "matrix": MATRIX_NOTE, **heads, "skipped": store.skipped}
 

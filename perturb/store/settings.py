@@ -62,8 +62,8 @@ class StoreSettings:
             "subword": self.subword,
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.metric), "subword": SUBWORD_DEFINITIONS.get(self.subword),
                             "probe": PROBES.get(self.probe),
-                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"
-                            if not self.heads else "matrix[l, h, i, j] = the value of word j for word i at head h of "
+                            "matrix": "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] "
+                            "(0 = embeddings)" if not self.heads else "matrix[l, h, i, j] = the value of word j for word i at head h of "
                             "layers.resolved[l]"},
             "probe": self.probe,
             "heads": self.heads,
