@@ -10,12 +10,12 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import SettingError
 from pmask.common.options import RANDOM_PREFIX, split_random
 from pmask.perturb.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.store.settings import norm_model
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,8 @@ class ModelSpec:
                           threads=self.threads)
 
 
-def absolute_if_local(name: str) -> str:
-    """A local model directory as an absolute path; a hub name as given."""
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
+#: A local model directory as an absolute path; a hub name as given (one implementation, the store's).
+absolute_if_local = norm_model
 
 
 def _same_model(given: str, stored: str | None) -> bool | None:
