@@ -52,7 +52,8 @@ def _as_sentences(sentences: Any, sentence_type: Any) -> list[Any]:
 def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner",
           layer: int = -1, root: str | None = None, faithful: bool = False, multiroot: bool = False,
           metric: str | None = None, subword: str | None = None, seed: int = 0, device: str = "auto",
-          dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False) -> list[Any]:
+          dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False, probe: str = "pair",
+          head: str | int | None = None, bias: float = 0.0) -> list[Any]:
     """Induce a tree for each sentence in one call (also available as ``pmask.parse``).
 
     Args:
@@ -63,7 +64,10 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
         layer: the layer whose impacts are decoded (-1 = last).
         root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
             sentence carries gold heads, else "free".
-        metric, subword: the impact metric and subword policy (default dist, avg).
+        metric, subword: the impact metric and subword policy (default: the probe's own, avg).
+        probe, head: how impacts are read out of the model (``pmask.common.options.PROBES``; default
+            pair) and, for the attention-based probes, which head is decoded (default mean).
+        bias: the right-branching bias of the ``distance-split`` decoder.
 
     Returns:
         One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
@@ -88,13 +92,13 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     if root is None:
         root = "gold" if sents and all(s.heads for s in sents) else "free"
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
-                             seed=seed)
-    check_settings(settings, sents)
+                             seed=seed, bias=bias)
+    check_settings(settings, sents, probe)
     impacts = None
     if get_decoder(decoder).needs_model:
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
-                         impact=ImpactSettings(metric, subword, None), device=device, dtype=dtype,
-                         batch_tokens=batch_tokens).with_defaults()
+                         impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,
+                         batch_tokens=batch_tokens, head=head).with_defaults()
         loaded = None if model is None or isinstance(model, str) else model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)

@@ -22,15 +22,21 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pmask.common.errors import OptionError
 from pmask.common.options import (
     CORPUS_FORMATS,
     DEFAULT_ROOT,
     DTYPES,
+    HEAD_MODES,
     METRICS,
+    PROBE_METRICS,
+    PROBES,
     PUNCT_MODES,
     ROOT_MODES,
     SUBWORD_POLICIES,
     TOKENIZE_MODES,
+    parse_head,
+    split_probes,
 )
 from pmask.trees.registry import decoder_names
 
@@ -75,6 +81,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def probes_arg(text: str) -> list[str]:
+    try:
+        return split_probes(text)
+    except OptionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def head_arg(text: str) -> str | int | None:
+    try:
+        return parse_head(text)
+    except OptionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 MAX_WORDS_HELP = ("keep sentences of at most N words (PTB: counted after removing punctuation, traces and $/#, "
                   "the WSJ10 filter; other formats: every word counts)")
 
@@ -87,14 +107,31 @@ def add_input(p: argparse.ArgumentParser, what: str = "corpus") -> None:
     p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
 
 
-def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
+def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
+    """``--probe`` (one name; with ``several`` a comma-separated list, also spelled ``--probes``) and ``--head``."""
+    text = "; ".join(f"{k} = {v.split(':', 1)[0]}" for k, v in PROBES.items())
+    if several:
+        g.add_argument("--probes", "--probe", dest="probe", type=probes_arg, default=None, metavar="LIST",
+                       help=f"comma-separated probes, each scored on its own ({text}; see the README's Probes section)")
+    else:
+        g.add_argument("--probe", default=None, choices=list(PROBES),
+                       help=f"how impacts are read out of the model ({text}; a store's own when reading a store; "
+                            "see the README's Probes section)")
+    g.add_argument("--head", type=head_arg, default=None, metavar="N|mean|max",
+                   help="attention head decoded by probe attention and distance with jsd/hellinger: a head number "
+                        f"from 0, or {' / '.join(f'{k} ({v})' for k, v in HEAD_MODES.items())}")
+
+
+def add_model(p: argparse.ArgumentParser, required: bool = False, several_probes: bool = False) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", "-m", required=required, metavar="M",
                    help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
                         "with random weights (the random-BERT baseline)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
     g.add_argument("--metric", default=None, choices=list(METRICS),
-                   help="impact metric (default: dist; a store's own when reading a store)")
+                   help="impact metric; per probe: "
+                        + "; ".join(f"{k}: {', '.join(v)}" for k, v in PROBE_METRICS.items())
+                        + " (default: the probe's first; a store's own when reading a store)")
     g.add_argument("--subword", default=None, choices=list(SUBWORD_POLICIES),
                    help="merge policy over the measured word's pieces (default: avg; a store's own)")
     g.add_argument("--tokenize", default=None, choices=list(TOKENIZE_MODES),
@@ -106,10 +143,17 @@ def add_model(p: argparse.ArgumentParser, required: bool = False) -> None:
     g.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="CPU threads for the model (default: torch's, one per core); on a machine busy with other "
                         "jobs fewer threads are often faster: try 1 or 2")
+    add_probe(g, several_probes)
+
+
+def add_bias(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bias", type=float, default=0.0, metavar="LAMBDA",
+                   help="right-branching bias of the distance-split decoder (Kim et al. 2020; 0 = none)")
 
 
 def add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
     p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
+    add_bias(p)
 
 
 def add_root(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
 from pmask.eval.html import ReportOptions, build_report
 from pmask.eval.impact_maps import draw_impact_maps
-from pmask.eval.sweep import sweep_layers
+from pmask.eval.sweep import sweep_probes
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.impact_source import ImpactSource, build_store
 from pmask.perturb.model_spec import ModelSpec
@@ -29,9 +29,10 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 
 def _model(args: argparse.Namespace) -> ModelSpec:
+    probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
     return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
-                     args.tokenize), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
-                     threads=args.threads)
+                     args.tokenize, probe), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
+                     threads=args.threads, head=args.head)
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
@@ -55,7 +56,7 @@ def cmd_impact(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
-                             multiroot=args.multiroot, seed=args.seed)
+                             multiroot=args.multiroot, seed=args.seed, bias=args.bias)
     needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
@@ -87,9 +88,10 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    result = sweep_layers(_impact_source(args), layers=args.layers, decoder=args.decoder, root=args.root,
+    result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
+                          progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
-                          label=args.source)
+                          label=args.source, bias=args.bias)
     print(result.sweep.to_markdown())
     if args.plot:
         result.plot(args.plot)
@@ -118,7 +120,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(
         model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
-        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None)
+        decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        probes=args.probe, bias=args.bias)
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet)
     if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         print(result.describe(args.output))

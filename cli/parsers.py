@@ -13,6 +13,7 @@ from pathlib import Path
 from pmask.cli.args import (
     MAX_WORDS_HELP,
     HelpFormatter,
+    add_bias,
     add_decoder,
     add_input,
     add_model,
@@ -158,11 +159,15 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
         sub, "sweep",
         help="score every layer (one model pass) and plot score against layer",
         description="Decode the impacts of every requested layer and score each against the gold trees in the "
-                    "input; prints one row per layer and optionally plots UAS/F1 against layer.",
-        epilog="example:\n  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --root gold --plot layers.png")
+                    "input; prints one row per layer (and probe) and optionally plots UAS/F1 against layer, one "
+                    "line per probe.",
+        epilog="examples:\n"
+               "  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --root gold --plot layers.png\n"
+               "  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --probes pair,single,attention "
+               "--plot probes.png")
     p.add_argument("source", type=Path, help="gold corpus (CoNLL-U or PTB), or a store made from one")
     add_input(p)
-    add_model(p)
+    add_model(p, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all'")
     add_decoder(p, None, "default: {} for CoNLL-U, {} for PTB".format(*(
         task_info(t).default_decoder for t in ("dependency", "constituency"))))
@@ -214,19 +219,20 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     p = command(
         sub, "bench",
         help="a probing study: many treebanks x layers x decoders, with baselines",
-        description="Score every treebank x layer x decoder against gold, next to the baselines on the same "
-                    "sentences. One model pass per treebank into a resumable store under OUTDIR/stores; rerunning "
-                    "reuses every finished store without loading the model. Writes results.json, results.csv, "
-                    "results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
+        description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
+                    "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "
+                    "rerunning reuses every finished store without loading the model. Writes results.json, "
+                    "results.csv, results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
                "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
                    help="CoNLL-U files/folders, PTB .mrg file/folder")
-    add_model(p, required=True)
+    add_model(p, required=True, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
                        ",".join(task_info(t).default_decoders) for t in ("dependency", "constituency"))))
+    add_bias(p)
     add_root(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
     add_punct(p)

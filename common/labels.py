@@ -1,6 +1,7 @@
-"""Short human labels for runs in tables and titles: the model's short name, the metric (and
-the probe, once there are probes), the absolute layer. Full paths stay in the machine records
-(``meta.json``, store manifests, JSON and CSV fields); these labels are for people.
+"""Short human labels for runs in tables and titles: the model's short name, the metric (or
+the probe with its metric and head, for the probes other than pair), the absolute layer. Full
+paths stay in the machine records (``meta.json``, store manifests, JSON and CSV fields); these
+labels are for people.
 
 Example:
     >>> run_label({"name": "/data/models/bert-base-uncased", "num_layers": 12}, {"metric": "dist"}, layer=-1)
@@ -14,7 +15,7 @@ from typing import Any, Mapping
 
 from pmask.common.options import RANDOM_PREFIX, split_random
 
-__all__ = ["absolute_layer", "run_label", "short_model_name"]
+__all__ = ["absolute_layer", "probe_label", "run_label", "short_model_name"]
 
 # folder names that say nothing about the model: the parent folder is named with them
 _GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
@@ -66,25 +67,47 @@ def absolute_layer(layer: Any, num_layers: Any) -> Any:
     return layer
 
 
+def probe_label(settings: Mapping[str, Any] | None) -> str:
+    """A short label of impact settings (``ImpactSource.impact_settings()``, a store's manifest).
+
+    Example:
+        >>> probe_label({"probe": "attention", "metric": "weight", "head": "mean"})
+        'attention (head mean)'
+        >>> probe_label({"probe": "distance", "metric": "jsd", "head": 3}), probe_label({"metric": "dist"})
+        ('distance (jsd, head 3)', 'pair (dist)')
+    """
+    settings = settings or {}
+    probe = settings.get("probe") or "pair"
+    parts = [] if settings.get("metric") in (None, "weight") else [str(settings["metric"])]
+    if settings.get("head") is not None:
+        parts.append(f"head {settings['head']}")
+    return f"{probe} ({', '.join(parts)})" if parts else probe
+
+
 def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None = None,
               layer: Any = None) -> str:
-    """"model, metric[, probe][, layer L]" for a table row or a title.
+    """"model, metric[, layer L]" for a table row or a title; "model, probe (metric, head)[, layer L]"
+    for the probes other than pair.
 
     Args:
         model: a model description (``LoadedModel.describe()``, a meta.json's ``model``): ``name``,
             ``num_layers``, ``random_init``.
-        impact: the impact settings: ``metric`` and, once probes exist, ``probe`` (shown after
-            the metric: the one place a probe's name enters labels).
+        impact: the impact settings: ``metric``, ``probe`` and ``head`` (:func:`probe_label`).
         layer: the layer (negative from the end: shown as the absolute layer); None to leave it out.
+
+    Example:
+        >>> run_label({"name": "m"}, {"probe": "attention", "metric": "weight", "head": 3}, layer=2)
+        'm, attention (head 3), layer 2'
     """
     model = model or {}
     name = str(model.get("name") or "model")
     if model.get("random_init") and not name.startswith(RANDOM_PREFIX):
         name = RANDOM_PREFIX + name
     parts = [short_model_name(name)]
-    for key in ("metric", "probe"):
-        if impact and impact.get(key):
-            parts.append(str(impact[key]))
+    if impact and impact.get("probe") not in (None, "pair"):
+        parts.append(probe_label(impact))
+    elif impact and impact.get("metric"):
+        parts.append(str(impact["metric"]))
     if layer is not None:
         parts.append(f"layer {absolute_layer(layer, model.get('num_layers'))}")
     return ", ".join(parts)

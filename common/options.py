@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from pmask.common.errors import LayerError, OptionError
+from pmask.common.errors import LayerError, OptionError, SettingError
 
 #: Impact metrics ``d``; ``H(x∖S)_p`` is the hidden state at piece ``p`` with the words ``S`` masked.
 METRICS: dict[str, str] = {
@@ -25,6 +25,16 @@ METRICS: dict[str, str] = {
     "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p "
            "at each piece p of word i",
 }
+
+#: Metrics of the other probes (see :data:`PROBES` and :data:`PROBE_METRICS`).
+METRICS.update({
+    "l1": "L1 distance between the hidden states of words i and j (probe distance)",
+    "l2": "Euclidean distance between the hidden states of words i and j (probe distance)",
+    "jsd": "Jensen-Shannon distance (square root of the divergence, natural log) between the attention "
+           "distributions of words i and j (probe distance)",
+    "hellinger": "Hellinger distance between the attention distributions of words i and j (probe distance)",
+    "weight": "the attention weight itself (probe attention, which has no other metric)",
+})
 
 #: How the per-piece values of the measured word i are merged into one row of F.
 SUBWORD_POLICIES: dict[str, str] = {
@@ -72,6 +82,44 @@ TOKENIZE_MODES: dict[str, str] = {
     "words": "tokenise every word separately (the paper's setting)",
     "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
 }
+
+#: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
+#: Each description is "SHORT NAME: definition; cost" (the CLI shows the part before the colon).
+PROBES: dict[str, str] = {
+    "pair": "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without i, j)_i); "
+            "1 + n + n(n-1)/2 sequences per sentence",
+    "single": "single masking, word i left unmasked: F[i][j] = d(H(x)_i, H(x without j)_i); n + 1 sequences",
+    "attention": "attention weights merged to words as Clark et al. 2019: F[i][j] = attention of word i to word j, "
+                 "the mean over i's pieces of the sum over j's pieces; 1 sequence",
+    "distance": "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
+                "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
+}
+
+#: The metrics each probe takes; the first is its default.
+PROBE_METRICS: dict[str, tuple[str, ...]] = {
+    "pair": ("dist", "cos", "prob"),
+    "single": ("dist", "cos", "prob"),
+    "attention": ("weight",),
+    "distance": ("l2", "l1", "cos", "jsd", "hellinger"),
+}
+
+#: The subword policies each probe takes (attention and attention distributions always merge as Clark et al.).
+PROBE_SUBWORDS: dict[str, tuple[str, ...]] = {
+    "pair": tuple(SUBWORD_POLICIES), "single": tuple(SUBWORD_POLICIES), "attention": ("avg",),
+    "distance": ("avg", "first"),
+}
+
+#: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
+HEAD_METRICS = (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
+
+#: ``--head`` values besides a head number 0..H-1.
+HEAD_MODES: dict[str, str] = {
+    "mean": "the mean over the layer's heads (the default)",
+    "max": "the element-wise maximum over the layer's heads",
+}
+
+#: Probes whose F is a distance (low = syntactically close): dependency decoders and MART read -F.
+DISTANCE_PROBES = ("distance",)
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
@@ -144,3 +192,72 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
     if not out:
         raise LayerError("no layer requested; give at least one layer (0 = embeddings, -1 = last)")
     return tuple(out)
+
+
+def default_metric(probe: str | None) -> str:
+    """The metric a probe uses when none is given (``dist`` for pair and single).
+
+    Example:
+        >>> default_metric("distance"), default_metric(None)
+        ('l2', 'dist')
+    """
+    return PROBE_METRICS[check_choice("probe", probe or "pair", PROBES)][0]
+
+
+def has_heads(probe: str | None, metric: str | None) -> bool:
+    """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
+    return (probe or "pair", metric or default_metric(probe)) in HEAD_METRICS
+
+
+def parse_head(value: str | int | None) -> str | int | None:
+    """``"mean"``, ``"max"``, a head number (int >= 0) or None; an :class:`OptionError` otherwise.
+
+    Example:
+        >>> parse_head("3"), parse_head("max"), parse_head(None)
+        (3, 'max', None)
+    """
+    if value is None or isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = str(value).strip()
+    if text in HEAD_MODES:
+        return text
+    if text.isdigit():
+        return int(text)
+    raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(HEAD_MODES)})")
+
+
+def split_probes(value: str | Iterable[str] | None) -> list[str]:
+    """Probe names from ``"pair,attention"`` (or a list), each checked; ``["pair"]`` for None.
+
+    Example:
+        >>> split_probes("pair, distance")
+        ['pair', 'distance']
+    """
+    names = value.split(",") if isinstance(value, str) else list(value or ["pair"])
+    out = [check_choice("probe", n.strip(), PROBES) for n in names if n.strip()]
+    if not out:
+        raise OptionError("no probe given (choose from " + ", ".join(PROBES) + ")")
+    return list(dict.fromkeys(out))
+
+
+def check_probe(probe: str | None, metric: str | None, subword: str | None = "avg",
+                head: str | int | None = None) -> None:
+    """Refuse, in one line, a metric, subword policy or head the probe does not take.
+
+    Raises:
+        OptionError: an unknown probe, metric, subword policy or head value.
+        SettingError: a known value the probe does not take (names settings as ``{probe}``, ``{metric}``, ...).
+    """
+    metric = check_choice("metric", metric, METRICS)
+    subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
+    probe = check_choice("probe", probe, PROBES)
+    if metric not in PROBE_METRICS[probe]:
+        raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(PROBE_METRICS[probe])}, not {metric}")
+    if subword not in PROBE_SUBWORDS[probe] or (has_heads(probe, metric) and subword != "avg"):
+        allowed = "avg" if has_heads(probe, metric) else " or ".join(PROBE_SUBWORDS[probe])
+        raise SettingError(f"{{probe}} {probe} with {{metric}} {metric} takes {{subword}} {allowed}, not {subword} "
+                           "(attention is merged to words as Clark et al.: mean over the rows of a word's pieces, "
+                           "sum over its columns; distance builds one vector per word)")
+    if parse_head(head) is not None and not has_heads(probe, metric):
+        raise SettingError(f"{{head}} applies to probe attention and to probe distance with {{metric}} jsd or "
+                           f"hellinger, not to probe {probe} with {{metric}} {metric}")

@@ -367,12 +367,13 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
 
 
 def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike, fmt: str = "png",
-                    progress: bool = True, **options: Any) -> list[Path]:
+                    progress: bool = True, *, label: str | None = None, **options: Any) -> list[Path]:
     """Render many sentences into ``out_dir`` (created, not its parents), one file per
     (sentence_id, F, words, gold_heads) or (sentence_id, F, words, gold_heads, pred_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
-    (cmap, vmin, vmax). Each map is titled "sentence <id>". Returns the paths in input order.
+    (cmap, vmin, vmax). Each map is titled "sentence <id>" (", <label>" when given: the layer and
+    probe). Returns the paths in input order.
     ``progress``: a bar over the sentences (on a terminal only, see :mod:`pmask.common.progress`).
     """
     fmt = fmt.lower().lstrip(".")
@@ -386,7 +387,8 @@ def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike
                                                                   enabled=progress):
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
-            render_heatmap(F, words, path, gold_heads=gold_heads, title=f"sentence {sentence_id}",
+            render_heatmap(F, words, path, gold_heads=gold_heads,
+                           title=f"sentence {sentence_id}" + (f", {label}" if label else ""),
                            pred_heads=pred[0] if pred else None, **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None

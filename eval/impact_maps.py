@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output
-from pmask.common.labels import absolute_layer
+from pmask.common.labels import absolute_layer, probe_label
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
@@ -110,12 +110,13 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     if not items:
         raise PmaskError("no sentence to draw")
     output = Path(output)
+    shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
+    label = f"layer {shown}, probe {probe_label(source.impact_settings())}"
     if single is not None:
         sid, F, words, heads, pred_heads = items[0]
-        shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
         return [render_heatmap(F, words, output, gold_heads=heads, pred_heads=pred_heads,
-                               title=f"sentence {sid}, layer {shown}")]
-    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True))
+                               title=f"sentence {sid}, {label}")]
+    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True), label=label)
 
 
 def _arcs(sent: Any, by_id: dict[str, Any], path: str | Path | None, what: str) -> Any:

@@ -2,7 +2,8 @@
 
 The library behind ``pmask sweep``: :func:`sweep_layers` decodes the impacts of each requested
 layer, scores them, optionally scores the baselines on the same sentences, and returns a
-:class:`SweepResult` holding a :class:`~pmask.eval.report.LayerSweep` table.
+:class:`SweepResult` holding a :class:`~pmask.eval.report.LayerSweep` table; :func:`sweep_probes`
+does it for several probes (one column, one plotted line, per probe; the model loaded once).
 
 Example:
     >>> from pmask.corpora.spec import CorpusSpec
@@ -16,16 +17,19 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
-from pmask.common.labels import run_label
+from pmask.common.labels import probe_label, run_label
+from pmask.common.options import has_heads
+from pmask.corpora.spec import CorpusSpec
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.perturb.impact_source import ImpactSource
+from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task, task_info
 
@@ -55,10 +59,11 @@ class SweepResult(RichDisplay):
         return self.sweep.to_pandas()
 
 
-def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, settings: ParseSettings) -> None:
+def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, settings: ParseSettings,
+                       probe: str) -> None:
     """Everything that would fail after the model pass: layer 0, settings, gold trees to score against."""
-    refuse_layer_zero(layers, "layers")
-    check_settings(settings, sentences)
+    refuse_layer_zero(layers, "layers", probe)
+    check_settings(settings, sentences, probe)
     dependency = decoder_task(settings.decoder) == "dependency"
     lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
     if lacking is not None:
@@ -68,7 +73,7 @@ def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, se
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str = "gold", faithful: bool = False, punct: str = "include", seed: int = 0,
-                 baselines: bool = False, label: str | Path | None = None) -> SweepResult:
+                 baselines: bool = False, label: str | Path | None = None, bias: float = 0.0) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -76,7 +81,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         layers: layer indices (0 = embeddings, negative from the end) or "all".
         decoder: default: the gold task's default decoder in the registry (``eisner`` for
             dependency gold, ``mart`` for constituency gold).
-        root, faithful, punct, seed: as for :class:`~pmask.trees.induce.ParseSettings` and the metrics.
+        root, faithful, punct, seed, bias: as for :class:`~pmask.trees.induce.ParseSettings` and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
 
@@ -87,13 +92,14 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     gold_task = "dependency" if not sentences or sentences[0].heads is not None else "constituency"
     decoder = decoder or task_info(gold_task).default_decoder
     task = decoder_task(decoder)
-    _check_before_work(sentences, layers, ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful,
-                                                        seed=seed))
+    checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias)
+    _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))
     per_layer = source.impacts_by_layers(layers, include_cls=faithful)
+    check_settings(checked, sentences, str(source.impact_settings().get("probe", "pair")))   # a cache store's own probe
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():
-        settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, seed=seed)
+        settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, seed=seed, bias=bias)
         score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
         rows.append((layer, score.to_dict()))
     base: dict[str, float] = {}
@@ -103,7 +109,77 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
                 for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
     model, impact = source.describe_model(), source.impact_settings()
     sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
-                       meta={"model": (model or {}).get("name"), "metric": impact.get("metric"), "decoder": decoder,
+                       meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
+                             "probe": probe_label(impact), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {})})
     title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
+
+
+def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | None = None, *,
+                 store: str | Path | None = None, corpus: str | Path | None = None, progress: bool = True,
+                 label: str | Path | None = None, **options: Any) -> SweepResult:
+    """Sweep the layers of one probe, or of several with one line (one column) per probe.
+
+    Args:
+        source: the gold corpus, or a store made from one (then one probe: the store's).
+        model: the model and impact settings; ``model.head`` applies to the probes with heads.
+        probes: probe names (None: ``model.impact.probe``, or a store's own).
+        store: with one probe, cache its impacts in this store directory.
+        corpus: with a store ``source``: the corpus it was made from.
+        progress: progress bars.
+        label: the corpus name in the table (default: ``source.path``).
+        options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``
+            (see :func:`sweep_layers`).
+
+    Returns:
+        A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's
+        headline score: uas, or sentence-level F1), and the model is loaded once for all of them.
+    """
+    label = label or source.path
+    chosen_probes: list[str | None] = list(probes) if probes else [model.impact.probe]   # None: a store's own
+    if len(chosen_probes) == 1:
+        chosen = replace(model, impact=replace(model.impact, probe=chosen_probes[0]))
+        return sweep_layers(ImpactSource.open(source, model=chosen, store=store, corpus=corpus, progress=progress),
+                            label=label, **options)
+    if store is not None or source.path.is_dir():
+        raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
+    specs = [_spec_for(model, str(p)) for p in chosen_probes]   # every setting checked before the model loads
+    if model.head is not None and all(spec.head is None for spec in specs):
+        raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "
+                           "and none of them is swept")
+    from pmask.perturb.probes.support import check_support  # lazy: imports torch
+
+    loaded = model.load()
+    for spec in specs:
+        impact = spec.impact
+        check_support(loaded, str(impact.probe), impact.metric, subword=str(impact.subword), head=spec.head)
+    results, sentences = {}, source.read()
+    for spec in specs:
+        opened = ImpactSource(list(sentences), source.path, model=spec, progress=progress, loaded_model=loaded,
+                              selection=source)
+        results[str(spec.impact.probe)] = sweep_layers(opened, label=label, **options)
+    return merge_sweeps(results)
+
+
+def _spec_for(model: ModelSpec, probe: str) -> ModelSpec:
+    """``model`` for ``probe``: its default metric unless one was given, the head only where it applies."""
+    spec = replace(model, impact=replace(model.impact, probe=probe), head=None).with_defaults()
+    return replace(spec, head=model.head if has_heads(probe, spec.impact.metric) else None)
+
+
+def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:
+    """One :class:`SweepResult` with a ``"<probe> <headline score>"`` column per probe's sweep."""
+    first = next(iter(results.values()))
+    key = SWEEP_KEYS[first.task][0]
+    rows: dict[int, dict[str, Any]] = {}
+    for probe, result in results.items():
+        for layer, scores in result.sweep.rows:
+            rows.setdefault(layer, {})[f"{probe} {key}"] = scores.get(key)
+    meta = {k: v for k, v in first.sweep.meta.items() if k not in ("probe", "metric")}
+    sweep = LayerSweep(rows=sorted(rows.items()), metric_keys=tuple(f"{p} {key}" for p in results),
+                       meta={**meta, "probes": ", ".join(r.sweep.meta.get("probe", p) for p, r in results.items())})
+    model_part = first.title.split(" · ")[0].rsplit(", ", 1)[0]   # "model, probe label": the probe goes
+    rest = first.title.split(" · ")[1:]
+    title = " · ".join([model_part, *rest, "one line per probe"])
+    return SweepResult(sweep=sweep, task=first.task, baselines=first.baselines, title=title)

@@ -1,8 +1,9 @@
 """Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
 
 Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), how impacts are
-computed (:mod:`.impact_settings`: metric, subword policy, tokenisation), word alignment
-(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the store
+computed (:mod:`.impact_settings`: metric, subword policy, tokenisation, probe), word alignment
+(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the probes (:mod:`.probes`:
+perturbed masking and the other parameter-free ways to read syntax out of a model), the store
 (:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, planned first and the model loaded
 only if needed by :mod:`.build`, across ranks by :mod:`.distributed`),
 :class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus and a model;
@@ -26,6 +27,7 @@ _EXPORTS = {
     "load_model": "model", "LoadedModel": "model", "RANDOM_SEED": "model",
     "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "options", "SUBWORD_POLICIES": "options",
     "align": "alignment", "WordAlignment": "alignment", "ALIGNERS": "alignment",
+    "probe_matrices": "probes", "PROBE_RUNNERS": "probes",
 }
 __all__ = list(_EXPORTS)
 

@@ -22,9 +22,10 @@ logger = logging.getLogger(__name__)
 __all__ = ["add_layers", "extend_store"]
 
 
-def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None) -> ComputeLayers:
-    """The callback :func:`extend_layers` calls for each shard: the engine at the missing layers."""
-    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
+def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None,
+              probe: str = "pair") -> ComputeLayers:
+    """The callback :func:`extend_layers` calls for each shard: the store's probe at the missing layers."""
+    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
 
     def compute(items: list[tuple[list[str], np.ndarray]], layers: list[int]) -> list[np.ndarray]:
         for words, ids in items:   # the new rows must describe the stored model input
@@ -32,11 +33,12 @@ def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: i
                 raise StoreError(f"{path}: the model's tokenizer splits the stored sentence "
                                  f"'{' '.join(words[:6])} …' differently; it cannot add layers to this store")
         kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-        out = list(impact_matrices(model, [words for words, _ in items], layers=layers, metric=metric,
-                                   subword=subword, include_cls=True, progress=False, **kwargs))
-        if any(m is None for m in out):
+        out = list(probe_matrices(model, [words for words, _ in items], probe, layers=layers, metric=metric,
+                                  subword=subword, include_cls=True, progress=False, **kwargs))
+        done = [m for m in out if m is not None]
+        if len(done) < len(out):
             raise StoreError(f"{path}: a stored sentence is too long for the model; it cannot add layers")
-        return out
+        return done
 
     return compute
 
@@ -87,7 +89,8 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
         return LayerExtension(layers=tuple(stored.layers_resolved or ()), added=())
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
-    compute = _computer(model, path, str(stored.impact.metric), str(stored.impact.subword), batch_tokens)
+    impact = stored.impact
+    compute = _computer(model, path, str(impact.metric), str(impact.subword), batch_tokens, str(impact.probe))
     with progress_bar(total=n_stored, desc="adding layers", unit="sent", enabled=progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from pmask.common.errors import SettingError
 from pmask.common.files import Output, check_output
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
@@ -103,7 +104,8 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
 
     Args:
         corpus: the corpus and its filters.
-        model: the model, metric, subword policy, device, dtype and batch budget.
+        model: the model, probe, metric, subword policy, device, dtype and batch budget (no head:
+            a store keeps every head, the reader picks one).
         output: the store directory.
         layers: layers kept (0 = embeddings, negative from the end) or "all".
         resume: continue a store made with the same settings; overwrite: replace any store there.
@@ -111,6 +113,8 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     Returns:
         A :class:`StoreRun`.
     """
+    if model.head is not None:
+        raise SettingError("{head} is chosen when a store is read (it keeps every head); leave it out here")
     spec = model.with_defaults()
     request = FillRequest.for_model(spec, corpus.read(), output, corpus_path=corpus.path, layers=layers,
                                     resume=resume, overwrite=overwrite, progress=progress,

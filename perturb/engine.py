@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
-from pmask.common.options import resolve_layers
+from pmask.common.options import PROBE_METRICS, check_choice, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
@@ -102,7 +102,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
                     layers: Sequence[int] | int | str = (-1,),
                     metric: str = "dist", subword: str = "avg", *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
-                    fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
+                    fast_path: bool | None = None, tokenize: str = "words",
+                    job_type: type[SentenceJob] = SentenceJob) -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order (streaming).
 
     Args:
@@ -122,6 +123,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
             True = require the fast path (``ModelError`` if the model has none).
         tokenize: a tokenisation mode registered in :data:`pmask.perturb.alignment.ALIGNERS`
             (``"words"``: each word tokenised on its own, the paper's scheme).
+        job_type: which sequences are run and read per sentence: :class:`SentenceJob` (the paper's
+            pairs) or a subclass (``pmask.perturb.probes.single.SingleMaskJob`` for probe single).
 
     Returns:
         An iterator of float32 arrays ``[len(layers), n, n]`` (``[len(layers), n+1, n+1]`` with
@@ -135,7 +138,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    impact = ImpactSettings(metric, subword, tokenize).check()   # OptionError, a ValueError like every bad argument
+    # OptionError, a ValueError like every bad argument here; the engine runs probes pair and single
+    impact = ImpactSettings(check_choice("metric", metric, PROBE_METRICS["pair"]), subword, tokenize).check()
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
@@ -146,7 +150,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats.fast_path = encoder.fast
     if metric == "prob":
         encoder.check_prob(settings.layers)
-    return BatchRunner(model, encoder, settings, int(batch_tokens), stats).run(sentences, progress)
+    return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
 
 
 def _is_oom(err: BaseException) -> bool:
@@ -164,8 +168,9 @@ class BatchRunner:
     """
 
     def __init__(self, lm: LoadedModel, encoder: Encoder, settings: RunSettings, batch_tokens: int,
-                 stats: ImpactStats):
+                 stats: ImpactStats, job_type: type[SentenceJob] = SentenceJob):
         self.lm = lm
+        self.job_type = job_type
         self.encoder = encoder
         self.settings = settings
         self.batch_tokens = batch_tokens
@@ -235,7 +240,7 @@ class BatchRunner:
             if self.settings.include_cls and -1 not in alignment.word_index:
                 raise ModelError(f"sentence {index}: include_cls needs a special token, "
                                  f"tokenizer of {lm.name!r} adds none")
-            job = SentenceJob(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
+            job = self.job_type(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
                               self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
             self.pending.append(job)
             return job

@@ -46,7 +46,7 @@ class FillRequest:
     sentences: Sequence[Any]                   # pmask.corpora.Sentence objects (.id, .words)
     output: Path                               # the store directory
     layers: Sequence[int] | str = (-1,)        # as requested: 0 = embeddings, negative from the top, or "all" (1..L)
-    impact: ImpactSettings = ImpactSettings()  # metric, subword policy, tokenisation mode (all set)
+    impact: ImpactSettings = ImpactSettings()  # metric, subword policy, tokenisation mode, probe (all set)
     corpus_path: Path | None = None            # the corpus file, recorded in the manifest
     batch_tokens: int | None = None            # padded tokens per forward batch (None: the engine's default)
     resume: bool = False                       # continue a store made with the same settings and corpus
@@ -119,16 +119,16 @@ def _new_stats() -> Any:
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
+    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
         kwargs["batch_tokens"] = request.batch_tokens
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
-    matrices = impact_matrices(model, [sentences[i] for i in todo], layers=list(layers),
-                               metric=impact.metric, subword=impact.subword, include_cls=True,
-                               tokenize=impact.tokenize, **kwargs)
+    matrices = probe_matrices(model, [sentences[i] for i in todo], str(impact.probe), layers=list(layers),
+                              metric=impact.metric, subword=str(impact.subword), include_cls=True,
+                              tokenize=impact.tokenize, **kwargs)
     computed = 0
     tokenizer = model.tokenizer
     for index, matrix in zip(todo, matrices):
@@ -256,11 +256,14 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
         ...               FillRequest(read_corpus("pud.conllu"), Path("pud-store"), layers="all"))  # doctest: +SKIP
         StoreSummary(path=PosixPath('pud-store'), computed=1000, reused=0, ...)
     """
-    request.impact.check()   # before anything is written
+    impact = request.impact.check()   # before anything is written
     if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
-        model.check_metric(request.impact.metric)
+        model.check_metric(impact.metric)
     t0 = time.perf_counter()
-    settings = store_settings(model, request.impact, request.layers)   # the requested layers resolved, once
+    settings = store_settings(model, impact, request.layers)   # the requested layers resolved, once
+    if settings.heads is not None and 0 in (settings.layers_resolved or ()):
+        raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {impact.probe} with metric "
+                         f"{impact.metric} reads; choose layers 1..{settings.num_layers}")
     corpus = CorpusInfo.of(request.sentences, request.corpus_path, request.selection)
     info = rank_info(rank, world_size)
     added = _add_missing_layers(model, request, settings, corpus, info)
@@ -307,16 +310,17 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
                  stats: Any = None) -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
 
-    ``impact``: metric, subword policy and tokenisation mode (see :class:`ImpactSettings`).
+    ``impact``: metric, subword policy, tokenisation mode and probe (see :class:`ImpactSettings`;
+    the attention-based probes' arrays have a head axis).
 
     ``matrix`` is float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``); None for a
     sentence too long for the model.
     """
-    from pmask.perturb import impact_matrices  # lazy: the engine imports torch
+    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = impact_matrices(model, list(sentences), layers=absolute, metric=impact.metric, subword=impact.subword,
-                               include_cls=include_cls, progress=progress, stats=stats, tokenize=impact.tokenize,
-                               **kwargs)
+    matrices = probe_matrices(model, list(sentences), str(impact.probe), layers=absolute, metric=impact.metric,
+                              subword=str(impact.subword), include_cls=include_cls, progress=progress, stats=stats,
+                              tokenize=str(impact.tokenize), **kwargs)
     yield from zip(sentences, matrices)

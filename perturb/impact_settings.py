@@ -1,6 +1,6 @@
-"""How impacts are computed from a model: :class:`ImpactSettings` (metric, subword policy, tokenisation mode).
+"""How impacts are computed from a model: :class:`ImpactSettings` (metric, subword policy, tokenisation mode, probe).
 
-The one definition of these three settings and their defaults (torch-free). Everything that
+The one definition of these four settings and their defaults (torch-free). Everything that
 carries them holds one of these rather than repeating the fields: :class:`~pmask.perturb.model_spec.ModelSpec`
 (where a field may be left unset: None = "the default, or a store's own"),
 :class:`~pmask.perturb.store.StoreSettings`, the engine's ``RunSettings``, a fill's
@@ -9,21 +9,23 @@ and descriptions of each setting's values live in :mod:`pmask.common.options`.
 
 Example:
     >>> ImpactSettings(metric="cos").as_dict()
-    {'metric': 'cos', 'subword': 'avg', 'tokenize': 'words'}
-    >>> ImpactSettings(None, "first", None).with_defaults()
-    ImpactSettings(metric='dist', subword='first', tokenize='words')
+    {'metric': 'cos', 'subword': 'avg', 'tokenize': 'words', 'probe': 'pair'}
+    >>> ImpactSettings(None, "first", None, None).with_defaults()
+    ImpactSettings(metric='dist', subword='first', tokenize='words', probe='pair')
+    >>> ImpactSettings(None, None, None, "distance").with_defaults().metric   # each probe's own default
+    'l2'
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from pmask.common.options import METRICS, SUBWORD_POLICIES, check_choice
+from pmask.common.options import check_probe, default_metric
 from pmask.perturb.alignment import get_aligner
 
 
 @dataclass(frozen=True)
 class ImpactSettings:
-    """The impact metric, the subword policy and the tokenisation mode (see :mod:`pmask.common.options`).
+    """The impact metric, the subword policy, the tokenisation mode and the probe (see :mod:`pmask.common.options`).
 
     A field set to None is not chosen yet: :meth:`with_defaults` gives it the default, and a
     store's own value wins when a store is read (see ``ModelSpec.check_store``).
@@ -32,23 +34,27 @@ class ImpactSettings:
     metric: str | None = "dist"
     subword: str | None = "avg"
     tokenize: str | None = "words"
+    probe: str | None = "pair"
 
     def with_defaults(self) -> ImpactSettings:
-        """These settings with every unset field given its default (dist, avg, words)."""
+        """These settings with every unset field given its default (avg, words, pair, and the probe's
+        own default metric: dist for pair and single)."""
         default = ImpactSettings()
-        return ImpactSettings(self.metric or default.metric, self.subword or default.subword,
-                              self.tokenize or default.tokenize)
+        probe = self.probe or default.probe
+        return ImpactSettings(self.metric or default_metric(probe), self.subword or default.subword,
+                              self.tokenize or default.tokenize, probe)
 
-    def check(self) -> ImpactSettings:
-        """These settings, or a one-line ``OptionError`` (a ``ValueError``) naming the first unknown value
-        (None included); tokenisation modes are those of the aligner registry ``pmask.perturb.alignment.ALIGNERS``."""
-        check_choice("metric", self.metric, METRICS)
-        check_choice("subword policy", self.subword, SUBWORD_POLICIES)
+    def check(self, head: str | int | None = None) -> ImpactSettings:
+        """These settings, or a one-line error: an ``OptionError`` (a ``ValueError``) naming the first
+        unknown value (None included), a ``SettingError`` for a metric, subword policy or ``head`` the
+        probe does not take; tokenisation modes are those of the aligner registry
+        ``pmask.perturb.alignment.ALIGNERS``."""
+        check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
         return self
 
     def as_dict(self) -> dict[str, str | None]:
-        """``{"metric", "subword", "tokenize"}``, in that order (as provenance records them)."""
+        """``{"metric", "subword", "tokenize", "probe"}``, in that order (as provenance records them)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def conflicts(self, other: ImpactSettings) -> list[tuple[str, str, str | None]]:
@@ -59,4 +65,4 @@ class ImpactSettings:
 
 
 #: Nothing chosen: the defaults, or a store's own settings when a store is read.
-UNSET = ImpactSettings(None, None, None)
+UNSET = ImpactSettings(None, None, None, None)

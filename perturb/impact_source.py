@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence, cast
 import numpy as np
 
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.options import resolve_layers
+from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.add_layers import add_layers
@@ -28,6 +28,7 @@ from pmask.perturb.build import StoreRun, build_store, fill_stores
 from pmask.perturb.fill import FillRequest, iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
+from pmask.perturb.probes.heads import check_head, select_head
 from pmask.perturb.store import ImpactStore
 from pmask.perturb.store_corpus import store_sentences
 
@@ -40,10 +41,19 @@ __all__ = ["Impact", "ImpactSource", "StoreRun", "build_store", "impacts_by_laye
 
 @dataclass
 class Impact:
-    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None."""
+    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None;
+    ``distance``: F is a distance (low = close, probe distance), not an affinity."""
 
     F: np.ndarray
     F_cls: np.ndarray | None = None
+    distance: bool = False
+
+
+def _impact(matrix: np.ndarray, include_cls: bool, probe: str, head: str | int | None) -> Impact:
+    """The :class:`Impact` of one layer's stored or computed matrix ([n(+1), n(+1)] or [H, n(+1), n(+1)])."""
+    m = select_head(matrix, head)
+    return Impact(F=m[1:, 1:] if include_cls else m, F_cls=m if include_cls else None,
+                  distance=probe in DISTANCE_PROBES)
 
 
 def is_store(path: str | Path) -> bool:
@@ -55,14 +65,14 @@ def is_store(path: str | Path) -> bool:
 def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
                      impact: ImpactSettings = ImpactSettings(), include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None) -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped)."""
+                     stats: Any = None, head: str | int | None = None) -> Iterator[list[Impact] | None]:
+    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped);
+    ``impact.probe`` picks how impacts are computed, ``head`` the attention head decoded (see
+    :mod:`pmask.perturb.probes`)."""
+    probe = str(impact.probe)
     for _, M in iter_impacts(model, sentences, layers=list(layers), impact=impact, include_cls=include_cls,
                              batch_tokens=batch_tokens, progress=progress, stats=stats):
-        if M is None:
-            yield None
-        else:
-            yield [Impact(F=m[1:, 1:], F_cls=m) if include_cls else Impact(F=m) for m in M]
+        yield None if M is None else [_impact(m, include_cls, probe, head) for m in M]
 
 
 def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
@@ -74,21 +84,23 @@ def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int 
 
 
 def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       include_cls: bool = False, positions: Sequence[int] | None = None
-                       ) -> Iterator[Impact | None]:
+                       include_cls: bool = False, positions: Sequence[int] | None = None,
+                       head: str | int | None = None) -> Iterator[Impact | None]:
     """Impacts of ``sentences`` read from an ``ImpactStore`` (None = nothing stored).
 
-    ``positions`` are the sentences' corpus positions (default 0, 1, ...).
+    ``positions`` are the sentences' corpus positions (default 0, 1, ...); ``head`` picks the
+    attention head in a store that keeps every head.
     """
     for item in impacts_from_store_by_layers(store, sentences, [layer], include_cls=include_cls,
-                                             positions=positions):
+                                             positions=positions, head=head):
         yield None if item is None else item[0]
 
 
 def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], layers: Sequence[int], *,
-                                 include_cls: bool = False, positions: Sequence[int] | None = None
-                                 ) -> Iterator[list[Impact] | None]:
+                                 include_cls: bool = False, positions: Sequence[int] | None = None,
+                                 head: str | int | None = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
+    probe = getattr(store, "probe", "pair")
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
         if item is None:
@@ -100,8 +112,8 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
                              f"it ('pmask info {store.path}' shows which)")
         if include_cls and item.cls_matrix is None:
             raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
-        ks = [item.layer_index(layer) for layer in layers]
-        yield [Impact(F=item.matrix[k], F_cls=item.cls_matrix[k] if include_cls else None) for k in ks]
+        full = item.cls_matrix if include_cls else item.matrix
+        yield [_impact(full[item.layer_index(layer)], include_cls, probe, head) for layer in layers]
 
 
 class ImpactSource:
@@ -139,15 +151,19 @@ class ImpactSource:
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
             progress: show progress bars during model work.
+            loaded_model: the model of ``model`` already loaded (shared by several sources).
         """
         if is_store(source.path):
             opened = ImpactStore.open(source.path)
             held = len([*opened.indices, *(e["index"] for e in opened.skipped)])
             picked = store_sentences(source, opened.manifest, held=held, corpus=corpus)
             spec = (model or ModelSpec()).check_store(opened)
+            check_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
                        selection=picked.selection, positions=picked.positions)
         spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
+        if store is None or not is_store(store):
+            spec.with_defaults()      # a setting the probe does not take is refused now, before any work
         return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source)
 
@@ -185,8 +201,12 @@ class ImpactSource:
         return (self.describe_model() or {}).get("name")
 
     def impact_settings(self) -> dict[str, Any]:
-        """The impact settings actually used: ``{"metric", "subword", "tokenize"}`` (a store's own when reading one)."""
-        return self.model_spec.impact.with_defaults().as_dict()
+        """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the
+        attention-based probes, ``"head"`` (a store's own settings when reading one)."""
+        out: dict[str, Any] = self.model_spec.impact.with_defaults().as_dict()
+        if has_heads(out["probe"], out["metric"]):
+            out["head"] = self.model_spec.head if self.model_spec.head is not None else "mean"
+        return out
 
     # -- impacts
 
@@ -196,6 +216,7 @@ class ImpactSource:
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
             self.model_spec = self.model_spec.check_store(self.store)
+            check_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
             return
         request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
                                         layers=layers, resume=True, progress=self.progress,
@@ -237,10 +258,11 @@ class ImpactSource:
         if self.store is not None:
             self._ensure_layers([layer])
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
-                                      positions=self._positions(indices))
+                                      positions=self._positions(indices), head=self.model_spec.head)
         spec = self.model_spec
         return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact.with_defaults(),
-                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
+                                  include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
+                                  head=spec.head)
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
@@ -252,13 +274,14 @@ class ImpactSource:
             chosen = every if layers == "all" else list(cast(Sequence[int], layers))
             self._ensure_layers(chosen)
             stream = impacts_from_store_by_layers(self.store, self.sentences, chosen, include_cls=include_cls,
-                                                  positions=self._positions(None))
+                                                  positions=self._positions(None), head=self.model_spec.head)
         else:
             chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
                       else list(cast(Sequence[int], layers)))
             spec = self.model_spec
             stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact.with_defaults(),
-                                      include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress)
+                                      include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
+                                      head=spec.head)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}
         for item in stream:
             for k, layer in enumerate(chosen):

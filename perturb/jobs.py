@@ -47,11 +47,7 @@ class SentenceJob:
         self.covers = np.zeros((n + 1, self.length), dtype=bool)
         for k in range(n):
             self.covers[k, alignment.pieces(k)] = True
-        first = ([NO_WORD] if include_cls else []) + list(range(n))
-        second = [NO_WORD] * len(first)
-        for i in range(n):
-            first.extend([i] * (n - i - 1))
-            second.extend(range(i + 1, n))
+        first, second = self._masked_words()
         self.masked_first = np.array(first, dtype=np.int64)
         self.masked_second = np.array(second, dtype=np.int64)
         self.n_sequences = len(first)
@@ -65,16 +61,19 @@ class SentenceJob:
         self.base = torch.zeros((n_layers, n_slots) + value_shape, dtype=value_dtype, device=device)
         self.values = np.zeros((n_layers, n_slots, n), dtype=np.float32)   # [layer, slot, column word]
 
+    def _masked_words(self) -> tuple[list[int], list[int]]:
+        """The words masked in each sequence (first, second; ``NO_WORD`` for none), in run order."""
+        n = self.n_words
+        first = ([NO_WORD] if self.include_cls else []) + list(range(n))
+        second = [NO_WORD] * len(first)
+        for i in range(n):
+            first.extend([i] * (n - i - 1))
+            second.extend(range(i + 1, n))
+        return first, second
+
     def _plan_reads(self) -> ReadPlan:
-        seq, pos, slot, base, col = [], [], [], [], []
-
-        def add(s: int, position: int, slot_: int, is_base: bool, column: int) -> None:
-            seq.append(s); pos.append(position); slot.append(slot_); base.append(is_base); col.append(column)  # noqa: E702
-
-        def add_word(s: int, word: int, is_base: bool, column: int) -> None:
-            for k, p in enumerate(self.alignment.pieces(word)):
-                add(s, p, int(self.slot_start[word]) + k, is_base, column)
-
+        plan = _PlanBuilder(self)
+        add, add_word = plan.add, plan.add_word
         for s, (a, b) in enumerate(zip(self.masked_first.tolist(), self.masked_second.tolist())):
             if a == NO_WORD:                 # unmasked: the special token's base state
                 add(s, self.cls_position, self.cls_slot, True, -1)
@@ -85,9 +84,7 @@ class SentenceJob:
             else:                            # words a, b masked: F[a, b] read at a, F[b, a] read at b
                 add_word(s, a, False, b)
                 add_word(s, b, False, a)
-        position = np.array(pos, dtype=np.int64)
-        return ReadPlan(np.array(seq, dtype=np.int64), position, np.array(slot, dtype=np.int64),
-                        np.array(base, dtype=bool), np.array(col, dtype=np.int64), self.input_ids[position])
+        return plan.build()
 
     @property
     def finished(self) -> bool:
@@ -114,16 +111,51 @@ class SentenceJob:
             block = self.values[:, self.slot_start[k]:self.slot_start[k + 1], :]     # [n_layers, pieces, n]
             rows.append(block[:, 0, :] if subword == "first" else reduce[subword](block.astype(np.float64), axis=1))
         impact = np.stack(rows, axis=1).astype(np.float32)
-        # masking i already masks all of j's pieces (words of one multiword token): same input, impact 0
-        covers = self.covers[:self.n_words]
-        same_input = ~(covers[None, :, :] & ~covers[:, None, :]).any(-1)          # [i, j]: covers[j] ⊆ covers[i]
-        impact[:, same_input] = 0.0
+        impact[:, self._no_impact()] = 0.0
         if not self.include_cls:
             return np.ascontiguousarray(impact)
         out = np.zeros((impact.shape[0], self.n_words + 1, self.n_words + 1), dtype=np.float32)
         out[:, 1:, 1:] = impact
         out[:, 0, 1:] = self.values[:, self.cls_slot, :]
         return out
+
+
+    def _no_impact(self) -> np.ndarray:
+        """[n, n] bool: pairs whose impact is 0 by definition. Masking i already masks all of j's
+        pieces (words of one multiword token): the same input, so impact 0."""
+        covers = self.covers[:self.n_words]
+        return np.asarray(~(covers[None, :, :] & ~covers[:, None, :]).any(-1))   # [i, j]: covers[j] ⊆ covers[i]
+
+
+class _PlanBuilder:
+    """Collects the reads of one job in sequence order and builds its :class:`ReadPlan`."""
+
+    def __init__(self, job: SentenceJob):
+        self.job = job
+        self.seq: list[int] = []
+        self.pos: list[int] = []
+        self.slot: list[int] = []
+        self.base: list[bool] = []
+        self.col: list[int] = []
+
+    def add(self, s: int, position: int, slot: int, is_base: bool, column: int) -> None:
+        """One read: sequence ``s`` at token ``position`` into ``slot``; ``column`` = the other masked word."""
+        self.seq.append(s)
+        self.pos.append(position)
+        self.slot.append(slot)
+        self.base.append(is_base)
+        self.col.append(column)
+
+    def add_word(self, s: int, word: int, is_base: bool, column: int) -> None:
+        """Reads at every piece of ``word`` (into the word's own slots)."""
+        for k, p in enumerate(self.job.alignment.pieces(word)):
+            self.add(s, p, int(self.job.slot_start[word]) + k, is_base, column)
+
+    def build(self) -> ReadPlan:
+        position = np.array(self.pos, dtype=np.int64)
+        return ReadPlan(np.array(self.seq, dtype=np.int64), position, np.array(self.slot, dtype=np.int64),
+                        np.array(self.base, dtype=bool), np.array(self.col, dtype=np.int64),
+                        self.job.input_ids[position])
 
 
 class SkippedSentence:

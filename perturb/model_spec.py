@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, split_random
+from pmask.common.options import RANDOM_PREFIX, check_probe, split_random
 from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -23,8 +23,8 @@ class ModelSpec:
     """A model to load and how impacts are computed with it.
 
     ``name`` is a hub name, a local directory or ``random:NAME``; ``impact`` fields left None
-    take their defaults, or a store's own values when a store is read; ``dtype`` "auto" is the
-    engine's default for the device.
+    take their defaults, or a store's own values when a store is read; ``head`` is read, not
+    stored (stores hold every head); ``dtype`` "auto" is the engine's default for the device.
     """
 
     name: str | None = None
@@ -34,10 +34,15 @@ class ModelSpec:
     dtype: str = "auto"
     batch_tokens: int | None = None
     threads: int | None = None       # torch's CPU threads (None: torch's default)
+    head: str | int | None = None    # None: "mean"; which attention head is decoded (attention-based probes)
 
     def with_defaults(self) -> ModelSpec:
-        """This spec with unset impact settings given their defaults (metric dist, subword avg, tokenize words)."""
-        return replace(self, impact=self.impact.with_defaults())
+        """This spec with unset impact settings given their defaults (probe pair, its metric (dist for
+        pair), subword avg, tokenize words); a one-line error for a metric, subword policy or head the
+        probe does not take."""
+        impact = self.impact.with_defaults()
+        check_probe(impact.probe, impact.metric, impact.subword, self.head)
+        return replace(self, impact=impact)
 
     def check_store(self, store: Any) -> ModelSpec:
         """This spec with the store's impact settings; a :class:`SettingError` naming the store's own
@@ -53,6 +58,7 @@ class ModelSpec:
                 stored = f"{RANDOM_PREFIX if held.random_init else ''}{held.model}"
                 raise SettingError(f"{{model}} {self.name} conflicts with the store {store.path}, which was made "
                                    f"with {stored}; leave {{model}} out to read the store")
+        check_probe(held.impact.probe, held.impact.metric, held.impact.subword, self.head)
         return replace(self, impact=held.impact)
 
     def load(self) -> Any:
@@ -66,8 +72,14 @@ class ModelSpec:
 
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
-        return load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init,
-                          threads=self.threads)
+        model = load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init,
+                           threads=self.threads)
+        impact = self.impact
+        if impact.probe is not None:   # what the probe needs from the model is checked at load, in one line
+            from pmask.perturb.probes.support import check_support
+
+            check_support(model, impact.probe, impact.metric, subword=impact.subword or "avg", head=self.head)
+        return model
 
 
 #: A local model directory as an absolute path; a hub name as given (one implementation, the store's).

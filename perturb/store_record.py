@@ -7,7 +7,7 @@ import importlib.metadata
 import platform
 from typing import Any, Sequence
 
-from pmask.common.options import resolve_layers
+from pmask.common.options import has_heads, resolve_layers
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.settings import norm_model
@@ -26,13 +26,20 @@ def _dtype_name(dtype: Any) -> str | None:
     return None if dtype is None else str(dtype).removeprefix("torch.")
 
 
+def attention_heads(model: Any) -> int | None:
+    """Attention heads per layer of a loaded model (from its config), None when it does not say."""
+    config = getattr(getattr(model, "model", None), "config", None)
+    value = getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None)
+    return int(value) if value else None
+
+
 def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | str, *,
                    resolved: Sequence[int] | None = None, include_cls: bool = True) -> StoreSettings:
     """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``).
 
     Args:
         model: the loaded model.
-        impact: metric, subword policy and tokenisation mode.
+        impact: metric, subword policy, tokenisation mode and probe.
         layers: the layers as requested (recorded as such in the manifest).
         resolved: ``layers`` already resolved for this model by the caller; None resolves them here.
         include_cls: the store's matrix layout.
@@ -48,4 +55,5 @@ def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | s
         tokenizer=tokenizer,
         layers_resolved=tuple(resolved) if resolved is not None else resolve_layers(layers, num_layers),
         num_layers=num_layers, max_length=getattr(model, "max_length", None),
-        model_info=describe if isinstance(describe, dict) else None)
+        model_info=describe if isinstance(describe, dict) else None,
+        heads=attention_heads(model) if has_heads(impact.probe, impact.metric) else None)

@@ -24,7 +24,7 @@ import numpy as np
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
-from pmask.common.options import DEFAULT_ROOT, ROOT_MODES
+from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES
 from pmask.corpora import Sentence, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
@@ -38,7 +38,8 @@ __all__ = [
 
 
 class ImpactLike(Protocol):
-    """One sentence's impacts at one layer: ``F`` [n, n] and, for faithful decoding, ``F_cls`` [n+1, n+1]."""
+    """One sentence's impacts at one layer: ``F`` [n, n] and, for faithful decoding, ``F_cls`` [n+1, n+1];
+    an optional ``distance`` attribute (True: F is a distance, low = close) tells decoders to read ``-F``."""
 
     F: np.ndarray
     F_cls: np.ndarray | None
@@ -67,11 +68,14 @@ class ParseSettings:
     faithful: bool = False      # the authors' matrix layout, normalisation and decoders (needs root="gold")
     multiroot: bool = False
     seed: int = 0
+    bias: float = 0.0           # distance-split's right-branching bias λ (Kim et al. 2020)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings that matter for this decoder (no layer for baselines, no root, faithful or
-        multiroot for constituency decoders)."""
+        multiroot for constituency decoders, a bias for distance-split only)."""
         data = dict(self.__dict__)
+        if self.decoder != "distance-split":
+            data.pop("bias")
         if not decoder_needs_model(self.decoder):
             data.pop("layer")  # baselines read no impacts
         if self.decoder in DECODERS and DECODERS[self.decoder].task == "constituency":
@@ -121,28 +125,42 @@ class ParseSummary:
     skipped: list[str] = field(default_factory=list)
 
 
-def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer") -> None:
+def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: str | None = "pair") -> None:
     """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
 
     Layer 0 is the embeddings: masking word j cannot change word i's embedding, so its impacts are
     all zeros by construction and every tree would tie. Checked before any model work; storing,
-    exporting and drawing layer 0 stay allowed (there it shows what it is).
+    exporting and drawing layer 0 stay allowed (there it shows what it is). Probe ``distance`` is
+    exempt: the distances between the words' embeddings are a tree like any other layer's.
     """
+    if probe in DISTANCE_PROBES:
+        return
     if not isinstance(layers, str) and 0 in list(layers):
         raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has impacts that are all zeros by construction "
                            f"(masking word j cannot change word i's embedding), so every tree would tie; choose "
                            f"layers from 1 up")
 
 
-def check_settings(settings: ParseSettings, sentences: Sequence[Sentence]) -> None:
+def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe: str = "pair") -> None:
     """Refuse combinations that cannot work before any model work is done.
 
+    Args:
+        settings: the parse settings.
+        sentences: the corpus (gold roots are needed with ``root="gold"``).
+        probe: how the impacts are read out of the model (``--faithful`` is the pair probe's alone).
+
     Raises:
-        SettingError: naming the settings involved (``{root}``, ``{faithful}``).
+        SettingError: naming the settings involved (``{root}``, ``{faithful}``, ``{probe}``).
     """
     dec = get_decoder(settings.decoder)
     if dec.needs_model:
-        refuse_layer_zero([settings.layer])
+        refuse_layer_zero([settings.layer], probe=probe)
+    if settings.faithful and probe != "pair":
+        raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair); "
+                           f"probe {probe} has no faithful mode")
+    if settings.bias and settings.decoder != "distance-split":
+        raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
+                           f"{settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
     faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
@@ -191,7 +209,8 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                             F_cls=impact.F_cls if impact is not None else None,
                             root=sent.root if settings.root == "gold" and task == "dependency" else None,
                             multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
-                            where=sent.where())
+                            where=sent.where(), distance=bool(getattr(impact, "distance", False)),
+                            bias=settings.bias)
             out = decode(settings.decoder, x)
             summary.parsed += 1
             if task == "dependency":
@@ -237,11 +256,13 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     output = Path(output)
     dec = get_decoder(settings.decoder)
     check_outputs([output, None if is_stdout(output) else meta_path(output)], source.inputs())   # before any work
-    check_settings(settings, source.sentences)
+    check_settings(settings, source.sentences,
+                   str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")
     impacts = model_desc = impact = None
     if dec.needs_model:
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
+        check_settings(settings, source.sentences, impact.get("probe", "pair"))   # a cache store's own probe
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
     if dec.task == "dependency":

@@ -11,8 +11,9 @@ Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64
 ``heads[k-1]`` = head of word k, 0 = ROOT) for dependency decoders or an ``nltk.Tree``
 (label "X", words as leaves) for constituency decoders. Model decoders read the word-level
 n x n impact matrix ``F`` (``F[i][j]`` = impact of word j on word i), turned into
-``scores[dependent, head]`` by :func:`dependency_scores` (raw impacts, ROOT column 0.0).
-Baselines ignore ``F``.
+``scores[dependent, head]`` by :func:`dependency_scores` (raw impacts, ROOT column 0.0); a
+distance matrix (``DecodeInput.distance``, probe ``distance``) is read as ``-F`` by the
+spanning-tree decoders and MART, and as it is by ``distance-split``. Baselines ignore ``F``.
 
 Randomised decoders draw from ``np.random.default_rng(seed)``: give each sentence its own
 seed (e.g. base seed + sentence index) or the same-length sentences get the same tree.
@@ -35,6 +36,7 @@ from pmask.common.errors import DecodeError
 from pmask.common.options import TASKS as TASK_NAMES
 from pmask.trees import baselines
 from pmask.trees.cle import chu_liu_edmonds
+from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
@@ -54,6 +56,9 @@ class DecodeInput:
         faithful: the authors' pipeline on ``F_cls`` (decoders with ``supports_faithful``).
         seed: int or numpy Generator for the random baselines.
         where: "file:line (sentence id)" for error messages.
+        distance: ``F`` is a distance (low = close; probe ``distance``): the spanning-tree decoders
+            and MART read ``-F``, ``distance-split`` reads ``F`` itself (and ``-F`` otherwise).
+        bias: λ, the right-branching bias of ``distance-split`` (Kim et al. 2020).
     """
 
     words: Sequence[str]
@@ -64,6 +69,8 @@ class DecodeInput:
     faithful: bool = False
     seed: Any = 0
     where: str | None = None
+    distance: bool = False
+    bias: float = 0.0
     rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +107,12 @@ def _need_F(x: DecodeInput, name: str) -> np.ndarray:
     return x.F
 
 
+def _affinity(x: DecodeInput, name: str) -> np.ndarray:
+    """F as scores where high = close: -F for a distance matrix (probe distance), else F itself."""
+    F = _need_F(x, name)
+    return -np.asarray(F, dtype=np.float64) if x.distance else F
+
+
 def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable) -> Callable[[DecodeInput], Any]:
     def run(x: DecodeInput) -> np.ndarray:
         if x.faithful:
@@ -107,8 +120,11 @@ def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable)
                 raise DecodeError(f"{x.place}faithful {name} needs the [CLS]-including impact matrix (F_cls)")
             if x.root is None:
                 raise DecodeError(f"{x.place}faithful {name} needs the gold root (the paper's setup)")
+            if x.distance:
+                raise DecodeError(f"{x.place}faithful {name} is the paper's pipeline for perturbed-masking impacts, "
+                                  "not for distances")
             return faithful_algorithm(x.F_cls, x.root, where=x.where)
-        scores = dependency_scores(_need_F(x, name), where=x.where)
+        scores = dependency_scores(_affinity(x, name), where=x.where)
         if scores.shape[0] != x.n + 1:
             raise DecodeError(f"{x.place}F is {scores.shape[0] - 1}x{scores.shape[0] - 1} but the sentence has "
                               f"{x.n} words")
@@ -124,8 +140,13 @@ def _random_scores(algorithm: Callable) -> Callable[[DecodeInput], Any]:
 
 def _mart(variant: str, name: str) -> Callable[[DecodeInput], Tree]:
     def run(x: DecodeInput) -> Tree:
-        return mart(_need_F(x, name), list(x.words), variant=variant, where=x.where)
+        return mart(_affinity(x, name), list(x.words), variant=variant, where=x.where)
     return run
+
+
+def _distance_split(x: DecodeInput) -> Tree:
+    d = adjacent_distances(_need_F(x, "distance-split"), distance=x.distance, where=x.where)
+    return distance_split(list(x.words), d, bias=x.bias, where=x.where)
 
 
 _ENTRIES = [
@@ -147,6 +168,9 @@ _ENTRIES = [
             "the paper's top-down three-way splitting of the impact matrix (MART)"),
     Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
             "top-down binary splitting of the impact matrix"),
+    Decoder("distance-split", "constituency", _distance_split, True,
+            "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
+            "right-branching bias --bias"),
     Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
             "right-branching binary tree", baseline=True),
     Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
@@ -308,10 +332,12 @@ def decode_dependencies(name: str, n: int, *, F=None, F_cls=None, root: int | No
                                     faithful=faithful, seed=seed, where=where))
 
 
-def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None = None) -> Tree:
-    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for mart/mart-binary)."""
+def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None = None, distance: bool = False,
+                        bias: float = 0.0) -> Tree:
+    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for the model decoders;
+    ``distance``/``bias`` as in :class:`DecodeInput`)."""
     _checked(name, "constituency")
-    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where))
+    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where, distance=distance, bias=bias))
 
 
 def decoder_task(name: str) -> str:

@@ -1,14 +1,19 @@
 """Files written by ``pmask bench``: results.json, results.csv, results.md and the plots.
 
 * ``results.json`` — :meth:`pmask.eval.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
-  layer, decoder, root, uas, uuas, sentences, words; f1_sentence/f1_corpus for PTB),
-  ``baselines``, ``breakdowns`` (by universal relation, arc length, sentence length),
-  ``model``, ``settings``, ``treebanks``, ``timing``; plus ``best`` (:func:`best_layers`).
+  probe, head (probes that keep every head), layer, decoder, root, uas, uuas, sentences, words;
+  f1_sentence/f1_corpus for PTB), ``baselines``, ``breakdowns`` (by universal relation, arc
+  length, sentence length), ``best_heads`` (:mod:`pmask.eval.bench.heads`), ``model``,
+  ``settings``, ``treebanks``, ``timing``; plus ``best`` (:func:`best_layers`).
 * ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
-* ``results.md`` — best layer per treebank and decoder, its margin over the best baseline on that
-  treebank (named; and over right-chain, right-branching for PTB), and the score of every layer.
-* ``layers.png`` — score against layer, one panel per treebank, baselines dashed.
-* ``heatmap-<decoder>.png`` — treebank × layer scores.
+* ``results.md`` — the best setting (layer) of each probe per treebank and decoder, its margin
+  over the best baseline on that treebank (named) and over right-chain (right-branching for
+  PTB), the score of every layer, and the best heads (chosen on one half of the sentences,
+  reported on the other).
+* ``layers.png`` — score against layer, one panel per treebank, one line per probe and decoder,
+  baselines dashed.
+* ``heatmap-<decoder>.png`` — treebank × layer scores (``heatmap-<probe>-<decoder>.png`` for the
+  probes other than pair).
 """
 from __future__ import annotations
 
@@ -20,14 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.files import atomic_write, make_output_folder
-from pmask.common.labels import run_label
+from pmask.common.labels import probe_label, run_label
+from pmask.common.options import has_heads
 from pmask.eval.output import new_figure, save_figure
 from pmask.trees.registry import decoder_task, task_info
 
 logger = logging.getLogger(__name__)
 
-CSV_FIELDS = ("kind", "treebank", "language", "layer", "decoder", "root", "uas", "uuas", "f1_sentence", "f1_corpus",
-              "sentences", "words")
+CSV_FIELDS = ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas",
+              "f1_sentence", "f1_corpus", "sentences", "words")
 _BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
 
 
@@ -56,20 +62,25 @@ def _margin(score: float, baseline: dict[str, Any] | None, key: str) -> float | 
     return None if baseline is None or baseline.get(key) is None else round(score - baseline[key], 4)
 
 
+def _probe(row: dict[str, Any]) -> str:
+    return row.get("probe") or "pair"
+
+
 def best_layers(result: Any) -> list[dict[str, Any]]:
-    """Per treebank and decoder: the best layer, its score, and its margin over the best baseline on
-    that treebank (``baseline`` names it: e.g. left-chain on a head-final language) and over the
-    reference baseline (right-chain; right-branching for PTB).
+    """Per treebank, probe and decoder: the best layer, its score, and its margin over the best
+    baseline on that treebank (``baseline`` names it: e.g. left-chain on a head-final language) and
+    over the reference baseline (right-chain; right-branching for PTB).
 
     Returns:
-        Dicts ``{"treebank", "language", "decoder", "metric", "layer", "score", "baseline",
-        "baseline_score", "margin", "reference_baseline", "reference_score", "reference_margin"}``.
+        Dicts ``{"treebank", "language", "probe", "head", "decoder", "metric", "layer", "score",
+        "baseline", "baseline_score", "margin", "reference_baseline", "reference_score",
+        "reference_margin"}``.
     """
     out = []
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in result.rows:
-        groups.setdefault((row["treebank"], row["decoder"]), []).append(row)
-    for (treebank, decoder), rows in groups.items():
+        groups.setdefault((row["treebank"], _probe(row), row["decoder"]), []).append(row)
+    for (treebank, probe, decoder), rows in groups.items():
         key = primary_key(rows[0])
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
         mine = [b for b in result.baselines if b["treebank"] == treebank and b.get(key) is not None
@@ -77,7 +88,8 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
         top = max(mine, key=lambda b: b[key], default=None)
         reference = task_info(decoder_task(decoder)).primary_baseline
         ref = next((b for b in mine if b["baseline"] == reference), None)
-        out.append({"treebank": treebank, "language": best["language"], "decoder": decoder, "metric": key,
+        out.append({"treebank": treebank, "language": best["language"], "probe": probe, "head": best.get("head"),
+                    "decoder": decoder, "metric": key,
                     "layer": best["layer"], "score": best[key], "baseline": top["baseline"] if top else None,
                     "baseline_score": top[key] if top else None, "margin": _margin(best[key], top, key),
                     "reference_baseline": reference, "reference_score": ref[key] if ref else None,
@@ -85,35 +97,50 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _probe_settings(settings: Any) -> list[dict[str, Any]]:
+    """``{"probe", "metric", "head"}`` of each benched probe (head None where it does not apply)."""
+    out = []
+    for probe in getattr(settings, "probes", None) or ["pair"]:
+        metric, head = settings.metric_for(probe), settings.head_for(probe)
+        out.append({"probe": probe, "metric": metric,
+                    "head": ("mean" if head is None else head) if has_heads(probe, metric) else None})
+    return out
+
+
 def to_markdown(result: Any) -> str:
-    """``results.md``: settings, best layer per treebank with its margin, every layer, the baselines."""
+    """``results.md``: settings, the best layer of each probe per treebank with its margins, every
+    layer, the best heads, the baselines."""
     s, impact = result.settings, result.settings.model.impact
     model = dict(result.model or {})
     model.setdefault("name", s.model.name)
     model.setdefault("random_init", s.model.random_init)
-    lines = [f"# pmask bench: {run_label(model, {'metric': impact.metric})}", "",
-             f"metric {impact.metric}, subword {impact.subword}, tokenize {impact.tokenize}, root {s.root}, "
-             f"punct {s.punct}, limit {s.limit or 'none'}; {len(result.treebanks)} treebanks, "
-             f"{result.timing.get('total_seconds', 0):.1f} s", "",
-             "## Best layer per treebank", "",
+    probes = _probe_settings(s)
+    lines = [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
+             f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
+             f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}; "
+             f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s", "",
+             "## Best setting of each probe per treebank", "",
              "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
              "named); the last column is the margin over right-chain (right-branching for PTB).", "",
-             "| treebank | language | decoder | best layer | score | best baseline | baseline score | margin "
+             "| treebank | language | probe | decoder | best layer | score | best baseline | baseline score | margin "
              "| margin over right-chain |",
-             "|---|---|---|---:|---:|---|---:|---:|---:|"]
+             "|---|---|---|---|---:|---:|---|---:|---:|---:|"]
     for b in best_layers(result):
-        lines.append(f"| {b['treebank']} | {b['language']} | {b['decoder']} | {b['layer']} | {b['score']:.2f} | "
-                     f"{b['baseline'] or ''} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} | "
+        probe = b["probe"] + (f" (head {b['head']})" if b.get("head") is not None else "")
+        lines.append(f"| {b['treebank']} | {b['language']} | {probe} | {b['decoder']} | {b['layer']} | "
+                     f"{b['score']:.2f} | {b['baseline'] or ''} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} | "
                      f"{_fmt(b['reference_margin'])} |")
     layers = sorted({r["layer"] for r in result.rows})
     lines += ["", "## Score by layer (UAS; sentence-level F1 for PTB)", "",
-              "| treebank | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
-              "|---|---|" + "---:|" * len(layers)]
-    cells: dict[tuple[str, str], dict[int, float]] = {}
+              "| treebank | probe | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
+              "|---|---|---|" + "---:|" * len(layers)]
+    cells: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in result.rows:
-        cells.setdefault((r["treebank"], r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
-    for (treebank, decoder), by_layer in cells.items():
-        lines.append(f"| {treebank} | {decoder} | " + " | ".join(_fmt(by_layer.get(k)) for k in layers) + " |")
+        cells.setdefault((r["treebank"], _probe(r), r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
+    for (treebank, probe, decoder), by_layer in cells.items():
+        lines.append(f"| {treebank} | {probe} | {decoder} | " + " | ".join(_fmt(by_layer.get(k)) for k in layers)
+                     + " |")
+    lines += best_heads_markdown(getattr(result, "best_heads", None) or [])
     names = list(dict.fromkeys(b["baseline"] for b in result.baselines))
     lines += ["", "## Baselines (same sentences)", "", "| treebank | " + " | ".join(names) + " |",
               "|---|" + "---:|" * len(names)]
@@ -127,8 +154,28 @@ def to_markdown(result: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """The "Best head" section of ``results.md`` (no lines when no probe keeps every head)."""
+    if not rows:
+        return []
+    from pmask.eval.bench.heads import CHOSEN_ON, REPORTED_ON
+
+    lines = ["", "## Best head (chosen on one half of the sentences, reported on the other)", "",
+             f"The (layer, head) with the best score is chosen on the sentences at {CHOSEN_ON} and scored on those "
+             f"at {REPORTED_ON}; the baseline is scored on the same reported half. Choosing a head on the "
+             "sentences it is scored on would flatter the probe.", "",
+             "| treebank | probe | decoder | layer | head | score (choosing half) | score (reported half) | "
+             "sentences | baseline | baseline score | margin |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for b in rows:
+        lines.append(f"| {b['treebank']} | {b['probe']} | {b['decoder']} | {b['layer']} | {b['head']} | "
+                     f"{_fmt(b['choose_score'])} | {_fmt(b['score'])} | {b['sentences']} | {b['baseline']} | "
+                     f"{_fmt(b['baseline_score'])} | {_fmt(b['margin'])} |")
+    return lines
+
+
 def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
-    """Score against layer, one panel per treebank, one line per decoder, baselines dashed."""
+    """Score against layer, one panel per treebank, one line per probe and decoder, baselines dashed."""
     from matplotlib.ticker import MaxNLocator
 
     treebanks = [t["treebank"] for t in result.treebanks]
@@ -140,9 +187,10 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
         key = primary_key(rows[0]) if rows else "uas"
-        for decoder in dict.fromkeys(r["decoder"] for r in rows):
-            pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder)
-            ax.plot(*zip(*pts), marker="o", markersize=3, label=decoder)
+        several = len({_probe(r) for r in rows}) > 1
+        for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in rows):
+            pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder and _probe(r) == probe)
+            ax.plot(*zip(*pts), marker="o", markersize=3, label=f"{probe} {decoder}" if several else decoder)
         for k, b in enumerate(b for b in result.baselines if b["treebank"] == name):
             ax.axhline(b[key], linestyle="--", linewidth=1, color=_BASELINE_COLOURS[k % 4], label=b["baseline"])
         ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=9)
@@ -159,11 +207,11 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     return path
 
 
-def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
-    """Treebank × layer scores of ``decoder`` as a heatmap, values written in the cells."""
+def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> Path:
+    """Treebank × layer scores of ``decoder`` under ``probe`` as a heatmap, values written in the cells."""
     import numpy as np
 
-    rows = [r for r in result.rows if r["decoder"] == decoder]
+    rows = [r for r in result.rows if r["decoder"] == decoder and _probe(r) == probe]
     treebanks = list(dict.fromkeys(r["treebank"] for r in rows))
     layers = sorted({r["layer"] for r in rows})
     grid = np.full((len(treebanks), len(layers)), np.nan)
@@ -175,7 +223,8 @@ def plot_heatmap(result: Any, decoder: str, path: Path) -> Path:
     ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=8)
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=8)
     ax.set_xlabel("layer")
-    ax.set_title(f"{decoder}: UAS" if rows and primary_key(rows[0]) == "uas" else f"{decoder}: F1", fontsize=10)
+    what = decoder if probe == "pair" else f"{probe} · {decoder}"
+    ax.set_title(f"{what}: UAS" if rows and primary_key(rows[0]) == "uas" else f"{what}: F1", fontsize=10)
     if grid.size <= 400:
         mid = np.nanmean(grid) if np.isfinite(grid).any() else 0
         for (i, j), v in np.ndenumerate(grid):
@@ -199,8 +248,9 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     atomic_write(paths[2], to_markdown(result))
     if result.rows:
         paths.append(plot_layers(result, out_dir / "layers.png"))
-        for decoder in dict.fromkeys(r["decoder"] for r in result.rows):
-            paths.append(plot_heatmap(result, decoder, out_dir / f"heatmap-{decoder}.png"))
+        for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows):
+            name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{probe}-{decoder}.png"
+            paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
     logger.debug("wrote %s", ", ".join(p.name for p in paths))   # the caller prints the summary
     return paths
 

@@ -9,7 +9,8 @@ from pmask.common.errors import PmaskError
 
 ROW_KEYS = ("treebank", "layer", "decoder", "uas")
 BASELINE_KEYS = ("treebank", "baseline", "uas")
-KEPT_ROW_KEYS = ("treebank", "language", "layer", "decoder", "root", "uas", "uuas", "sentences", "words")
+KEPT_ROW_KEYS = ("treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas", "sentences",
+                 "words")
 KEPT_BASELINE_KEYS = ("treebank", "baseline", "root", "uas", "words")
 
 

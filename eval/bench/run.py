@@ -1,9 +1,10 @@
-"""``pmask bench``: a probing study in one call — many treebanks × layers × decoders, with baselines.
+"""``pmask bench``: a probing study in one call — many treebanks × probes × layers × decoders, with baselines.
 
-For every treebank (CoNLL-U file, or PTB file/folder) the impacts of all requested layers are
-computed in one model pass into a resumable store ``OUTDIR/stores/<treebank>/``; the model is
-loaded only when some store is incomplete, so rerunning a finished study recomputes nothing.
-Every treebank × layer × decoder is then scored against gold, next to the baselines
+For every treebank (CoNLL-U file, or PTB file/folder) and probe the impacts of all requested
+layers are computed in one model pass into a resumable store (``OUTDIR/stores/<treebank>/`` for
+probe pair, ``OUTDIR/stores/<treebank>.<probe>/`` for the others: :mod:`pmask.eval.bench.heads`);
+the model is loaded only when some store is incomplete, so rerunning a finished study recomputes
+nothing. Every treebank × probe × layer × decoder is then scored against gold, next to the baselines
 (right-chain, left-chain, random projective; PTB: right/left-branching, random binary) on exactly
 the same sentences, and :mod:`pmask.eval.bench.files` writes ``results.json``, ``results.csv``,
 ``results.md`` and the plots.
@@ -17,18 +18,26 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
-from pmask.common.errors import PmaskError
+from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
-from pmask.common.options import DEFAULT_ROOT, PUNCT_MODES, ROOT_MODES, check_choice, resolve_layers
+from pmask.common.options import (
+    DEFAULT_ROOT,
+    PUNCT_MODES,
+    ROOT_MODES,
+    check_choice,
+    has_heads,
+    resolve_layers,
+    split_probes,
+)
 from pmask.common.progress import progress_bar
-from pmask.corpora.spec import CorpusSpec
+from pmask.eval.bench.heads import best_heads, store_dir
+from pmask.eval.bench.treebanks import Treebank, find_treebanks
 from pmask.perturb.build import fill_stores
 from pmask.perturb.distributed import is_main_rank
 from pmask.perturb.fill import FillRequest
@@ -40,7 +49,6 @@ logger = logging.getLogger(__name__)
 
 #: Decoders used when none are requested, per task.
 DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
-_UD_FOLDER = re.compile(r"^UD_(?P<lang>[A-Za-z_]+)-")
 
 
 @dataclass
@@ -48,9 +56,11 @@ class BenchSettings:
     """What a bench run does; recorded in ``results.json``.
 
     ``model``: the model and how impacts are computed with it (a name stands for ``ModelSpec(name)``;
-    unset impact settings take their defaults). ``layers``: ints (0 = embeddings, negative from
-    the top) or ``"all"`` (1..L); ``decoders``: None = eisner and cle for dependency treebanks,
-    mart for PTB ones; ``limit``: the first N sentences of each treebank.
+    unset impact settings take each probe's defaults; ``model.head`` is decoded by the probes that
+    keep every head). ``probes``: each scored on its own store (None: the model's probe, else
+    pair). ``layers``: ints (0 = embeddings, negative from the top) or ``"all"`` (1..L);
+    ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
+    first N sentences of each treebank; ``bias``: the distance-split decoder's right-branching bias.
     """
 
     model: ModelSpec
@@ -60,43 +70,60 @@ class BenchSettings:
     limit: int | None = None
     punct: str = "include"
     seed: int = 0
+    probes: Sequence[str] | None = None
+    bias: float = 0.0
 
     def __post_init__(self) -> None:
         spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: ModelSpec(name)
-        self.model = spec.with_defaults()
+        self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
+        impact = spec.impact
+        # the probe and (unless given) the metric are chosen per probe by spec_for
+        self.model = replace(spec, impact=replace(impact.with_defaults(), probe=None, metric=impact.metric))
+
+    def spec_for(self, probe: str) -> ModelSpec:
+        """The model spec ``probe`` runs with: its own default metric unless one was given, and the
+        head only for a probe that keeps every head."""
+        spec = replace(self.model, impact=replace(self.model.impact, probe=probe), head=None)
+        spec = spec.with_defaults()
+        return replace(spec, head=self.model.head if has_heads(probe, spec.impact.metric) else None)
+
+    def metric_for(self, probe: str) -> str:
+        """The metric ``probe`` runs with."""
+        return str(self.spec_for(probe).impact.metric)
+
+    def head_for(self, probe: str) -> str | int | None:
+        """The head decoded for ``probe`` (None for a probe without a head axis)."""
+        return self.spec_for(probe).head
 
     def check(self) -> None:
         """One-line PmaskError for an unknown setting (before any work)."""
         check_choice("root mode", self.root, ROOT_MODES)
-        self.model.impact.check()
+        for probe in self.probes or ():
+            self.spec_for(probe).impact.check(self.head_for(probe))
+            refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
+        if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
+            raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
+                               "hellinger, and none of them is benched")
+        if self.bias and "distance-split" not in (self.decoders or ()):
+            raise SettingError("{bias} is the right-branching bias of the distance-split decoder, which is not benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
-        refuse_layer_zero(self.layers, "layers")   # layer 0's impacts are all zeros: no tree to score
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as ``results.json`` records them (one flat dict)."""
-        spec = self.model
+        """The settings as ``results.json`` records them: one flat dict, the keys of earlier releases
+        first (``metric`` None: each of several probes has its default, which ``metrics`` names)."""
+        spec, probes = self.model, list(self.probes or ())
+        metrics = {p: self.metric_for(p) for p in probes}
+        impact = spec.impact
+        metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 else None)
         return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
                 "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
-                "limit": self.limit, **spec.impact.as_dict(), "punct": self.punct, "seed": self.seed,
+                "limit": self.limit, "metric": metric, "subword": impact.subword, "tokenize": impact.tokenize,
+                "punct": self.punct, "seed": self.seed,
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
-                "batch_tokens": spec.batch_tokens, "random_init": spec.random_init}
-
-
-@dataclass
-class Treebank:
-    """One input treebank: ``name`` = file stem (folder name for PTB folders), its sentences."""
-
-    name: str
-    language: str
-    path: Path
-    fmt: str
-    sentences: list[Any]
-
-    @property
-    def task(self) -> str:
-        return "constituency" if self.fmt == "ptb" else "dependency"
+                "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
+                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias}
 
 
 @dataclass
@@ -109,6 +136,7 @@ class BenchResult(RichDisplay):
     rows: list[dict[str, Any]] = field(default_factory=list)
     baselines: list[dict[str, Any]] = field(default_factory=list)
     breakdowns: list[dict[str, Any]] = field(default_factory=list)
+    best_heads: list[dict[str, Any]] = field(default_factory=list)   # see pmask.eval.bench.heads
     timing: dict[str, Any] = field(default_factory=dict)
     is_main: bool = True   # False on torchrun ranks other than 0: they compute impacts, rank 0 alone scores and writes
 
@@ -120,68 +148,15 @@ class BenchResult(RichDisplay):
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "settings": self.settings.to_dict(), "treebanks": self.treebanks,
-                "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns, "timing": self.timing}
+                "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns,
+                "best_heads": self.best_heads, "timing": self.timing}
 
     def to_pandas(self, table: str = "rows") -> Any:
-        """``"rows"``, ``"baselines"``, ``"breakdowns"`` (long form) or ``"treebanks"`` as a pandas
+        """``"rows"``, ``"baselines"``, ``"breakdowns"`` (long form), ``"best_heads"`` or ``"treebanks"`` as a pandas
         ``DataFrame``; needs ``pmask[pandas]``."""
         from pmask.eval.frames import bench_frame
 
         return bench_frame(self, table)
-
-
-def language_of(path: Path, sentences: Sequence[Any]) -> str:
-    """Language of a treebank: from a ``UD_<Language>-<name>`` folder, else ``# language``-style
-    metadata, else the file stem's prefix (``de_pud-ud-test`` -> ``de``)."""
-    for part in (path.parent.name, path.name):
-        m = _UD_FOLDER.match(part)
-        if m:
-            return m.group("lang").replace("_", " ")
-    for sent in sentences[:1]:
-        meta = getattr(getattr(sent, "source", None), "metadata", None) or {}
-        for key in ("language", "lang"):
-            if meta.get(key):
-                return str(meta[key])
-    return path.stem.split("_")[0]
-
-
-def _treebank_files(path: Path) -> list[tuple[Path, str]]:
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    if path.is_dir():
-        conllu = sorted([*path.rglob("*.conllu"), *path.rglob("*.conll")])
-        if conllu:
-            return [(p, "conllu") for p in conllu]
-        if any(path.rglob("*.mrg")):
-            return [(path, "ptb")]
-        raise PmaskError(f"{path}: folder holds no .conllu or .mrg file")
-    if path.suffix in (".conllu", ".conll"):
-        return [(path, "conllu")]
-    if path.suffix == ".mrg":
-        return [(path, "ptb")]
-    raise PmaskError(f"{path}: not a treebank (expected .conllu/.conll, .mrg, or a folder of them)")
-
-
-def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None) -> list[Treebank]:
-    """Read every treebank named by ``inputs`` (files or folders), the first ``limit`` sentences each.
-
-    Names are file stems (a repeated stem gets its parent folder's name prepended).
-    """
-    files = [item for path in inputs for item in _treebank_files(Path(path))]
-    seen: dict[str, int] = {}
-    out = []
-    for path, fmt in dict.fromkeys(files):
-        name = path.stem if path.is_file() else path.name
-        if name in seen:
-            name = f"{path.parent.name}-{name}"
-        seen[name] = seen.get(name, 0) + 1
-        sentences = CorpusSpec(path, fmt, limit=limit).read()
-        if not sentences:
-            raise PmaskError(f"{path}: no sentences")
-        out.append(Treebank(name, language_of(path, sentences), path, fmt, sentences))
-    if not out:
-        raise PmaskError("no treebank given")
-    return out
 
 
 def decoders_for(treebank: Treebank, settings: BenchSettings) -> list[str]:
@@ -216,22 +191,34 @@ def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> 
 
 def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchSettings,
                   model_loader: Callable[[], Any], progress: bool = True) -> dict[str, Any]:
-    """Compute every treebank's missing impacts into ``out_dir/stores/<name>``, as ``pmask impact --resume``
-    does (:func:`pmask.perturb.build.fill_stores`: every store planned first, the model loaded once and
-    only if some store has work left).
+    """Compute every treebank's missing impacts for every probe into its store (``out_dir/stores/<name>``
+    for pair, ``<name>.<probe>`` for the others), as ``pmask impact --resume`` does
+    (:func:`pmask.perturb.build.fill_stores`: every store planned first, the model loaded once and
+    only if some store has work left, and checked against every probe before any is computed).
 
     Returns:
         ``{"computed": sentences computed, "reused": sentences already stored, "model_loaded": bool,
         "seconds": wall time}``.
     """
     t0 = time.perf_counter()
-    load = functools.cache(model_loader)
+    probes = list(settings.probes or ())
+
+    def checked() -> Any:   # the model, refused in one line for a probe it cannot serve
+        from pmask.perturb.probes.support import check_support
+
+        model = model_loader()
+        for probe in probes:
+            check_support(model, probe, settings.metric_for(probe), settings.layers,
+                          str(settings.model.impact.subword), settings.head_for(probe))
+        return model
+
+    load = functools.cache(checked)
     make_output_folder(out_dir)
     make_output_folder(out_dir / "stores")
-    requests = [FillRequest.for_model(settings.model, tb.sentences, out_dir / "stores" / tb.name, corpus_path=tb.path,
-                                      layers=settings.layers, resume=True, progress=progress,
+    requests = [FillRequest.for_model(settings.spec_for(probe), tb.sentences, store_dir(out_dir, tb.name, probe),
+                                      corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
                                       selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
-                for tb in treebanks]
+                for probe in probes for tb in treebanks]
     runs = fill_stores(requests, settings.model, load)
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
             "reused": sum(run.sentences - run.todo for run in runs),
@@ -244,24 +231,35 @@ def _layers(settings: BenchSettings, store: Any) -> list[int]:
     return list(resolve_layers(settings.layers, int(num_layers)))
 
 
-def score_treebank(tb: Treebank, store: Any, settings: BenchSettings) -> dict[str, list[dict[str, Any]]]:
-    """Rows (every layer × decoder), baseline rows and breakdowns of one treebank."""
+def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[str, list[dict[str, Any]]]:
+    """Rows (every probe × layer × decoder), baseline rows, breakdowns and best heads of one treebank.
+
+    ``stores``: ``{probe: opened store}`` (or one store, read as the pair probe's).
+    """
     from pmask.eval.bench import scoring as sc
 
+    stores = stores if isinstance(stores, dict) else {"pair": stores}
     root = settings.root if tb.task == "dependency" else None
     base = {"treebank": tb.name, "language": tb.language}
-    out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": []}
-    layers = _layers(settings, store)
-    impacts = ImpactSource(list(tb.sentences), tb.path, store=store).impacts_by_layers(layers)
+    out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
-    for layer in layers:
-        for decoder in decoders_for(tb, settings):
-            score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
-                                            root=settings.root, punct=settings.punct, seed=settings.seed)
-            key = {**base, "layer": layer, "decoder": decoder, "root": root}
-            out["rows"].append({**key, **sc.summary(score, golds)})
-            if (details := sc.breakdown(score)) is not None:
-                out["breakdowns"].append({**key, **details})
+    for probe, store in stores.items():
+        layers = _layers(settings, store)
+        head = settings.head_for(probe)
+        impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
+                               model=ModelSpec(head=head)).impacts_by_layers(layers)
+        labels = {"probe": probe, **({"head": "mean" if head is None else head} if store.heads else {})}
+        for layer in layers:
+            for decoder in decoders_for(tb, settings):
+                score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
+                                                root=settings.root, punct=settings.punct, seed=settings.seed,
+                                                bias=settings.bias)
+                key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
+                out["rows"].append({**key, **sc.summary(score, golds)})
+                if (details := sc.breakdown(score)) is not None:
+                    out["breakdowns"].append({**key, **details})
+        if store.heads:
+            out["best_heads"] += best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings))
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                           seed=settings.seed).items():
         key = {**base, "baseline": name, "root": root}
@@ -286,8 +284,9 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         write: write results.json/csv/md and the plots (see :mod:`pmask.eval.bench.files`).
 
     Returns:
-        A :class:`BenchResult`: one row per treebank × layer × decoder, one baseline row per
-        treebank × baseline, breakdowns, the model description and timings.
+        A :class:`BenchResult`: one row per treebank × probe × layer × decoder, one baseline row per
+        treebank × baseline, breakdowns, best heads (probes that keep every head), the model
+        description and timings.
     """
     from pmask.perturb.store import ImpactStore
 
@@ -309,15 +308,17 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
-        store = ImpactStore.open(out / "stores" / tb.name)
+        stores = {probe: ImpactStore.open(store_dir(out, tb.name, probe)) for probe in settings.probes or ()}
+        store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})
-        part = score_treebank(tb, store, settings)
-        for key in ("rows", "baselines", "breakdowns"):
+        part = score_treebank(tb, stores, settings)
+        for key in ("rows", "baselines", "breakdowns", "best_heads"):
             getattr(result, key).extend(part[key])
         result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
                                  "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(out / "stores" / tb.name), "skipped_too_long": len(store.skipped),
+                                 "store": str(store.path), "skipped_too_long": len(store.skipped),
+                                 **({"stores": {p: str(s.path) for p, s in stores.items()}} if len(stores) > 1 else {}),
                                  "decoders": decoders_for(tb, settings), "decoders_not_run": not_run[tb.name]})
         if not_run[tb.name]:
             logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,

@@ -19,9 +19,11 @@ def task_of(decoder: str) -> str:
 
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
-                  punct: str, seed: int) -> tuple[Any, list[Any]]:
-    """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``."""
-    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed)
+                  punct: str, seed: int, bias: float = 0.0) -> tuple[Any, list[Any]]:
+    """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``
+    (``bias``: distance-split's λ)."""
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
+                             bias=bias if decoder == "distance-split" else 0.0)
     return score_against_gold(sentences, impacts, settings, punct=punct)
 
 

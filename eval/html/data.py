@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
-from pmask.common.labels import absolute_layer
+from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
 from pmask.eval.compare import evaluate_files
@@ -149,7 +149,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
         "settings": {"model": model.get("name"),
                      "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
                      "decoder": settings.get("decoder"),
-                     "root": settings.get("root"), "metric": impact.get("metric"), "subword": impact.get("subword"),
+                     "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
+                     "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": inputs.punct},
         "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "gold": str(gold),
                    "gold_sha256": sha256_file(gold) if gold.is_file() else None},

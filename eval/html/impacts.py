@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from pmask.common.errors import PmaskError
+from pmask.common.labels import probe_label
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,8 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
         sentences: the report's sentences (``{"id", "words", ...}``), in page order.
         chosen_layer: the prediction's layer (absolute or negative); the page shows it first.
     Returns:
-        ``{"layers": [absolute layer numbers], "default": layer, "metric", "items": {page index: encoded}}``;
+        ``{"layers": [absolute layer numbers], "default": layer, "metric", "label" (the probe, e.g.
+        "attention (head mean)"), "items": {page index: encoded}}``;
         sentences whose words differ from the store's, or that it skipped, have no item.
     """
     from pmask.perturb.store import ImpactStore
@@ -99,12 +101,20 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
         if list(item.words) != list(sent["words"]):
             mismatched.append(sent["id"])
             continue
-        items[str(k)] = encode_item(np.asarray(item.matrix))
+        items[str(k)] = encode_item(select_heads(np.asarray(item.matrix)))
     if mismatched:
         logger.warning("%s: %d sentence(s) have other words in the store and are shown without impacts: %s",
                        store_dir, len(mismatched), ", ".join(mismatched[:5]))
     if not items:
         raise PmaskError(f"{store_dir}: the store holds none of the report's sentences (matched by sentence id)")
     default = _absolute(chosen_layer, store.num_layers)
+    settings = store.settings
+    label = probe_label({"probe": settings.impact.probe, "metric": settings.impact.metric,
+                         "head": "mean" if store.heads else None})
     return {"layers": layers, "default": default if default in layers else layers[-1],
-            "metric": store.manifest.get("metric"), "items": items}
+            "metric": store.manifest.get("metric"), "label": label, "items": items}
+
+
+def select_heads(matrix: np.ndarray) -> np.ndarray:
+    """``[L, n, n]`` for the page: a store that keeps every head ([L, H, n, n]) is shown as the heads' mean."""
+    return matrix.mean(axis=1) if matrix.ndim == 4 else matrix

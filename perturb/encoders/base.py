@@ -41,6 +41,17 @@ class Encoder(ABC):
             [N, len(layers), D] in the model's dtype.
         """
 
+    def attentions(self, batch: PackedBatch, layers: Sequence[int]) -> list[torch.Tensor]:
+        """Attention probabilities of encoder layers ``layers`` (1 … ``num_layers``; layer k's
+        attention produces hidden state k), one tensor per segment of ``batch``.
+
+        Returns:
+            Per segment, [rows, len(layers), heads, length, length]: row t of head h is the
+            distribution of query token t over the key tokens, as the model's own
+            ``output_attentions`` (eager attention) gives it.
+        """
+        raise ModelError(f"model {self.name!r}: this encoder path computes no attention weights")
+
     def check_prob(self, layers: Sequence[int]) -> None:
         """Raise ``ModelError`` now if metric ``prob`` cannot be computed at ``layers``."""
         if self.no_prob:

@@ -72,6 +72,36 @@ class BertFamilyEncoder(Encoder):
                     got[k] = x[batch.read_token]
         return torch.stack([got[k] for k in layers], dim=1)
 
+    def attentions(self, batch: PackedBatch, layers: Sequence[int]) -> list[torch.Tensor]:
+        top = max(layers)
+        self.work = batch.work(partial_top=False)
+        got: dict[int, list[torch.Tensor]] = {}
+        x = self._embed(batch)
+        for k in range(1, top + 1):
+            if k in layers:   # layer k's attention reads its input, hidden state k - 1
+                got[k] = self._attention_probs(self.layers[k - 1], x, batch)
+            if k < top:       # the top requested layer's output is never needed
+                x = self._layer(self.layers[k - 1], x, batch, top=False)
+        return [torch.stack([got[k][s] for k in layers], dim=1) for s in range(len(batch.segments))]
+
+    def _attention_probs(self, layer: Any, x: torch.Tensor, batch: PackedBatch) -> list[torch.Tensor]:
+        """softmax(Q K^T / sqrt(head size)) of one layer per segment, [rows, heads, length, length]
+        (no attention mask: rows are never padded), as the model's eager attention computes it."""
+        if self.family == "distilbert":
+            queries, keys = layer.attention.q_lin(x), layer.attention.k_lin(x)
+        else:
+            weight, bias = self._fused_qkv(layer)
+            width = weight.shape[0] // 3
+            queries = nnf.linear(x, weight[:width], bias[:width])
+            keys = nnf.linear(x, weight[width:2 * width], bias[width:2 * width])
+        head_dim = keys.shape[1] // self.n_heads
+        out = []
+        for seg in batch.segments:
+            q = queries[seg.tokens].view(seg.rows, seg.length, self.n_heads, head_dim).transpose(1, 2)
+            k = keys[seg.tokens].view(seg.rows, seg.length, self.n_heads, head_dim).transpose(1, 2)
+            out.append(torch.softmax(torch.matmul(q, k.transpose(2, 3)) * head_dim ** -0.5, dim=-1))
+        return out
+
     def _embed(self, batch: PackedBatch) -> torch.Tensor:
         """Embedding output [tokens, D], one call per segment (positions restart in every row)."""
         emb = self.base.embeddings

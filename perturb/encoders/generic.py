@@ -5,7 +5,8 @@ without padding or attention mask, exactly as a single sentence would be run.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import torch
 
@@ -39,6 +40,19 @@ class GenericEncoder(Encoder):
             out.append(torch.stack([hidden[k].reshape(-1, hidden[k].shape[-1])[local] for k in layers], dim=1))
         return torch.cat(out)
 
+    def attentions(self, batch: PackedBatch, layers: Sequence[int]) -> list[torch.Tensor]:
+        self.work = batch.work(partial_top=False)
+        out = []
+        with eager_attention(self.model, self.name):
+            for seg in batch.segments:
+                att = self.base(input_ids=batch.rows(seg), output_attentions=True).attentions
+                if not att or len(att) != self.num_layers or any(a is None for a in att):
+                    raise ModelError(f"model {self.name!r} ({type(self.model).__name__}) returns no attention weights "
+                                     f"(output_attentions gave {0 if not att else len(att)} of {self.num_layers} "
+                                     "layers), which the attention-based probes need")
+                out.append(torch.stack([att[k - 1] for k in layers], dim=1))
+        return out
+
     def check_prob(self, layers: Sequence[int]) -> None:
         if self.no_prob:
             raise ModelError(self.no_prob)
@@ -71,3 +85,23 @@ class GenericEncoder(Encoder):
             logits = logits.reshape(-1, logits.shape[-1])
             out.append(token_probs(logits[local[sel] - lo][:, None], token_ids[sel], dtype)[:, 0])
         return torch.cat(out)
+
+
+@contextmanager
+def eager_attention(model: torch.nn.Module, name: str) -> Iterator[None]:
+    """Run ``model`` with eager attention inside the block (the only implementation that returns
+    attention weights; SDPA and flash kernels give none), then restore its own implementation."""
+    current = getattr(model.config, "_attn_implementation", None)
+    if current in (None, "eager"):
+        yield
+        return
+    switch: Any = model.set_attn_implementation   # a PreTrainedModel method (typed Tensor | Module here)
+    try:
+        switch("eager")
+    except Exception as err:  # noqa: BLE001 - a model without eager attention cannot give its weights
+        raise ModelError(f"model {name!r} ({type(model).__name__}) cannot run eager attention, so it gives no "
+                         f"attention weights: {err}") from None
+    try:
+        yield
+    finally:
+        switch(current)

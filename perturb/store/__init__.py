@@ -17,9 +17,14 @@ Each stored sentence with corpus position ``p`` has key ``s{p}`` and three tenso
 
 - ``s{p}/impact``     float32 ``[L, n+1, n+1]`` (include_cls layout: index 0 = [CLS], so
   ``[:, 1:, 1:]`` is the word-level matrix; ``F[l, i, j]`` = impact of word j on word i),
-  or ``[L, n, n]`` in a store written with ``include_cls=False``;
+  or ``[L, n, n]`` in a store written with ``include_cls=False``; a store of a probe that keeps
+  every attention head (manifest ``"heads": H``) holds ``[L, H, n+1, n+1]``;
 - ``s{p}/input_ids``  int64 ``[P]`` the model input, special tokens included;
 - ``s{p}/word_index`` int64 ``[P]`` word of each piece, ``-1`` for special tokens.
+
+The manifest's ``"probe"`` names how the numbers were read out of the model
+(:data:`pmask.common.options.PROBES`); a manifest without it (stores written before probes
+existed) holds ``pair``, perturbed masking.
 
 Strings cannot be tensors, so each shard's safetensors metadata (a str -> str dict) holds
 ``"sentences"``: a JSON list (``ensure_ascii=True``, so any Unicode survives, even lone

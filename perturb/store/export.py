@@ -48,8 +48,11 @@ def _npy_bytes(matrix: np.ndarray) -> bytes:
 
 def _header(store: ImpactStore, layers: Sequence[int]) -> dict[str, Any]:
     s = store.settings
-    return {"store": str(store.path), "model": s.model, "metric": s.impact.metric, "subword": s.impact.subword,
-            "layers": list(layers), "matrix": MATRIX_NOTE, "skipped": store.skipped}
+    heads = {"heads": f"the mean over the {s.heads} heads of each layer (the store keeps every head)"} \
+        if s.heads else {}
+    return {"store": str(store.path), "model": s.model, "probe": s.impact.probe, "metric": s.impact.metric,
+            "subword": s.impact.subword, "layers": list(layers), "matrix": MATRIX_NOTE, **heads,
+            "skipped": store.skipped}
 
 
 def _check_layers(store: ImpactStore, layers: Sequence[int] | None) -> list[int]:

@@ -14,6 +14,7 @@ from safetensors import safe_open
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import MissingSentenceError, StoreError
 from pmask.common.files import sha256_file
+from pmask.perturb.probes.heads import select_head
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.settings import StoreSettings
 
@@ -41,6 +42,7 @@ class StoredImpact(RichDisplay):
     word_index: np.ndarray
     pieces: list[str]
     num_layers: int | None = None
+    heads: int | None = None        # stores that keep every attention head: matrices are [L, H, n, n]
 
     def __len__(self) -> int:
         return len(self.words)
@@ -53,14 +55,15 @@ class StoredImpact(RichDisplay):
             raise StoreError(f"sentence {self.id}: layer {k} is not stored (stored: {list(self.layers)})")
         return self.layers.index(k)
 
-    def layer(self, k: int = -1, *, cls: bool = False) -> np.ndarray:
-        """``[n, n]`` word-level matrix of layer ``k`` (``[n+1, n+1]`` with ``cls=True``)."""
+    def layer(self, k: int = -1, *, cls: bool = False, head: str | int | None = None) -> np.ndarray:
+        """``[n, n]`` word-level matrix of layer ``k`` (``[n+1, n+1]`` with ``cls=True``); in a store
+        that keeps every head, ``head`` picks one (a number), or their ``mean`` (default) or ``max``."""
         pos = self.layer_index(k)
         if cls:
             if self.cls_matrix is None:
                 raise StoreError(f"sentence {self.id}: store was written without the [CLS] row")
-            return self.cls_matrix[pos]
-        return self.matrix[pos]
+            return select_head(self.cls_matrix[pos], head)
+        return select_head(self.matrix[pos], head)
 
     def word_pieces(self, k: int) -> list[str]:
         """The word pieces of word ``k`` (0-based)."""
@@ -98,6 +101,8 @@ class ImpactStore:
         self.layers: tuple[int, ...] = self.settings.layers_resolved
         self.num_layers: int | None = self.settings.num_layers
         self.include_cls: bool = bool(self.settings.include_cls)
+        self.probe: str = self.settings.impact.probe or "pair"
+        self.heads: int | None = self.settings.heads
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, verify: bool = True, cache_shards: int = 2) -> ImpactStore:
@@ -202,19 +207,20 @@ class ImpactStore:
             raise StoreError(f"{where}: corrupt shard: sentence {entry['id']}: {err}") from None
         n = len(rec["words"])
         side = n + 1 if self.include_cls else n
+        heads = (self.heads,) if self.heads else ()
         held = self._shards[entry["shard"]].get("layers")   # a shard rewritten by an unfinished layer extension
         if held is not None and full.shape[:1] == (len(held),) and set(self.layers) <= set(held):
             full = full[[list(held).index(k) for k in self.layers]]
-        if (full.dtype != np.float32 or full.shape != (len(self.layers), side, side) or n != entry["n"]
+        if (full.dtype != np.float32 or full.shape != (len(self.layers), *heads, side, side) or n != entry["n"]
                 or input_ids.shape != word_index.shape or len(rec["pieces"]) != len(input_ids)):
             raise StoreError(f"{where}: corrupt shard: sentence {entry['id']} has impact shape "
                              f"{full.shape} {full.dtype} for {n} words")
         return StoredImpact(
             index=entry["index"], id=entry["id"], words=list(rec["words"]),
-            matrix=full[:, 1:, 1:] if self.include_cls else full,
+            matrix=full[..., 1:, 1:] if self.include_cls else full,
             cls_matrix=full if self.include_cls else None,
             layers=self.layers, input_ids=input_ids, word_index=word_index,
-            pieces=list(rec["pieces"]), num_layers=self.num_layers)
+            pieces=list(rec["pieces"]), num_layers=self.num_layers, heads=self.heads)
 
     def __iter__(self) -> Iterator[StoredImpact]:
         """Stored sentences in corpus order (skipped ones left out)."""
@@ -249,4 +255,4 @@ class ImpactStore:
     def __repr__(self) -> str:
         s = self.settings
         return (f"ImpactStore({str(self.path)!r}, {len(self)} sentences, model={s.model!r}, "
-                f"metric={s.impact.metric!r}, layers={list(self.layers)})")
+                f"probe={s.impact.probe!r}, metric={s.impact.metric!r}, layers={list(self.layers)})")

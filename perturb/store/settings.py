@@ -10,12 +10,14 @@ from typing import Any, Sequence
 
 from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
-from pmask.common.options import METRICS, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.common.options import METRICS, PROBES, SUBWORD_POLICIES, resolve_layers, split_random
 from pmask.perturb.impact_settings import ImpactSettings
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
 METRIC_DEFINITIONS = METRICS
 SUBWORD_DEFINITIONS = SUBWORD_POLICIES
+_MATRIX = "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"
+_MATRIX_HEADS = "matrix[l, h, i, j] = the value of word j for word i at head h of layers.resolved[l]"
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class StoreSettings:
     """
 
     model: str | None
-    impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode
+    impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode, probe
     layers: tuple[int, ...] | str = (-1,)
     include_cls: bool = True
     revision: str | None = None                # as requested
@@ -41,6 +43,7 @@ class StoreSettings:
     num_layers: int | None = None
     max_length: int | None = None
     model_info: dict[str, Any] | None = None   # LoadedModel.describe(), recorded, not compared
+    heads: int | None = None                   # attention heads per layer when matrices keep every head
 
     def __post_init__(self) -> None:
         if self.model:
@@ -59,7 +62,8 @@ class StoreSettings:
                        num_layers=self.num_layers or int(num_layers))
 
     def manifest_fields(self) -> dict[str, Any]:
-        """The top-level manifest entries ``model``, ``metric``, ``subword``, ``include_cls``, ``layers``."""
+        """The top-level manifest entries ``model``, ``metric``, ``subword``, ``definitions``, ``probe``,
+        ``heads``, ``include_cls``, ``tokenize``, ``layers``."""
         return {
             "model": {"name": self.model, "revision": self.revision, "commit": self.commit,
                       "random_init": self.random_init,
@@ -69,8 +73,10 @@ class StoreSettings:
             "subword": self.impact.subword,
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric or ""),
                             "subword": SUBWORD_DEFINITIONS.get(self.impact.subword or ""),
-                            "matrix": "matrix[l, i, j] = impact of word j on word i "
-                                      "at layers.resolved[l] (0 = embeddings)"},
+                            "probe": PROBES.get(self.impact.probe or ""),
+                            "matrix": _MATRIX_HEADS if self.heads else _MATRIX},
+            "probe": self.impact.probe,
+            "heads": self.heads,
             "include_cls": self.include_cls,
             "tokenize": self.impact.tokenize,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
@@ -82,7 +88,9 @@ class StoreSettings:
         model, layers = manifest["model"], manifest["layers"]
         requested = layers.get("requested")
         resolved = layers.get("resolved")
-        impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"))
+        # a store written before probes were recorded holds pair
+        impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"),
+                                manifest.get("probe") or "pair")
         return cls(model=model.get("name"), impact=impact,
                    layers=tuple(requested) if isinstance(requested, list) else requested,
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
@@ -90,7 +98,8 @@ class StoreSettings:
                    random_init=model.get("random_init"), dtype=model.get("dtype"),
                    tokenizer=model.get("tokenizer"), num_layers=model.get("num_layers"),
                    layers_resolved=None if resolved is None else tuple(resolved),
-                   max_length=model.get("max_length"), model_info=model.get("describe"))
+                   max_length=model.get("max_length"), model_info=model.get("describe"),
+                   heads=manifest.get("heads"))
 
 
 @dataclass(frozen=True)
@@ -150,13 +159,14 @@ def _jsonable(x: Any) -> Any:
 
 
 #: The settings a resumed store must match besides its model and layers, in the order mismatches are named.
-COMPARED = ("revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer", "tokenize")
+COMPARED = ("probe", "revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer",
+            "tokenize", "heads")
 
 
 def _compared(s: StoreSettings) -> tuple[Any, ...]:
     impact = s.impact
-    return (s.revision, s.commit, s.random_init, s.dtype, impact.metric, impact.subword, s.include_cls, s.tokenizer,
-            impact.tokenize)
+    return (impact.probe, s.revision, s.commit, s.random_init, s.dtype, impact.metric, impact.subword, s.include_cls,
+            s.tokenizer, impact.tokenize, s.heads)
 
 
 def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more_layers: bool = False) -> list[str]:

@@ -174,16 +174,17 @@ class StoreWriter:
 
     def add(self, index: int, sentence_id: str, words: Sequence[str], matrix: np.ndarray, *,
             input_ids: Sequence[int], word_index: Sequence[int], pieces: Sequence[str]) -> None:
-        """Queue sentence ``index``; ``matrix`` is ``[L, n+1, n+1]`` (``[L, n, n]`` without CLS)."""
+        """Queue sentence ``index``; ``matrix`` is ``[L, n+1, n+1]`` (``[L, n, n]`` without CLS; ``[L, H, ...]``
+        in a store that keeps every attention head)."""
         self._check_new(index)
         n = len(words)
         side = n + 1 if self.settings.include_cls else n
         assert self.settings.layers_resolved is not None   # a writer's settings are resolved
-        n_layers = len(self.settings.layers_resolved)
+        heads = (self.settings.heads,) if self.settings.heads else ()
+        expected = (len(self.settings.layers_resolved), *heads, side, side)
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-        if matrix.shape != (n_layers, side, side):
-            raise StoreError(f"sentence {sentence_id}: impact matrix has shape {matrix.shape}, "
-                             f"expected {(n_layers, side, side)}")
+        if matrix.shape != expected:
+            raise StoreError(f"sentence {sentence_id}: impact matrix has shape {matrix.shape}, expected {expected}")
         if len(input_ids) != len(word_index) or len(pieces) != len(input_ids):
             raise StoreError(f"sentence {sentence_id}: alignment lengths differ "
                              f"({len(input_ids)} ids, {len(word_index)} word indices, {len(pieces)} pieces)")

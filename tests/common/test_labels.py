@@ -29,7 +29,8 @@ def test_absolute_layer_and_run_label():
     model = {"name": "/m/tiny-bert", "num_layers": 3}
     assert run_label(model, {"metric": "dist"}, -1) == "tiny-bert, dist, layer 3"
     assert run_label({**model, "random_init": True}, {"metric": "prob"}) == "random:tiny-bert, prob"
-    assert run_label(model, {"metric": "dist", "probe": "linear"}, 2) == "tiny-bert, dist, linear, layer 2"
+    assert run_label(model, {"metric": "dist", "probe": "pair"}, 2) == "tiny-bert, dist, layer 2"
+    assert run_label(model, {"metric": "l2", "probe": "distance"}, 2) == "tiny-bert, distance (l2), layer 2"
 
 
 def test_evaluation_row_names_the_run_briefly():

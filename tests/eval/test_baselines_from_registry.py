@@ -66,7 +66,8 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
     baselines = [{"treebank": "t", "baseline": "right-chain", "uas": 30.0},
                  {"treebank": "t", "baseline": "left-chain", "uas": 12.5}]
     best = bench_files.best_layers(SimpleNamespace(rows=rows, baselines=baselines))
-    assert best == [{"treebank": "t", "language": "xx", "decoder": "eisner", "metric": "uas", "layer": 2,
+    assert best == [{"treebank": "t", "language": "xx", "probe": "pair", "head": None, "decoder": "eisner",
+                     "metric": "uas", "layer": 2,
                      "score": 42.0, "baseline": "right-chain", "baseline_score": 30.0, "margin": 12.0,
                      "reference_baseline": "left-chain", "reference_score": 12.5, "reference_margin": 29.5}]
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pmask.eval.bench.run import BenchSettings, find_treebanks, language_of, run_bench
+from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.bench.treebanks import find_treebanks, language_of
 from pmask.eval.dependency_score import DependencyScore, SentenceUAS
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec

@@ -13,20 +13,23 @@ from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import StoreSettings
 
-IMPACT_FIELDS = {"metric", "subword", "tokenize"}
+IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe"}
 
 
 def test_defaults_unset_fields_and_order():
-    assert ImpactSettings().as_dict() == {"metric": "dist", "subword": "avg", "tokenize": "words"}
-    assert list(ImpactSettings().as_dict()) == ["metric", "subword", "tokenize"]   # as provenance records them
+    assert ImpactSettings().as_dict() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair"}
+    assert list(ImpactSettings().as_dict()) == ["metric", "subword", "tokenize", "probe"]   # as provenance records them
     assert UNSET.with_defaults() == ImpactSettings()
     assert ImpactSettings(None, "first", None).with_defaults() == ImpactSettings("dist", "first", "words")
+    assert ImpactSettings(None, None, None, "distance").with_defaults() == ImpactSettings("l2", "avg", "words",
+                                                                                          "distance")
 
 
 @pytest.mark.parametrize("settings, message", [
     (ImpactSettings(metric="euclid"), "unknown metric 'euclid'"),
     (ImpactSettings(subword="mean"), "unknown subword policy 'mean'"),
     (ImpactSettings(tokenize="chars"), "unknown tokenisation mode 'chars'"),
+    (ImpactSettings(probe="probing"), "unknown probe 'probing'"),
     (UNSET, "unknown metric None"),   # a check is for settings that are all chosen
 ])
 def test_check_names_the_first_unknown_value(settings, message):
@@ -69,7 +72,12 @@ def test_bench_settings_record_the_same_flat_dict():
     assert settings.to_dict() == {
         "model": "random:tiny", "layers": [1, -1], "decoders": None, "root": "gold", "limit": 3, "metric": "dist",
         "subword": "first", "tokenize": "words", "punct": "include", "seed": 0, "device": "cpu", "dtype": None,
-        "batch_tokens": None, "random_init": False}
-    assert list(settings.to_dict()) == ["model", "layers", "decoders", "root", "limit", "metric", "subword",
-                                        "tokenize", "punct", "seed", "device", "dtype", "batch_tokens", "random_init"]
-    assert BenchSettings("tiny").model == ModelSpec("tiny").with_defaults()   # a name stands for ModelSpec(name)
+        "batch_tokens": None, "random_init": False, "probes": ["pair"], "metrics": {"pair": "dist"}, "head": None,
+        "bias": 0.0}
+    assert list(settings.to_dict())[:14] == ["model", "layers", "decoders", "root", "limit", "metric", "subword",
+                                             "tokenize", "punct", "seed", "device", "dtype", "batch_tokens",
+                                             "random_init"]   # new keys come after these
+    # a name stands for ModelSpec(name)
+    assert BenchSettings("tiny").spec_for("pair") == ModelSpec("tiny").with_defaults()
+    several = BenchSettings("tiny", probes=["pair", "distance"]).to_dict()
+    assert several["metric"] is None and several["metrics"] == {"pair": "dist", "distance": "l2"}

@@ -119,14 +119,18 @@ function renderBench() {
   const decoders = uniq(B.rows.map(function (r) { return r.decoder; }));
   const roots = uniq(B.rows.map(function (r) { return r.root || null; }));
   const baselines = uniq(B.baselines.map(function (b) { return b.baseline; }));
-  const state = {decoder: decoders[0], root: roots[0],
+  const probeOf = function (r) { return (r.probe || "pair") + (r.head !== undefined && r.head !== null ? " (head " + r.head + ")" : ""); };
+  const probes = uniq(B.rows.map(probeOf));
+  const state = {decoder: decoders[0], root: roots[0], probe: probes[0],
     baseline: baselines.includes("right-chain") ? "right-chain" : (baselines[0] || null)};
   const view = el("div", {class: "benchview"});
   const draw = function () {
-    const chart = benchChart(B, state.decoder, state.root, state.baseline);
-    view.replaceChildren(chart, benchLegend(B, chart, state.baseline), benchTable(B, state.decoder, state.root, state.baseline));
+    const shown = {rows: B.rows.filter(function (r) { return probeOf(r) === state.probe; }), baselines: B.baselines};
+    const chart = benchChart(shown, state.decoder, state.root, state.baseline);
+    view.replaceChildren(chart, benchLegend(shown, chart, state.baseline), benchTable(shown, state.decoder, state.root, state.baseline));
   };
   const controls = add(el("div", {class: "controls"}),
+    probes.length > 1 ? select("probe", probes, state.probe, function (v) { state.probe = v; draw(); }) : null,
     select("decoder", decoders, state.decoder, function (v) { state.decoder = v; draw(); }),
     roots.length > 1 ? select("root", roots, state.root, function (v) { state.root = v; draw(); }) : null,
     select("baseline", [null].concat(baselines), state.baseline, function (v) { state.baseline = v; draw(); }));

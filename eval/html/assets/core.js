@@ -75,7 +75,7 @@ function renderSummary() {
   add(box, el("h2", {}, "Summary"));
   const dl = el("dl", {class: "settings"});
   const st = S.settings || {};
-  const items = [["model", st.model], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
+  const items = [["model", st.model], ["probe", st.probe], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
     ["metric", st.metric], ["subword", st.subword], ["punctuation", st.punct], ["sentences", S.sentences],
     ["corpus", S.corpus.path], ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold],
     ["gold sha256", S.corpus.gold_sha256]];

@@ -101,7 +101,7 @@ function impactPanel(k, s) {
     drawImpact(canvas, k, s, pos, geo);
     const item = I.items[String(k)];
     info.textContent = "range " + sig(item.lo[pos]) + " … " + sig(item.lo[pos] + 254 * item.step[pos]) +
-      " (" + (I.metric || "impact") + "; stored to ±" + sig(item.step[pos] / 2) + ")";
+      " (" + (I.label || I.metric || "impact") + "; stored to ±" + sig(item.step[pos] / 2) + ")";
   };
   chooser.addEventListener("change", function () { PM.layer = Number(chooser.value); draw(); });
   canvas.addEventListener("mousemove", function (e) {

@@ -1,0 +1,92 @@
+"""``pmask bench`` with several probes: one store per treebank and probe, and an honest "best head".
+
+Stores: the pair probe keeps ``OUTDIR/stores/<treebank>`` (so older bench folders are reused as
+they are); every other probe gets ``OUTDIR/stores/<treebank>.<probe>``.
+
+Best head (probes that keep every attention head: ``attention``, ``distance`` with ``jsd`` or
+``hellinger``): choosing one head out of L × H on the sentences it is then scored on flatters
+the probe, so the (layer, head) with the best headline score (UAS, or sentence-level F1) is
+chosen on the sentences at EVEN positions of the treebank (0, 2, 4, … of the sentences read,
+after ``--limit``) and reported on those at ODD positions (1, 3, 5, …), next to the reference
+baseline (right-chain, or right-branching) scored on the same odd half. Ties go to the lower
+layer, then the lower head.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from pmask.eval.probes import pick, split_halves
+
+#: How the best-head rows say where the head was chosen and where it was scored.
+CHOSEN_ON = "even positions (0, 2, 4, ...)"
+REPORTED_ON = "odd positions (1, 3, 5, ...)"
+_PRIMARY_BASELINE = {"dependency": "right-chain", "constituency": "right-branching"}
+
+
+def store_dir(out_dir: Path, treebank: str, probe: str) -> Path:
+    """Where ``bench`` keeps the impacts of ``treebank`` under ``probe``."""
+    return Path(out_dir) / "stores" / (treebank if probe == "pair" else f"{treebank}.{probe}")
+
+
+def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[int],
+               decoders: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per decoder: the (layer, head) chosen on the even half, scored on the odd half.
+
+    Args:
+        tb: the treebank (``pmask.eval.bench.run.Treebank``).
+        store: its opened store for ``probe`` (one that keeps every head).
+        settings: the ``BenchSettings`` (root, punct, seed, bias).
+        probe: the probe's name.
+        layers: the layers scored.
+        decoders: the decoders scored.
+
+    Returns:
+        Rows ``{treebank, language, probe, decoder, root, layer, head, choose_score, score, sentences,
+        baseline, baseline_score, margin, chosen_on, reported_on}``.
+    """
+    from pmask.eval.bench import scoring as sc
+    from pmask.perturb.impact_source import ImpactSource
+    from pmask.perturb.model_spec import ModelSpec
+
+    if len(tb.sentences) < 2:   # no sentence to report on
+        return []
+    choose, report = split_halves(len(tb.sentences))
+    chosen_sents, report_sents = pick(tb.sentences, choose), pick(tb.sentences, report)
+    grid: dict[str, dict[tuple[int, int], float]] = {d: {} for d in decoders}   # decoder -> (layer, head) -> score
+    for head in range(int(store.heads)):
+        source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
+        per_layer = source.impacts_by_layers(list(layers))
+        for layer in layers:
+            for decoder in decoders:
+                score, golds = _score(sc, chosen_sents, pick(per_layer[layer], choose), decoder, layer, settings)
+                grid[decoder][layer, head] = sc.summary(score, golds)[_key(tb)]
+    rows = []
+    for decoder in decoders:
+        scores = grid[decoder]
+        layer, head = max(scores, key=lambda lh: (scores[lh], -lh[0], -lh[1]))   # ties: lower layer, then head
+        value = scores[layer, head]
+        source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
+        impacts = source.impacts_by_layers([layer])[layer]
+        score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
+        reported = sc.summary(score, golds)
+        name = _PRIMARY_BASELINE[tb.task]
+        base = sc.summary(sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
+                                             seed=settings.seed)[name], golds)[_key(tb)] if golds else None
+        rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
+                     "root": settings.root if tb.task == "dependency" else None, "layer": layer, "head": head,
+                     "choose_score": value, "score": reported[_key(tb)], "sentences": reported["sentences"],
+                     "baseline": name, "baseline_score": base,
+                     "margin": None if base is None else reported[_key(tb)] - base,
+                     "chosen_on": CHOSEN_ON, "reported_on": REPORTED_ON})
+    return rows
+
+
+def _key(tb: Any) -> str:
+    return "uas" if tb.task == "dependency" else "f1_sentence"
+
+
+def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,
+           settings: Any) -> tuple[Any, list[Any]]:
+    return sc.score_decoder(sentences, impacts, decoder=decoder, layer=layer, root=settings.root,
+                            punct=settings.punct, seed=settings.seed, bias=settings.bias)

@@ -1,0 +1,97 @@
+"""The probes: every parameter-free way pmask reads syntax out of a model, behind one call.
+
+:data:`PROBE_RUNNERS` is the one table of runners (names and descriptions live torch-free in
+:data:`pmask.common.options.PROBES`, for the CLI, stores and ``bench``):
+
+- ``pair`` (:mod:`pmask.perturb.engine`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
+- ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
+- ``attention`` and ``distance`` (:mod:`.onepass`): one unmasked pass, attention weights merged
+  to words, or distances between words' states / attention distributions (:mod:`.measures`).
+
+Head selection (:mod:`.heads`) is numpy only; this module imports torch only when a probe runs.
+May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb`` (never ``pmask.trees``).
+
+Example:
+    >>> from pmask.perturb import load_model                                            # doctest: +SKIP
+    >>> F = next(probe_matrices(load_model("bert-base-uncased"), [["A", "cat", "sat"]], "single"))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from pmask.common.options import PROBES, check_probe, default_metric, has_heads
+
+
+@dataclass(frozen=True)
+class ProbeRunner:
+    """How one probe is computed: its runner and its cost in forward sequences per sentence."""
+
+    name: str
+    run: Callable[..., Iterator[np.ndarray | None]]
+    sequences: Callable[[int], int]   # forward sequences for a sentence of n words (include_cls layout)
+
+
+def _pair(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
+    from pmask.perturb import impact_matrices  # the package's name, so a test may stand in for the engine
+
+    return impact_matrices(model, sentences, **kwargs)
+
+
+def _single(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
+    from pmask.perturb.probes.single import single_matrices
+
+    return single_matrices(model, sentences, **kwargs)
+
+
+def _one_pass(probe: str) -> Callable[..., Iterator[np.ndarray | None]]:
+    def run(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
+        from pmask.perturb.probes.onepass import one_pass_matrices
+
+        return one_pass_matrices(model, sentences, probe=probe, **kwargs)
+    return run
+
+
+#: Probe name -> runner; its keys are exactly ``pmask.common.options.PROBES`` (checked below).
+PROBE_RUNNERS: dict[str, ProbeRunner] = {
+    "pair": ProbeRunner("pair", _pair, lambda n: 1 + n + n * (n - 1) // 2),
+    "single": ProbeRunner("single", _single, lambda n: n + 1),
+    "attention": ProbeRunner("attention", _one_pass("attention"), lambda n: 1),
+    "distance": ProbeRunner("distance", _one_pass("distance"), lambda n: 1),
+}
+assert set(PROBE_RUNNERS) == set(PROBES), "every probe needs exactly one runner"
+
+
+def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
+                   layers: Sequence[int] | int | str = (-1,), metric: str | None = None, subword: str = "avg",
+                   **kwargs: Any) -> Iterator[np.ndarray | None]:
+    """Yield one array per sentence (None = too long for the model), in input order, for ``probe``.
+
+    Args:
+        model: a ``pmask.perturb.LoadedModel``.
+        sentences: lists of words, or objects with ``.words``.
+        probe: a key of :data:`PROBE_RUNNERS`.
+        layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
+        metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
+        subword: the subword policy.
+        kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``
+            (see :func:`pmask.perturb.engine.impact_matrices`).
+
+    Returns:
+        float32 ``[len(layers), n, n]`` arrays, or ``[len(layers), H, n, n]`` (every head) for the
+        attention-based ones (:func:`pmask.common.options.has_heads`); F[.., i, j] relates word j
+        to word i (``n + 1`` with ``include_cls``, index 0 = the first special token).
+    """
+    metric = metric or default_metric(probe)
+    check_probe(probe, metric, subword)
+    return PROBE_RUNNERS[probe].run(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
+
+
+def sequences_per_sentence(probe: str, n_words: int) -> int:
+    """Forward sequences ``probe`` runs for a sentence of ``n_words`` words (include_cls layout)."""
+    return PROBE_RUNNERS[probe].sequences(n_words)
+
+
+__all__ = ["PROBE_RUNNERS", "ProbeRunner", "has_heads", "probe_matrices", "sequences_per_sentence"]

@@ -1,0 +1,196 @@
+"""Probes ``attention`` and ``distance``: one unmasked forward pass per sentence.
+
+Sentences are packed into batches of at most ``batch_tokens`` tokens (never padded; rows of equal
+length share one attention call), run once through the model's encoder path, and read at every
+token; :mod:`.words` pools tokens into words:
+
+- ``attention``: F[i][j] = Σ_{u ∈ j} mean_{t ∈ i} A[t, u], Clark et al. 2019's merge of the
+  attention A of one head (from a word: the mean over its pieces' rows; to a word: the sum over
+  its pieces' columns), for every head: ``[L, H, n, n]``.
+- ``distance`` with ``l2``/``l1``/``cos``: F[i][j] = d(v_i, v_j) with v_k the mean of word k's
+  piece states (subword ``avg``, Kim et al.'s default) or its first piece's (``first``): ``[L, n, n]``.
+- ``distance`` with ``jsd``/``hellinger``: the distance between the attention distributions of
+  words i and j (word i's merged row over the words and each special token), per head: ``[L, H, n, n]``.
+
+Layer k's attention is the one that produces hidden state k (k = 1 … L; the embeddings, layer 0,
+have none). The diagonal, and pairs of words that share a piece, are 0. With ``include_cls``
+index 0 is the first special token, treated as one more word.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence, Sized
+
+import numpy as np
+import torch
+
+from pmask.common.errors import ModelError
+from pmask.common.options import check_probe, default_metric, resolve_layers
+from pmask.common.progress import progress_bar
+from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
+from pmask.perturb.encoders import Encoder, pack
+from pmask.perturb.probes.measures import DISTRIBUTION_METRICS, pairwise_distributions, pairwise_vectors
+from pmask.perturb.probes.support import check_support, probe_encoder
+from pmask.perturb.probes.words import word_pooling
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OnePass:
+    """What one run computes: the probe, its metric and subword policy, the layers, the layout."""
+
+    probe: str
+    metric: str
+    subword: str
+    layers: tuple[int, ...]
+    include_cls: bool
+    tokenize: str
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.probe == "attention" or self.metric in DISTRIBUTION_METRICS
+
+
+def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layers: Sequence[int] | int | str = (-1,),
+                      metric: str | None = None, subword: str = "avg", batch_tokens: int | None = None,
+                      include_cls: bool = False, progress: bool = False, stats: Any = None,
+                      fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
+    """Yield probe ``attention``'s or ``distance``'s array for each sentence, in input order.
+
+    Args:
+        model: a ``pmask.perturb.LoadedModel``.
+        sentences: lists of words, or objects with ``.words``.
+        probe: ``attention`` or ``distance``.
+        layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for
+            :func:`pmask.perturb.engine.impact_matrices`.
+        metric: ``weight`` (attention); ``l2``, ``l1``, ``cos``, ``jsd``, ``hellinger`` (distance).
+        subword: ``avg`` (or ``first`` for distance between hidden states).
+
+    Returns:
+        An iterator of float32 arrays (None for a sentence too long for the model):
+        ``[len(layers), H, n, n]`` for attention and the distribution metrics, ``[len(layers), n, n]``
+        otherwise (``n + 1`` with ``include_cls``).
+
+    Example:
+        >>> F = next(one_pass_matrices(lm, [["The", "cat", "sat"]], probe="attention", layers=[1]))  # doctest: +SKIP
+        >>> F.shape                                                                                 # doctest: +SKIP
+        (1, 12, 3, 3)
+    """
+    from pmask.perturb.engine import DEFAULT_BATCH_TOKENS, ImpactStats
+
+    metric = metric or default_metric(probe)
+    check_probe(probe, metric, subword)
+    get_aligner(tokenize)
+    run = OnePass(probe, metric, subword, resolve_layers(layers, model.num_layers), include_cls, tokenize)
+    if run.needs_attention:
+        check_support(model, probe, metric, run.layers)   # layer 0 and a model without attention weights refused
+    budget = int(batch_tokens or DEFAULT_BATCH_TOKENS.get(model.device.type, 4096))
+    if budget < 1:
+        raise ValueError(f"batch_tokens must be positive, got {batch_tokens}")
+    stats = stats if stats is not None else ImpactStats()
+    encoder = probe_encoder(model, run.needs_attention, fast_path)
+    stats.fast_path = encoder.fast
+    return _stream(model, encoder, run, sentences, budget, stats, progress)
+
+
+def _stream(lm: Any, encoder: Encoder, run: OnePass, sentences: Iterable[Any], budget: int, stats: Any,
+            progress: bool) -> Iterator[np.ndarray | None]:
+    """Align, batch and run the sentences; yield their arrays in input order."""
+    aligner = get_aligner(run.tokenize)
+    bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent", desc=run.probe,
+                       enabled=progress)
+    pending: list[WordAlignment | None] = []
+    tokens = 0
+    try:
+        for index, sentence in enumerate(sentences):
+            alignment = _align(lm, aligner, index, sentence, run, stats)
+            length = 0 if alignment is None else len(alignment)
+            if pending and tokens + length > budget:
+                yield from _flush(lm, encoder, run, pending, stats, bar)
+                pending, tokens = [], 0
+            pending.append(alignment)
+            tokens += length
+        if pending:
+            yield from _flush(lm, encoder, run, pending, stats, bar)
+    finally:
+        bar.close()
+
+
+def _align(lm: Any, aligner: Any, index: int, sentence: Any, run: OnePass, stats: Any) -> WordAlignment | None:
+    """The sentence's alignment, or None (counted and logged) when it is too long for the model."""
+    try:
+        words = sentence_words(sentence)
+    except ValueError as err:
+        raise ValueError(f"sentence {index}: {err}") from None
+    if not words:
+        raise ValueError(f"sentence {index} is empty (no words)")
+    stats.sentences += 1
+    alignment = aligner(lm.tokenizer, sentence)
+    if len(alignment) > lm.max_length:
+        logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
+                       index, " ".join(words[:8]), len(alignment), lm.max_length)
+        stats.skipped += 1
+        stats.skipped_indices.append(index)
+        return None
+    if run.include_cls and -1 not in alignment.word_index:
+        raise ModelError(f"sentence {index}: include_cls needs a special token, tokenizer of {lm.name!r} adds none")
+    return alignment
+
+
+def _flush(lm: Any, encoder: Encoder, run: OnePass, pending: list[WordAlignment | None], stats: Any,
+           bar: Any) -> Iterator[np.ndarray | None]:
+    started = time.perf_counter()
+    present = [a for a in pending if a is not None]
+    outputs = iter(_forward(lm, encoder, run, present, stats) if present else [])
+    done = [None if a is None else _word_matrix(run, a, next(outputs), lm) for a in pending]
+    stats.seconds += time.perf_counter() - started
+    if bar is not None:
+        bar.update(len(done))
+    yield from done
+
+
+def _forward(lm: Any, encoder: Encoder, run: OnePass, alignments: list[WordAlignment],
+             stats: Any) -> list[torch.Tensor]:
+    """One batch: per sentence its states [L, T, D] or attentions [L, H, T, T] (in ``alignments`` order)."""
+    order = sorted(range(len(alignments)), key=lambda k: len(alignments[k]))   # equal lengths: one segment
+    lengths = np.array([len(alignments[k]) for k in order])
+    rows = np.repeat(np.arange(len(order)), lengths)
+    positions = np.concatenate([np.arange(t) for t in lengths])
+    batch = pack(np.concatenate([alignments[k].input_ids for k in order]), lengths, rows, positions, lm.device)
+    dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
+    with torch.inference_mode():
+        if run.needs_attention:
+            per_row = [a for seg in encoder.attentions(batch, run.layers) for a in seg.to(dtype)]
+        else:
+            states = encoder.states(batch, run.layers).to(dtype)                   # [tokens, L, D]
+            per_row = list(states.transpose(0, 1).split(lengths.tolist(), dim=1))  # each [L, T, D]
+    work = encoder.work
+    stats.batches += 1
+    stats.forward_sequences += len(order)
+    stats.tokens += int(lengths.sum())
+    stats.padded_tokens += work.tokens
+    stats.reads += batch.n_reads
+    stats.attention_pairs += work.attention_pairs
+    out: list[Any] = [None] * len(order)
+    for rank, k in enumerate(order):
+        out[k] = per_row[rank]
+    return out
+
+
+def _word_matrix(run: OnePass, alignment: WordAlignment, output: torch.Tensor, lm: Any) -> np.ndarray:
+    """The sentence's word-level array from its token-level ``output`` (see the module docstring)."""
+    with torch.inference_mode():
+        pool = word_pooling(alignment, run.include_cls, output.dtype, output.device)
+        if run.probe == "attention":
+            F = pool.mean_rows @ output @ pool.sum_cols.T                             # [L, H, m, m]
+        elif run.needs_attention:
+            rows = pool.mean_rows @ output @ pool.units.T                             # [L, H, m, U]
+            F = torch.stack([pairwise_distributions(layer, run.metric) for layer in rows])
+        else:
+            pooling = pool.mean_rows if run.subword == "avg" else pool.first_rows
+            F = pairwise_vectors(pooling @ output, run.metric)                        # [L, m, m]
+        F = F.masked_fill(pool.zero, 0.0)
+        return F.to(torch.float32).cpu().numpy()

@@ -1,0 +1,97 @@
+"""Whether a loaded model can give what a probe needs, checked once before any sentence is run.
+
+Attention weights (probe ``attention``, and ``distance`` with ``jsd``/``hellinger``) come from the
+model's own forward with eager attention (SDPA and flash kernels return none) on the generic
+path, or from the fast path (:mod:`pmask.perturb.encoders.bert`), which is used for attention only
+after its weights agree with the model's own ``output_attentions`` on the probe sentence at every
+layer. A model that returns no attention weights, or no MLM head for ``prob``, is refused in one
+line (:class:`~pmask.common.errors.ModelError`); nothing falls back silently.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+import torch
+
+from pmask.common.errors import LayerError, ModelError
+from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
+from pmask.perturb.encoders import Encoder, make_encoder
+from pmask.perturb.encoders.bert import BertFamilyEncoder
+from pmask.perturb.encoders.generic import GenericEncoder
+from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
+from pmask.perturb.probes.heads import check_head
+from pmask.perturb.store_record import attention_heads
+
+logger = logging.getLogger(__name__)
+
+_KEY = "attention_path"   # LoadedModel.extra: "fast" or "generic", once verified
+
+
+def attention_path(lm: Any) -> str:
+    """``"fast"`` when the fast path's attention weights equal the model's own on the probe
+    sentence, else ``"generic"``; a :class:`ModelError` when the model gives no attention weights.
+    Checked once per loaded model (kept in ``lm.extra``)."""
+    if _KEY in lm.extra:
+        return lm.extra[_KEY]
+    paths = lm.paths()
+    batch = probe_batch(lm.tokenizer, lm.device)
+    layers = list(range(1, lm.num_layers + 1))
+    with torch.inference_mode():
+        own = GenericEncoder(lm.model, paths.head, lm.num_layers, lm.name).attentions(batch, layers)[0]
+        rows = own.sum(-1)
+        if not torch.allclose(rows, torch.ones_like(rows), atol=1e-3):
+            raise ModelError(f"model {lm.name!r}: its attention weights do not sum to 1 over the keys, so they are "
+                             "not the attention distributions the attention-based probes read")
+        path = "generic"
+        if paths.fast_family is not None:
+            fast = BertFamilyEncoder(lm.model, paths.head, lm.num_layers, lm.name, paths.fast_family)
+            error = float((fast.attentions(batch, layers)[0] - own).abs().max())
+            tol = TOLERANCE.get(lm.dtype, LOW_PRECISION_TOLERANCE)
+            if error <= tol:
+                path = "fast"
+            else:
+                logger.info("model %r: fast-path attention differs from the model's own by %.2g; using the "
+                            "generic path for attention", lm.name, error)
+    lm.extra[_KEY] = path
+    return path
+
+
+def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Encoder:
+    """The encoder path for a probe run: as the engine's, but for attention only a verified one."""
+    encoder = make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, fast_path)
+    if needs_attention and encoder.fast and attention_path(lm) != "fast":
+        if fast_path:
+            raise ModelError(f"model {lm.name!r}: the fast path's attention weights differ from the model's own; "
+                             "use the generic path")
+        return make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, False)
+    if needs_attention:
+        attention_path(lm)   # refuses a model without attention weights before any sentence
+    return encoder
+
+
+def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequence[int] | int | str = (-1,),
+                  subword: str = "avg", head: str | int | None = None) -> None:
+    """Refuse now, in one line, a probe setting the loaded model cannot compute.
+
+    Args:
+        lm: a ``pmask.perturb.LoadedModel``.
+        probe, metric, subword: the probe settings (metric None: the probe's default).
+        layers: the layers it will read.
+        head: the head decoded (a head number must exist in the model).
+
+    Raises:
+        ModelError: no attention weights (attention, jsd, hellinger) or no MLM head (prob).
+        LayerError, SettingError, OptionError: settings the probe does not take.
+    """
+    metric = metric or default_metric(probe)
+    check_probe(probe, metric, subword, head)
+    absolute = resolve_layers(layers, lm.num_layers)
+    if has_heads(probe, metric):
+        if 0 in absolute:
+            raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric {metric} "
+                             f"reads; choose layers 1..{lm.num_layers}")
+        check_head(head, attention_heads(lm))
+        attention_path(lm)
+    if metric == "prob":
+        make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)
