@@ -14,14 +14,18 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
 from pmask.cli.args import INPUT_ARGS
+from pmask.common.errors import PmaskError
 from pmask.common.files import Output, check_output, check_outputs, is_stdout
 from pmask.corpora.provenance import meta_path
 from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.eval.output import FIGURE_FORMATS
+from pmask.perturb.impact_source import is_store
+from pmask.perturb.store import read_manifest
 from pmask.trees.induce import refuse_layer_zero
 from pmask.trees.registry import decoder_needs_model
 
@@ -79,7 +83,21 @@ def check_command(args: argparse.Namespace) -> None:
     store = getattr(args, "store", None)
     if args.command in CACHE_STORE_COMMANDS and store is not None:
         check_output(Output(store, folder=True))
+    probes = _probes(args)
     if args.command == "parse" and decoder_needs_model(args.decoder):
-        refuse_layer_zero([args.layer])
+        refuse_layer_zero([args.layer], probe=probes[0])
     elif args.command in ("sweep", "bench"):
-        refuse_layer_zero(args.layers, "layers")
+        for name in probes:
+            refuse_layer_zero(args.layers, "layers", name)
+
+
+def _probes(args: argparse.Namespace) -> list[str]:
+    """The probes a command decodes: as given, a store SOURCE's own (its manifest), else pair."""
+    probe = getattr(args, "probe", None)
+    if isinstance(probe, list):
+        return probe
+    source = getattr(args, "source", None)
+    if probe is None and source is not None and is_store(source):
+        with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
+            return [read_manifest(source).get("probe") or "pair"]
+    return [probe or "pair"]

@@ -2,14 +2,14 @@
 
 A prediction records its model and impact settings in ``<pred>.meta.json``, a store in its
 ``manifest.json``, a bench directory in ``results.json``. :func:`check_same_origin` compares them
-before any work: a different model, random or trained weights, metric, subword policy or
-tokenisation is refused in one line naming both values (the page or map would present numbers of
+before any work: a different model, random or trained weights, probe, metric, subword policy,
+tokenisation or attention head is refused in one line naming both values (the page or map would present numbers of
 one run as those of the other); different corpus files only warn (a store made from the text of a
 treebank serves its CoNLL-U file as well: sentences are matched by id and words).
 
 Example:
-    >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", metric="dist")
-    >>> b = Origin("the store s/", model="/m/roberta", metric="dist")
+    >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", impact=ImpactSettings("dist", None, None, None))
+    >>> b = Origin("the store s/", model="/m/roberta", impact=ImpactSettings("dist", None, None, None))
     >>> check_same_origin([a, b])   # doctest: +SKIP
     SettingError: inputs from different runs: model: pred.conllu (its .meta.json) has /m/bert, the store s/ ...
 """
@@ -22,28 +22,42 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
-from pmask.common.options import split_random
+from pmask.common.options import has_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
+from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.model_spec import absolute_if_local
 
 logger = logging.getLogger(__name__)
 
 #: Fields that must agree (a difference is refused), in the order they are reported.
-MUST_AGREE = ("model", "random_init", "metric", "subword", "tokenize")
+MUST_AGREE = ("model", "random_init", "probe", "metric", "subword", "tokenize", "head")
 
 
 @dataclass(frozen=True)
 class Origin:
-    """What made one input, as far as it records it (None = not recorded, not compared)."""
+    """What made one input, as far as it records it (None = not recorded, not compared).
+
+    ``head``: the attention head decoded, for the probes that keep every head (a store keeps them
+    all and records none).
+    """
 
     label: str
     model: str | None = None
     random_init: bool | None = None
-    metric: str | None = None
-    subword: str | None = None
-    tokenize: str | None = None
+    impact: ImpactSettings = UNSET
+    head: str | int | None = None
     corpus_sha256: str | None = None
     corpus_path: str | None = None
+
+    def value(self, field: str) -> Any:
+        """The recorded value of a :data:`MUST_AGREE` field (None when not recorded)."""
+        return getattr(self.impact, field) if field in self.impact.as_dict() else getattr(self, field)
+
+
+def _impact(record: dict[str, Any], probe_default: str | None = None) -> ImpactSettings:
+    """The impact settings a meta.json, manifest or results.json records (None where it says nothing)."""
+    return ImpactSettings(record.get("metric"), record.get("subword"), record.get("tokenize"),
+                          record.get("probe") or probe_default)
 
 
 def _model(name: Any) -> str | None:
@@ -58,9 +72,8 @@ def prediction_origin(pred: str | Path) -> Origin | None:
     impact = provenance.impact or {}
     corpus = provenance.corpus or {}
     return Origin(f"{pred} (its {meta_path(pred).name})", model=_model(provenance.model.get("name")),
-                  random_init=provenance.model.get("random_init"), metric=impact.get("metric"),
-                  subword=impact.get("subword"), tokenize=impact.get("tokenize"),
-                  corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
+                  random_init=provenance.model.get("random_init"), impact=_impact(impact, "pair"),
+                  head=impact.get("head"), corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
 
 
 def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
@@ -68,8 +81,7 @@ def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
     model = manifest.get("model") or {}
     corpus = manifest.get("corpus") or {}
     return Origin(f"the store {store}", model=_model(model.get("name")), random_init=model.get("random_init"),
-                  metric=manifest.get("metric"), subword=manifest.get("subword"),
-                  tokenize=manifest.get("tokenize", "words"), corpus_sha256=corpus.get("sha256"),
+                  impact=_impact({"tokenize": "words", **manifest}, "pair"), corpus_sha256=corpus.get("sha256"),
                   corpus_path=corpus.get("path"))
 
 
@@ -84,19 +96,23 @@ def bench_origin(bench: str | Path) -> Origin | None:
     model = data["model"] if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
     settings = data["settings"] if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
     return Origin(f"the bench {bench}", model=_model(model.get("name") or settings.get("model")),
-                  random_init=model.get("random_init"), metric=settings.get("metric"),
-                  subword=settings.get("subword"), tokenize=settings.get("tokenize"))
+                  random_init=model.get("random_init"), impact=_impact(settings))
 
 
 def source_origin(source: Any) -> Origin:
     """The origin of an impact source (``pmask.perturb.impact_source.ImpactSource``) without loading
     its model: its store's manifest, or the model spec it will compute with."""
-    if source.store is not None:
-        return store_origin(source.store.path, source.store.manifest)
     spec = source.model_spec
+    if source.store is not None:
+        held = store_origin(source.store.path, source.store.manifest)
+        head = spec.head if source.store.heads else None
+        return Origin(held.label, held.model, held.random_init, held.impact, head if head is not None else
+                      ("mean" if source.store.heads else None), held.corpus_sha256, held.corpus_path)
     name, random_init = split_random(spec.name) if spec.name else (None, False)
+    impact = spec.impact.with_defaults()
+    head = (spec.head if spec.head is not None else "mean") if has_heads(impact.probe, impact.metric) else None
     return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,
-                  metric=spec.metric, subword=spec.subword, tokenize=spec.tokenize)
+                  impact=impact, head=head)
 
 
 def _shown(field: str, value: Any) -> str:
@@ -117,7 +133,7 @@ def check_same_origin(origins: Sequence[Origin | None], *, hint: str = "give inp
     """
     known = [o for o in origins if o is not None]
     for field in MUST_AGREE:
-        given = [(o, getattr(o, field)) for o in known if getattr(o, field) is not None]
+        given = [(o, o.value(field)) for o in known if o.value(field) is not None]
         if not given:
             continue
         first, value = given[0]

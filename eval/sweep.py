@@ -95,12 +95,13 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias)
     _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))
     per_layer = source.impacts_by_layers(layers, include_cls=faithful)
-    check_settings(checked, sentences, str(source.impact_settings().get("probe", "pair")))   # a cache store's own probe
+    probe = str(source.impact_settings().get("probe", "pair"))   # a cache store's own probe
+    check_settings(checked, sentences, probe)
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():
         settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, seed=seed, bias=bias)
-        score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
+        score, golds = score_against_gold(sentences, impacts, settings, punct=punct, probe=probe)
         rows.append((layer, score.to_dict()))
     base: dict[str, float] = {}
     if baselines:

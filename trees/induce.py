@@ -177,7 +177,8 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
 
 
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike | None] | None,
-                    settings: ParseSettings, summary: ParseSummary | None = None) -> Iterator[Parsed]:
+                    settings: ParseSettings, summary: ParseSummary | None = None, probe: str = "pair"
+                    ) -> Iterator[Parsed]:
     """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model.
 
     Args:
@@ -185,11 +186,12 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
         impacts: one :class:`Impact` (``F`` [n, n]) or None (skipped) per sentence.
         settings: decoder, root mode, faithful, multiroot, seed (the seed of sentence k is seed + k).
         summary: counts are added to it.
+        probe: the probe the impacts were read with (see :func:`check_settings`).
 
     Yields:
         One :class:`Parsed` per sentence, in order.
     """
-    check_settings(settings, sentences)
+    check_settings(settings, sentences, probe)
     task = decoder_task(settings.decoder)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
@@ -259,12 +261,13 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")
     impacts = model_desc = impact = None
+    probe = "pair"
     if dec.needs_model:
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
-        check_settings(settings, source.sentences, impact.get("probe", "pair"))   # a cache store's own probe
+        probe = str(impact.get("probe", "pair"))   # a cache store's own probe
     summary = ParseSummary()
-    parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
+    parsed = list(parse_sentences(source.sentences, impacts, settings, summary, probe))
     if dec.task == "dependency":
         write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
     else:

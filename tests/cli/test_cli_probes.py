@@ -154,3 +154,20 @@ def test_impact_refuses_a_head(tiny4, tmp_path, capsys):
     code, _, err = run(["impact", PUD, "--limit", 2, "--model", tiny4, "--probe", "attention", "--head", 1,
                         "-o", tmp_path / "s"], capsys)
     assert code == 1 and "--head is chosen when a store is read" in err and not (tmp_path / "s").exists()
+
+
+def test_layer_0_is_decoded_for_distance_and_refused_for_the_masking_probes(tiny4, tmp_path, capsys):
+    """The distances between the words' embeddings are a tree; masking probes are all zeros at layer 0."""
+    code, _, err = run(["parse", PUD, "--limit", 3, "--model", tiny4, "--probe", "distance", "--layer", 0, "-q",
+                        "-o", tmp_path / "d.conllu"], capsys)
+    assert code == 0, err
+    for probe in ("pair", "single"):
+        code, _, err = run(["parse", PUD, "--limit", 3, "--model", tiny4, "--probe", probe, "--layer", 0, "-q",
+                            "-o", tmp_path / "p.conllu"], capsys)
+        assert code == 1 and "--layer 0" in err and not (tmp_path / "p.conllu").exists()
+    code, out, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probes", "distance", "--layers", "0,1",
+                          "-q"], capsys)
+    assert code == 0 and "|     0 |" in out, err
+    code, _, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probes", "distance,single", "--layers",
+                        "0,1", "-q"], capsys)
+    assert code == 1 and "--layers 0" in err

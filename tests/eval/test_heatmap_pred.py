@@ -77,3 +77,22 @@ def test_gold_and_predicted_marks_get_a_caption_that_fits(tmp_path):
     with Image.open(out) as im:
         assert im.size == (round(w * HEATMAP_DPI), round(h * HEATMAP_DPI))
     assert h > heatmap_figsize(words, title="s", gold=True)[1]
+
+
+def test_a_corpus_source_is_compared_by_its_model_spec(made, tmp_path, capsys, tiny_bert_dir):
+    """A corpus and --model (no store) is checked against the prediction too: same run drawn, another probe or
+    head refused in one line."""
+    corpus, _, pred = made
+    out = tmp_path / "c.svg"
+    assert main(["heatmap", str(corpus), "--model", str(tiny_bert_dir), "-s", "a1", "--pred", str(pred), "-q",
+                 "-o", str(out)]) == 0, capsys.readouterr().err
+    assert main(["heatmap", str(corpus), "--model", str(tiny_bert_dir), "--probe", "single", "-s", "a1",
+                 "--pred", str(pred), "-q", "-o", str(tmp_path / "x.svg")]) == 1
+    err = capsys.readouterr().err
+    assert "probe:" in err and "has pair" in err and "has single" in err and not (tmp_path / "x.svg").exists()
+    attention = tmp_path / "att.conllu"
+    assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--probe", "attention", "--head", "1",
+                 "-q", "-o", str(attention)]) == 0
+    assert main(["heatmap", str(corpus), "--model", str(tiny_bert_dir), "--probe", "attention", "-s", "a1",
+                 "--pred", str(attention), "-q", "-o", str(tmp_path / "y.svg")]) == 1
+    assert "head: the model" in capsys.readouterr().err and not (tmp_path / "y.svg").exists()
