@@ -27,8 +27,8 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
     Returns:
         ``{"store", "complete", "sentences": {"stored", "skipped_too_long", "corpus"}, "corpus": {"path",
         "sha256", "selection"}, "layers", "layers_being_added", "model": {"name", "class", "revision", "commit",
-        "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"metric", "subword", "tokenize",
-        "include_cls"}, "created", "updated", "versions", "shards", "bytes"}``. ``selection`` is None for a
+        "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"probe", "heads", "metric", "subword",
+        "tokenize", "include_cls"}, "created", "updated", "versions", "shards", "bytes"}``. ``selection`` is None for a
         store made before selections were recorded.
 
     Raises:
@@ -52,7 +52,8 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         "layers_being_added": partial,
         "model": {**model, "class": described.get("model_class"),
                   **{k: v for k, v in described.items() if k in ("loaded", "parts", "head")}},
-        "settings": {"metric": manifest.get("metric"), "subword": manifest.get("subword"),
+        "settings": {"probe": manifest.get("probe") or "pair", "heads": manifest.get("heads"),
+                     "metric": manifest.get("metric"), "subword": manifest.get("subword"),
                      "tokenize": manifest.get("tokenize", "words"), "include_cls": manifest.get("include_cls", True)},
         "created": manifest.get("created"),
         "updated": manifest.get("updated"),
@@ -91,7 +92,8 @@ def describe_store_info(info: dict[str, Any]) -> str:
         + f"; {_selection(c['selection'])}",
         f"model     {m.get('name')}" + (f" ({', '.join(b for b in model_bits if b)})" if any(model_bits) else ""),
         f"layers    {', '.join(map(str, info['layers'])) or 'none'}{extension}",
-        f"settings  metric {st['metric']}, subword {st['subword']}, tokenize {st['tokenize']}"
+        f"settings  probe {st['probe']}" + (f" (every head: {st['heads']} per layer)" if st.get("heads") else "")
+        + f", metric {st['metric']}, subword {st['subword']}, tokenize {st['tokenize']}"
         + (", [CLS] row kept" if st["include_cls"] else ""),
         f"made      {info['created']} with pmask {versions.get('pmask', '?')} (torch {versions.get('torch', '?')}, "
         f"transformers {versions.get('transformers', '?')}); updated {info['updated']}",

@@ -31,7 +31,7 @@ def test_info_as_text(store, capsys, tiny_bert_dir, monkeypatch):
     assert "complete, 1 of 1 sentences stored" in out
     assert "small.conllu" in out and "read as conllu, limit none, max-words 4" in out
     assert str(Path(tiny_bert_dir).resolve()) in out and "BertForMaskedLM" in out
-    assert "layers    1, 3" in out and "metric cos, subword avg, tokenize words" in out
+    assert "layers    1, 3" in out and "settings  probe pair, metric cos, subword avg, tokenize words" in out
 
 
 def test_info_as_json(store, capsys):
@@ -40,6 +40,7 @@ def test_info_as_json(store, capsys):
     assert info["corpus"]["selection"] == {"format": "conllu", "limit": None, "max_words": 4}
     assert info["sentences"] == {"stored": 1, "skipped_too_long": 0, "corpus": 1}
     assert info["layers"] == [1, 3] and info["settings"]["metric"] == "cos" and info["model"]["num_layers"] == 3
+    assert info["settings"]["probe"] == "pair" and info["settings"]["heads"] is None
 
 
 def test_info_on_something_else_is_one_line(tmp_path, capsys):

@@ -171,3 +171,11 @@ def test_layer_0_is_decoded_for_distance_and_refused_for_the_masking_probes(tiny
     code, _, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probes", "distance,single", "--layers",
                         "0,1", "-q"], capsys)
     assert code == 1 and "--layers 0" in err
+
+
+def test_info_names_the_probe_and_its_heads(tiny4, tmp_path, capsys):
+    store = tmp_path / "att"
+    assert run(["impact", PUD, "--limit", 2, "--model", tiny4, "--probe", "attention", "-q", "-o", store],
+               capsys)[0] == 0
+    code, out, err = run(["info", store], capsys)
+    assert code == 0 and "settings  probe attention (every head: 4 per layer), metric weight" in out, err
