@@ -130,15 +130,18 @@ def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: s
 
     Layer 0 is the embeddings: masking word j cannot change word i's embedding, so its impacts are
     all zeros by construction and every tree would tie. Checked before any model work; storing,
-    exporting and drawing layer 0 stay allowed (there it shows what it is). Probe ``distance`` is
-    exempt: the distances between the words' embeddings are a tree like any other layer's.
+    exporting and drawing layer 0 stay allowed (there it shows what it is). Probe ``attention`` has
+    no weights there. Probe ``distance`` is exempt: the distances between the words' embeddings
+    are a tree like any other layer's (with ``jsd``/``hellinger`` the store refuses layer 0).
     """
-    if probe in DISTANCE_PROBES:
+    if probe in DISTANCE_PROBES or isinstance(layers, str) or 0 not in list(layers):
         return
-    if not isinstance(layers, str) and 0 in list(layers):
-        raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has impacts that are all zeros by construction "
-                           f"(masking word j cannot change word i's embedding), so every tree would tie; choose "
-                           f"layers from 1 up")
+    if probe == "attention":
+        raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has no attention weights, which probe attention "
+                           f"reads; choose layers from 1 up")
+    raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has impacts that are all zeros by construction "
+                       f"(masking word j cannot change word i's embedding), so every tree would tie; choose "
+                       f"layers from 1 up")
 
 
 def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe: str = "pair") -> None:

@@ -165,6 +165,9 @@ def test_layer_0_is_decoded_for_distance_and_refused_for_the_masking_probes(tiny
         code, _, err = run(["parse", PUD, "--limit", 3, "--model", tiny4, "--probe", probe, "--layer", 0, "-q",
                             "-o", tmp_path / "p.conllu"], capsys)
         assert code == 1 and "--layer 0" in err and not (tmp_path / "p.conllu").exists()
+    code, _, err = run(["parse", PUD, "--limit", 3, "--model", tiny4, "--probe", "attention", "--layer", 0, "-q",
+                        "-o", tmp_path / "a.conllu"], capsys)
+    assert code == 1 and "has no attention weights" in err
     code, out, err = run(["sweep", PUD, "--limit", 3, "--model", tiny4, "--probes", "distance", "--layers", "0,1",
                           "-q"], capsys)
     assert code == 0 and "|     0 |" in out, err
