@@ -96,7 +96,16 @@ def bench_origin(bench: str | Path) -> Origin | None:
     model = data["model"] if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
     settings = data["settings"] if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
     return Origin(f"the bench {bench}", model=_model(model.get("name") or settings.get("model")),
-                  random_init=model.get("random_init"), impact=_impact(settings))
+                  random_init=model.get("random_init"), impact=_bench_impact(settings))
+
+
+def _bench_impact(settings: dict[str, Any]) -> ImpactSettings:
+    """A bench's impact settings: those of its one probe (pair before probes were recorded); with
+    several probes only the settings they share (subword policy, tokenisation)."""
+    probes = settings.get("probes") or ["pair"]
+    if len(probes) == 1:
+        return _impact({**settings, "probe": probes[0]})
+    return ImpactSettings(None, settings.get("subword"), settings.get("tokenize"), None)
 
 
 def source_origin(source: Any) -> Origin:
