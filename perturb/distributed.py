@@ -11,6 +11,8 @@ imported once a process group is joined.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import datetime
 import logging
 import os
@@ -173,6 +175,17 @@ def join_group(info: RankInfo, device: str | torch.device | None = "auto") -> No
     kwargs: dict[str, Any] = {"device_id": torch.device("cuda", info.local_rank)} if use_cuda else {}
     dist.init_process_group("nccl" if use_cuda else "gloo", rank=info.rank, world_size=info.world_size,
                             timeout=TIMEOUT, **kwargs)
+    atexit.register(_leave_group)
+
+
+def _leave_group() -> None:
+    """Destroy the process group this module created, at exit: left to the interpreter's teardown,
+    gloo's threads can outlive the module and abort the rank ("terminate called without an active
+    exception", exit code -6) after its work is done."""
+    dist = _dist()
+    if dist.is_initialized():
+        with contextlib.suppress(Exception):   # the process is ending; nothing is left to save
+            dist.destroy_process_group()
 
 
 class Group:
