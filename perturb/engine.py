@@ -35,7 +35,7 @@ import torch.nn.functional as nnf
 from pmask.common.errors import ModelError
 from pmask.common.options import PROBE_METRICS, check_choice, resolve_layers
 from pmask.common.progress import progress_bar, watched
-from pmask.perturb.alignment import get_aligner, sentence_words
+from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.jobs import SentenceJob, SkippedSentence
@@ -153,6 +153,34 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
 
 
+def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, stats: ImpactStats,
+                      include_cls: bool) -> WordAlignment | None:
+    """The model input of sentence ``index`` (``aligner``: one of ``pmask.perturb.alignment.ALIGNERS``),
+    counted in ``stats``; None, logged and counted as skipped, when it is too long for the model.
+
+    Raises:
+        ValueError: a sentence without words. ModelError: ``include_cls`` with a tokenizer that adds
+            no special token.
+    """
+    try:
+        words = sentence_words(sentence)
+    except ValueError as err:
+        raise ValueError(f"sentence {index}: {err}") from None
+    if not words:
+        raise ValueError(f"sentence {index} is empty (no words)")
+    stats.sentences += 1
+    alignment = aligner(lm.tokenizer, sentence)
+    if len(alignment) > lm.max_length:
+        logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
+                       index, " ".join(words[:8]), len(alignment), lm.max_length)
+        stats.skipped += 1
+        stats.skipped_indices.append(index)
+        return None
+    if include_cls and -1 not in alignment.word_index:
+        raise ModelError(f"sentence {index}: include_cls needs a special token, tokenizer of {lm.name!r} adds none")
+    return alignment
+
+
 def _is_oom(err: BaseException) -> bool:
     if isinstance(err, torch.OutOfMemoryError):
         return True
@@ -222,24 +250,10 @@ class BatchRunner:
         lm, stats = self.lm, self.stats
         assert self.source is not None   # set by run()
         for index, sentence in self.source:
-            try:
-                words = sentence_words(sentence)
-            except ValueError as err:
-                raise ValueError(f"sentence {index}: {err}") from None
-            if not words:
-                raise ValueError(f"sentence {index} is empty (no words)")
-            stats.sentences += 1
-            alignment = self.aligner(lm.tokenizer, sentence)
-            if len(alignment) > lm.max_length:
-                logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
-                               index, " ".join(words[:8]), len(alignment), lm.max_length)
-                stats.skipped += 1
-                stats.skipped_indices.append(index)
+            alignment = checked_alignment(lm, self.aligner, index, sentence, stats, self.settings.include_cls)
+            if alignment is None:
                 self.pending.append(SkippedSentence(index))
                 continue
-            if self.settings.include_cls and -1 not in alignment.word_index:
-                raise ModelError(f"sentence {index}: include_cls needs a special token, "
-                                 f"tokenizer of {lm.name!r} adds none")
             job = self.job_type(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
                               self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
             self.pending.append(job)

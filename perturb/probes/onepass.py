@@ -26,11 +26,11 @@ from typing import Any, Iterable, Iterator, Sequence, Sized
 import numpy as np
 import torch
 
-from pmask.common.errors import ModelError
 from pmask.common.options import check_probe, default_metric, resolve_layers
 from pmask.common.progress import progress_bar
-from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
+from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.encoders import Encoder, pack
+from pmask.perturb.engine import checked_alignment
 from pmask.perturb.probes.measures import DISTRIBUTION_METRICS, pairwise_distributions, pairwise_vectors
 from pmask.perturb.probes.support import check_support, probe_encoder
 from pmask.perturb.probes.words import word_pooling
@@ -106,7 +106,7 @@ def _stream(lm: Any, encoder: Encoder, run: OnePass, sentences: Iterable[Any], b
     tokens = 0
     try:
         for index, sentence in enumerate(sentences):
-            alignment = _align(lm, aligner, index, sentence, run, stats)
+            alignment = checked_alignment(lm, aligner, index, sentence, stats, run.include_cls)
             length = 0 if alignment is None else len(alignment)
             if pending and tokens + length > budget:
                 yield from _flush(lm, encoder, run, pending, stats, bar)
@@ -117,27 +117,6 @@ def _stream(lm: Any, encoder: Encoder, run: OnePass, sentences: Iterable[Any], b
             yield from _flush(lm, encoder, run, pending, stats, bar)
     finally:
         bar.close()
-
-
-def _align(lm: Any, aligner: Any, index: int, sentence: Any, run: OnePass, stats: Any) -> WordAlignment | None:
-    """The sentence's alignment, or None (counted and logged) when it is too long for the model."""
-    try:
-        words = sentence_words(sentence)
-    except ValueError as err:
-        raise ValueError(f"sentence {index}: {err}") from None
-    if not words:
-        raise ValueError(f"sentence {index} is empty (no words)")
-    stats.sentences += 1
-    alignment = aligner(lm.tokenizer, sentence)
-    if len(alignment) > lm.max_length:
-        logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
-                       index, " ".join(words[:8]), len(alignment), lm.max_length)
-        stats.skipped += 1
-        stats.skipped_indices.append(index)
-        return None
-    if run.include_cls and -1 not in alignment.word_index:
-        raise ModelError(f"sentence {index}: include_cls needs a special token, tokenizer of {lm.name!r} adds none")
-    return alignment
 
 
 def _flush(lm: Any, encoder: Encoder, run: OnePass, pending: list[WordAlignment | None], stats: Any,
