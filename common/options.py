@@ -261,3 +261,12 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
     if parse_head(head) is not None and not has_heads(probe, metric):
         raise SettingError(f"{{head}} applies to probe attention and to probe distance with {{metric}} jsd or "
                            f"hellinger, not to probe {probe} with {{metric}} {metric}")
+
+
+def check_attention_layers(probe: str | None, metric: str | None, layers: Iterable[int],
+                           num_layers: int | None) -> None:
+    """A :class:`LayerError` when a probe that reads attention weights (:func:`has_heads`) is asked
+    for layer 0, the embeddings, which have none; ``layers`` are absolute (0 = embeddings)."""
+    if has_heads(probe, metric) and 0 in list(layers):
+        raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric "
+                         f"{metric or default_metric(probe)} reads; choose layers 1..{num_layers}")

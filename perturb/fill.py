@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
-from pmask.common.options import resolve_layers
+from pmask.common.options import check_attention_layers, resolve_layers
 from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
@@ -261,9 +261,7 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
         model.check_metric(impact.metric)
     t0 = time.perf_counter()
     settings = store_settings(model, impact, request.layers)   # the requested layers resolved, once
-    if settings.heads is not None and 0 in (settings.layers_resolved or ()):
-        raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {impact.probe} with metric "
-                         f"{impact.metric} reads; choose layers 1..{settings.num_layers}")
+    check_attention_layers(impact.probe, impact.metric, settings.layers_resolved or (), settings.num_layers)
     corpus = CorpusInfo.of(request.sentences, request.corpus_path, request.selection)
     info = rank_info(rank, world_size)
     added = _add_missing_layers(model, request, settings, corpus, info)

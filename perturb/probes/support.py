@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import torch
 
-from pmask.common.errors import LayerError, ModelError
-from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
+from pmask.common.errors import ModelError
+from pmask.common.options import check_attention_layers, check_probe, default_metric, has_heads, resolve_layers
 from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
@@ -87,10 +87,8 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
     metric = metric or default_metric(probe)
     check_probe(probe, metric, subword, head)
     absolute = resolve_layers(layers, lm.num_layers)
+    check_attention_layers(probe, metric, absolute, lm.num_layers)
     if has_heads(probe, metric):
-        if 0 in absolute:
-            raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric {metric} "
-                             f"reads; choose layers 1..{lm.num_layers}")
         check_head(head, attention_heads(lm))
         attention_path(lm)
     if metric == "prob":
