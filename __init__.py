@@ -102,6 +102,6 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
         loaded = None if model is None or isinstance(model, str) else model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)
-    return list(parse_sentences(sents, impacts, settings, probe=probe))
+    return list(parse_sentences(sents, impacts, settings))
 
 

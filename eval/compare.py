@@ -285,14 +285,14 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,
-                       punct: str = "include", probe: str = "pair") -> tuple[Any, list[Sentence]]:
-    """Induce trees for ``sentences`` (:func:`pmask.trees.induce.parse_sentences`; ``probe``: the one
-    the impacts were read with) and score them against the sentences' own gold trees.
+                       punct: str = "include") -> tuple[Any, list[Sentence]]:
+    """Induce trees for ``sentences`` (:func:`pmask.trees.induce.parse_sentences`) and score them
+    against the sentences' own gold trees.
 
     Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were
     scored (sentences skipped as too long for the model are left out of both).
     """
-    parsed = [p for p in parse_sentences(sentences, impacts, settings, probe=probe) if p.skipped is None]
+    parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
     golds = [p.sentence for p in parsed]
     if decoder_task(settings.decoder) == "dependency":
         pairs = [(replace(p.sentence, heads=[int(h) for h in cast(Sequence[int], p.heads)]), p.sentence)  # decoded

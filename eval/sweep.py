@@ -101,7 +101,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     golds = sentences
     for layer, impacts in per_layer.items():
         settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, seed=seed, bias=bias)
-        score, golds = score_against_gold(sentences, impacts, settings, punct=punct, probe=probe)
+        score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
         rows.append((layer, score.to_dict()))
     base: dict[str, float] = {}
     if baselines:

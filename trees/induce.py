@@ -144,21 +144,22 @@ def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: s
                        f"layers from 1 up")
 
 
-def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe: str = "pair") -> None:
+def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe: str | None = "pair") -> None:
     """Refuse combinations that cannot work before any model work is done.
 
     Args:
         settings: the parse settings.
         sentences: the corpus (gold roots are needed with ``root="gold"``).
-        probe: how the impacts are read out of the model (``--faithful`` is the pair probe's alone).
+        probe: how the impacts are read out of the model (``--faithful`` is the pair probe's alone);
+            None skips what depends on it (layer 0, ``--faithful``): checked by a caller that knows it.
 
     Raises:
         SettingError: naming the settings involved (``{root}``, ``{faithful}``, ``{probe}``).
     """
     dec = get_decoder(settings.decoder)
-    if dec.needs_model:
+    if dec.needs_model and probe is not None:
         refuse_layer_zero([settings.layer], probe=probe)
-    if settings.faithful and probe != "pair":
+    if settings.faithful and probe not in (None, "pair"):
         raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair); "
                            f"probe {probe} has no faithful mode")
     if settings.bias and settings.decoder != "distance-split":
@@ -180,8 +181,7 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
 
 
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike | None] | None,
-                    settings: ParseSettings, summary: ParseSummary | None = None, probe: str = "pair"
-                    ) -> Iterator[Parsed]:
+                    settings: ParseSettings, summary: ParseSummary | None = None) -> Iterator[Parsed]:
     """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model.
 
     Args:
@@ -189,12 +189,14 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
         impacts: one :class:`Impact` (``F`` [n, n]) or None (skipped) per sentence.
         settings: decoder, root mode, faithful, multiroot, seed (the seed of sentence k is seed + k).
         summary: counts are added to it.
-        probe: the probe the impacts were read with (see :func:`check_settings`).
+
+    What depends on the probe the impacts were read with (layer 0, ``faithful``) is the caller's to
+    check (:func:`check_settings` with the probe); an all-zero matrix is refused here.
 
     Yields:
         One :class:`Parsed` per sentence, in order.
     """
-    check_settings(settings, sentences, probe)
+    check_settings(settings, sentences, None)
     task = decoder_task(settings.decoder)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
@@ -264,13 +266,12 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")
     impacts = model_desc = impact = None
-    probe = "pair"
     if dec.needs_model:
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
-        probe = str(impact.get("probe", "pair"))   # a cache store's own probe
+        check_settings(settings, source.sentences, str(impact.get("probe", "pair")))   # a cache store's own probe
     summary = ParseSummary()
-    parsed = list(parse_sentences(source.sentences, impacts, settings, summary, probe))
+    parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
     if dec.task == "dependency":
         write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
     else:

@@ -59,8 +59,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         per_layer = source.impacts_by_layers(list(layers))
         for layer in layers:
             for decoder in decoders:
-                score, golds = _score(sc, chosen_sents, pick(per_layer[layer], choose), decoder, layer, settings,
-                                      probe)
+                score, golds = _score(sc, chosen_sents, pick(per_layer[layer], choose), decoder, layer, settings)
                 grid[decoder][layer, head] = sc.summary(score, golds)[_key(tb)]
     rows = []
     for decoder in decoders:
@@ -69,7 +68,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         value = scores[layer, head]
         source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
         impacts = source.impacts_by_layers([layer])[layer]
-        score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings, probe)
+        score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
         reported = sc.summary(score, golds)
         name = _PRIMARY_BASELINE[tb.task]
         base = sc.summary(sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
@@ -88,6 +87,6 @@ def _key(tb: Any) -> str:
 
 
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,
-           settings: Any, probe: str) -> tuple[Any, list[Any]]:
+           settings: Any) -> tuple[Any, list[Any]]:
     return sc.score_decoder(sentences, impacts, decoder=decoder, layer=layer, root=settings.root,
-                            punct=settings.punct, seed=settings.seed, bias=settings.bias, probe=probe)
+                            punct=settings.punct, seed=settings.seed, bias=settings.bias)

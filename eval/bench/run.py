@@ -253,7 +253,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
             for decoder in decoders_for(tb, settings):
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
                                                 root=settings.root, punct=settings.punct, seed=settings.seed,
-                                                bias=settings.bias, probe=probe)
+                                                bias=settings.bias)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:

@@ -19,12 +19,12 @@ def task_of(decoder: str) -> str:
 
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
-                  punct: str, seed: int, bias: float = 0.0, probe: str = "pair") -> tuple[Any, list[Any]]:
+                  punct: str, seed: int, bias: float = 0.0) -> tuple[Any, list[Any]]:
     """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``
-    (``bias``: distance-split's λ; ``probe``: the one the impacts were read with)."""
+    (``bias``: distance-split's λ)."""
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
                              bias=bias if decoder == "distance-split" else 0.0)
-    return score_against_gold(sentences, impacts, settings, punct=punct, probe=probe)
+    return score_against_gold(sentences, impacts, settings, punct=punct)
 
 
 def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int) -> dict[str, Any]:
