@@ -11,31 +11,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
-from pathlib import Path
 
-import torch
+from _bert_base import PUD, add_model_args, bert_base
 
 from pmask.corpora import read_corpus
 from pmask.perturb import impact_matrices, load_model
-from pmask.perturb.testing import make_random_bert_base
-
-PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sentences", type=int, nargs="?", default=4)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--model-dir", type=Path, default=Path("/tmp/pmask-bert-base-random"))
+    add_model_args(parser)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not (args.model_dir / "config.json").is_file():
-        make_random_bert_base(args.model_dir)
+    model_dir = bert_base(args)
     t0 = time.perf_counter()
-    lm = load_model(str(args.model_dir), device="cpu")
+    lm = load_model(str(model_dir), device="cpu")
     load_s = time.perf_counter() - t0
     words = [s.words for s in read_corpus(PUD, limit=args.sentences)]
     t0 = time.perf_counter()

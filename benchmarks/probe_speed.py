@@ -21,17 +21,13 @@ import json
 import os
 import platform
 import time
-from pathlib import Path
 
-import torch
+from _bert_base import PUD, add_model_args, bert_base
 
 from pmask.corpora import read_corpus
 from pmask.perturb import ImpactStats, load_model
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.support import check_support
-from pmask.perturb.testing import make_random_bert_base
-
-PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 
 
 def run_probe(lm, sentences, probe: str, metric: str | None, layers) -> dict:
@@ -54,14 +50,10 @@ def main() -> None:
     parser.add_argument("--probes", default="pair,single,attention,distance",
                         help="comma-separated PROBE or PROBE:METRIC (default: pair,single,attention,distance)")
     parser.add_argument("--layers", default="all", help="'all' (default) or comma-separated layers")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--model-dir", type=Path, default=Path("/tmp/pmask-bert-base-random"))
+    add_model_args(parser)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not (args.model_dir / "config.json").is_file():
-        make_random_bert_base(args.model_dir)
-    lm = load_model(str(args.model_dir), device="cpu", dtype="float32")
+    model_dir = bert_base(args)
+    lm = load_model(str(model_dir), device="cpu", dtype="float32")
     layers = "all" if args.layers == "all" else [int(k) for k in args.layers.split(",")]
     sentences = [s.words for s in read_corpus(PUD, limit=args.sentences)]
     load = os.getloadavg()
