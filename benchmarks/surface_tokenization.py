@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmask.eval.bench.run import language_of
+from pmask.eval.bench.treebanks import language_of
 from pmask.corpora import read_corpus
 from pmask.perturb.model import load_tokenizer
 from pmask.perturb.alignment import align_sentence, surface_layout

@@ -34,7 +34,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
     """One row per decoder: the (layer, head) chosen on the even half, scored on the odd half.
 
     Args:
-        tb: the treebank (``pmask.eval.bench.run.Treebank``).
+        tb: the treebank (``pmask.eval.bench.treebanks.Treebank``).
         store: its opened store for ``probe`` (one that keeps every head).
         settings: the ``BenchSettings`` (root, punct, seed, bias).
         probe: the probe's name.

@@ -37,7 +37,7 @@ from pmask.common.options import (
 )
 from pmask.common.progress import progress_bar
 from pmask.eval.bench.heads import best_heads, store_dir
-from pmask.eval.bench.treebanks import Treebank, find_treebanks
+from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
 from pmask.perturb.build import fill_stores
 from pmask.perturb.distributed import is_main_rank
 from pmask.perturb.fill import FillRequest
@@ -46,6 +46,11 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import refuse_layer_zero
 
 logger = logging.getLogger(__name__)
+
+# Treebank, find_treebanks and language_of live in pmask.eval.bench.treebanks; they stay importable
+# from here (and from the deprecated pmask.bench) until 0.3
+__all__ = ["BenchResult", "BenchSettings", "Treebank", "decoders_for", "decoders_not_run", "ensure_stores",
+           "find_treebanks", "language_of", "run_bench", "score_treebank"]
 
 #: Decoders used when none are requested, per task.
 DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
