@@ -96,10 +96,11 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     check_settings(settings, sents, probe)
     impacts = None
     if get_decoder(decoder).needs_model:
+        loaded = None if model is None or isinstance(model, str) else model
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,
-                         batch_tokens=batch_tokens, head=head).with_defaults()
-        loaded = None if model is None or isinstance(model, str) else model
+                         batch_tokens=batch_tokens, head=head)
+        spec = (spec if loaded is not None else spec.or_default()).with_defaults()   # None: the bundled model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)
     return list(parse_sentences(sents, impacts, settings))

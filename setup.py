@@ -18,6 +18,7 @@ class LibraryOnly(build_py):
 setup(
     package_dir={"pmask": "."},
     packages=["pmask"] + [f"pmask.{p}" for p in find_packages(".", exclude=NOT_LIBRARY)],
-    package_data={"pmask.eval.html": ["assets/*.js", "assets/*.css"]},
+    # the bundled models (models/<name>/: weights, config, tokenizer, meta.json, card, NOTICE) ship in the wheel
+    package_data={"pmask.eval.html": ["assets/*.js", "assets/*.css"], "pmask": ["models/*/*"]},
     cmdclass={"build_py": LibraryOnly},
 )

@@ -38,6 +38,7 @@ from pmask.common.options import (
     parse_head,
     split_probes,
 )
+from pmask.perturb.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names
 
 #: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
@@ -122,11 +123,12 @@ def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
                         f"from 0, or {' / '.join(f'{k} ({v})' for k, v in HEAD_MODES.items())}")
 
 
-def add_model(p: argparse.ArgumentParser, required: bool = False, several_probes: bool = False) -> None:
+def add_model(p: argparse.ArgumentParser, several_probes: bool = False) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--model", "-m", required=required, metavar="M",
-                   help="Hugging Face masked LM: hub name or local directory; 'random:NAME' = NAME's architecture "
-                        "with random weights (the random-BERT baseline)")
+    g.add_argument("--model", "-m", metavar="M",
+                   help="Hugging Face masked LM: hub name, local directory or a bundled model's name; 'random:NAME' = "
+                        f"NAME's architecture with random weights (the random-BERT baseline); default: the bundled "
+                        f"{DEFAULT_MODEL} (a small English model for demos and offline trials)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
     g.add_argument("--metric", default=None, choices=list(METRICS),
                    help="impact metric; per probe: "

@@ -69,7 +69,7 @@ def _add_impact_parser(sub: argparse._SubParsersAction) -> None:
         epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")
     p.add_argument("input", type=Path, help="corpus: CoNLL-U, PTB .mrg file or directory, .dp, or text")
     add_input(p)
-    add_model(p, required=True)
+    add_model(p)
     p.add_argument("--layers", type=layers_arg, default=[-1],
                    help="layers to keep: 0 = embeddings … L = last, negative from the end, or 'all'")
     again = p.add_mutually_exclusive_group()
@@ -227,7 +227,7 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
                "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
                    help="CoNLL-U files/folders, PTB .mrg file/folder")
-    add_model(p, required=True, several_probes=True)
+    add_model(p, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(

@@ -24,7 +24,6 @@ from typing import Any, Sequence
 from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
 from pmask.common.labels import probe_label, run_label
-from pmask.common.options import has_heads
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.report import LayerSweep, plot_layer_sweep
@@ -145,7 +144,8 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
                             label=label, **options)
     if store is not None or source.path.is_dir():
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
-    specs = [_spec_for(model, str(p)) for p in chosen_probes]   # every setting checked before the model loads
+    model = model.named()
+    specs = [model.for_probe(str(p)) for p in chosen_probes]   # every setting checked before the model loads
     if model.head is not None and all(spec.head is None for spec in specs):
         raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "
                            "and none of them is swept")
@@ -161,12 +161,6 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
                               selection=source)
         results[str(spec.impact.probe)] = sweep_layers(opened, label=label, **options)
     return merge_sweeps(results)
-
-
-def _spec_for(model: ModelSpec, probe: str) -> ModelSpec:
-    """``model`` for ``probe``: its default metric unless one was given, the head only where it applies."""
-    spec = replace(model, impact=replace(model.impact, probe=probe), head=None).with_defaults()
-    return replace(spec, head=model.head if has_heads(probe, spec.impact.metric) else None)
 
 
 def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:

@@ -105,7 +105,7 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     Args:
         corpus: the corpus and its filters.
         model: the model, probe, metric, subword policy, device, dtype and batch budget (no head:
-            a store keeps every head, the reader picks one).
+            a store keeps every head, the reader picks one); no name: the bundled default model.
         output: the store directory.
         layers: layers kept (0 = embeddings, negative from the end) or "all".
         resume: continue a store made with the same settings; overwrite: replace any store there.
@@ -115,7 +115,7 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     """
     if model.head is not None:
         raise SettingError("{head} is chosen when a store is read (it keeps every head); leave it out here")
-    spec = model.with_defaults()
+    spec = model.or_default().with_defaults()
     request = FillRequest.for_model(spec, corpus.read(), output, corpus_path=corpus.path, layers=layers,
                                     resume=resume, overwrite=overwrite, progress=progress,
                                     selection=corpus.record())

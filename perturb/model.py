@@ -25,6 +25,7 @@ from pmask.common.errors import ModelError
 from pmask.common.library_output import CapturedOutput, capture_library_output, relay
 from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import split_random
+from pmask.perturb.bundled import bundled_model
 from pmask.perturb.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
 from pmask.perturb.encoders import ModelPaths, inspect_model
 from pmask.perturb.tokenizer import load_tokenizer, one_line
@@ -267,7 +268,8 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     """Load a masked LM and its fast tokenizer for the impact engine, checked on a probe sentence.
 
     Args:
-        name_or_dir: a hub name or local directory; ``random:NAME`` (or ``random_init=True``)
+        name_or_dir: a hub name, a local directory or a bundled model's name (``pmask-tiny-en``,
+            see :mod:`pmask.perturb.bundled`); ``random:NAME`` (or ``random_init=True``)
             keeps NAME's config and tokenizer but initialises the weights randomly after
             ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline. An
             encoder-only checkpoint (``BertModel``, sentence-transformers, a fine-tuned
@@ -302,16 +304,18 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     dev = resolve_device(device)
     dt = resolve_dtype(dtype)
     set_threads(threads)
-    local_dir = Path(name).expanduser().is_dir()
+    bundled = bundled_model(name)   # pmask-tiny-en & co.: a folder inside the package, named by its name
+    where = str(bundled.path) if bundled is not None else name
+    local_dir = Path(where).expanduser().is_dir()
     if not local_dir and (name.startswith(("/", "./", "../", "~", "\\")) or Path(name).exists()):
         raise ModelError(f"model directory {name!r} does not exist")
     local_only = not local_dir and not hub_reachable()
     captured, checkpoint = CapturedOutput(), None
     try:
         with _quiet_transformers() as captured:
-            config = _load_config(name, revision, local_only)
-            tokenizer = load_tokenizer(name, revision, local_files_only=local_only)
-            model, checkpoint = _load_weights(name, config, revision, local_only, random_init)
+            config = _load_config(where, revision, local_only)
+            tokenizer = load_tokenizer(where, revision, local_files_only=local_only)
+            model, checkpoint = _load_weights(where, config, revision, local_only, random_init)
     finally:   # also when loading failed: what the library said is then the best clue (-vv)
         relay(captured, logger, f"loading model {name!r}",
               explained=lambda message: checkpoint is not None and checkpoint.explains(message.text))
@@ -324,7 +328,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     config = model.config
     lm = LoadedModel(
         model=model, tokenizer=tokenizer, name=name, revision=revision,
-        commit=getattr(config, "_commit_hash", None), device=dev, dtype=dt,
+        commit=getattr(config, "_commit_hash", None) or (bundled.commit if bundled else None), device=dev, dtype=dt,
         num_layers=_num_layers(config), max_length=_max_length(model, tokenizer),
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
         model_type=str(getattr(config, "model_type", "")), checkpoint=checkpoint, threads=threads,

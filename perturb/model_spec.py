@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, check_probe, split_random
+from pmask.common.options import RANDOM_PREFIX, check_probe, has_heads, split_random
+from pmask.perturb.bundled import DEFAULT_MODEL, announce_default, bundled_model
 from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -44,6 +45,35 @@ class ModelSpec:
         check_probe(impact.probe, impact.metric, impact.subword, self.head)
         return replace(self, impact=impact)
 
+    def named(self) -> ModelSpec:
+        """This spec, naming the default model (:data:`pmask.perturb.bundled.DEFAULT_MODEL`, said once in
+        one line) when it names none."""
+        if self.name:
+            return self
+        announce_default()
+        return replace(self, name=DEFAULT_MODEL)
+
+    def or_default(self) -> ModelSpec:
+        """:meth:`named`, with a bundled model's recorded defaults for the settings left unset (the pair
+        probe's metric). Called where a model will be run, not where a store is read.
+
+        Example:
+            >>> ModelSpec("bert-base-uncased").or_default() == ModelSpec("bert-base-uncased")
+            True
+        """
+        spec = self.named()
+        found = bundled_model(spec.name)
+        metric = found.defaults.get("metric") if found else None
+        if metric and spec.impact.metric is None and spec.impact.probe in (None, "pair"):
+            spec = replace(spec, impact=replace(spec.impact, metric=metric))
+        return spec
+
+    def for_probe(self, probe: str) -> ModelSpec:
+        """This spec for ``probe`` (of several run with one model): :meth:`or_default`, the probe's own
+        default metric unless one was given, and the head only for a probe that keeps every head."""
+        spec = replace(self, impact=replace(self.impact, probe=probe), head=None).or_default().with_defaults()
+        return replace(spec, head=self.head if has_heads(probe, spec.impact.metric) else None)
+
     def check_store(self, store: Any) -> ModelSpec:
         """This spec with the store's impact settings; a :class:`SettingError` naming the store's own
         value for any setting given here that differs from it."""
@@ -62,9 +92,9 @@ class ModelSpec:
         return replace(self, impact=held.impact)
 
     def load(self) -> Any:
-        """The ``pmask.perturb.LoadedModel``; a :class:`PmaskError` when no name is given."""
+        """The ``pmask.perturb.LoadedModel`` (the default model when no name is given, see :meth:`or_default`)."""
         if not self.name:
-            raise SettingError("this needs {model} (a hub name, a local directory, or random:NAME)")
+            return self.or_default().load()
         # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
         from transformers.utils import logging as hf_logging
 

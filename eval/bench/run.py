@@ -31,7 +31,6 @@ from pmask.common.options import (
     PUNCT_MODES,
     ROOT_MODES,
     check_choice,
-    has_heads,
     resolve_layers,
     split_probes,
 )
@@ -79,7 +78,7 @@ class BenchSettings:
     bias: float = 0.0
 
     def __post_init__(self) -> None:
-        spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: ModelSpec(name)
+        spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
         self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
         impact = spec.impact
         # the probe and (unless given) the metric are chosen per probe by spec_for
@@ -88,9 +87,7 @@ class BenchSettings:
     def spec_for(self, probe: str) -> ModelSpec:
         """The model spec ``probe`` runs with: its own default metric unless one was given, and the
         head only for a probe that keeps every head."""
-        spec = replace(self.model, impact=replace(self.model.impact, probe=probe), head=None)
-        spec = spec.with_defaults()
-        return replace(spec, head=self.model.head if has_heads(probe, spec.impact.metric) else None)
+        return self.model.for_probe(probe)
 
     def metric_for(self, probe: str) -> str:
         """The metric ``probe`` runs with."""

