@@ -141,7 +141,7 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
 _DETAIL_TITLES = {"arc_length": "by gold arc length", "sentence_length": "by sentence length (scored words)"}
 
 
-@dataclass
+@dataclass(repr=False)   # a short summary (__repr__), not every sentence pair
 class Evaluation(RichDisplay):
     """A scored prediction file: its score object, the baselines' and the comparison table (which a
     notebook shows). ``subtypes``: whether its relation breakdown keeps subtypes (``nmod:poss``) or,
@@ -193,6 +193,18 @@ class Evaluation(RichDisplay):
         from pmask.eval.frames import evaluation_frame
 
         return evaluation_frame(self, table)
+
+    def __repr__(self) -> str:
+        """What was scored, on how much, and the comparison's scores (a few lines, whatever the corpus size)."""
+        if self.task == "dependency":
+            size = f"{self.score.sentences} sentences, {self.score.total} scored words"
+        else:
+            size = f"{self.score.sentences} sentences, {sum(len(g.words) for _, g in self.pairs)} words"
+        meta = self.table.meta if self.table is not None else {}
+        if meta.get("unscored"):
+            size += f" ({meta['unscored']} unscored)"
+        head = f"Evaluation ({self.task}) of {self.name}: {size}; gold {meta.get('gold', '?')}"
+        return "\n".join([head, *(self.table.row_lines() if self.table is not None else [])])
 
 
 def read_prediction(path: Path) -> tuple[str, list]:

@@ -130,7 +130,7 @@ def _as_heads(heads: Sequence[int] | np.ndarray, n: int, what: str, sent_id: str
     return out
 
 
-@dataclass
+@dataclass(repr=False)   # Metric's repr: the figures, not the per-sentence data
 class DependencyScore(Metric):
     """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
 

@@ -1,5 +1,5 @@
 """Issue 27, item 6: one convention for relation subtypes (the CLI table, the JSON, ``to_pandas`` and
-the report agree), every ``eval --details`` breakdown in the JSON."""
+the report agree), every ``eval --details`` breakdown in the JSON, and short ``repr()``s."""
 from __future__ import annotations
 
 import json
@@ -129,3 +129,26 @@ def test_the_old_base_keyword_still_works_and_warns(files):
         assert score.by_relation(base=True) == score.by_relation()
     with pytest.warns(DeprecationWarning):
         assert score.by_relation(base=False) == score.by_relation(subtypes=True)
+
+
+def test_repr_of_an_evaluation_is_a_short_summary(files):
+    evaluation = evaluate_files(*files, baselines=True)
+    text = repr(evaluation)
+    assert len(text) < 2000 and len(text.splitlines()) <= 12, text
+    assert "20 sentences" in text and f"{evaluation.score.uas:.2f}" in text and "UAS" in text
+    assert all(row.name in text for row in evaluation.table.rows)
+    assert len(repr(evaluation.table)) < 2000 and "right-chain" in repr(evaluation.table)
+    score = repr(evaluation.score)
+    assert score.startswith("DependencyScore(") and len(score.splitlines()) == 1 and len(score) < 300
+    assert "sentences=20" in score and f"uas={evaluation.score.uas:.2f}" in score
+    assert len(evaluation._repr_html_() or "") < 20_000   # the comparison table, whatever the corpus size
+
+
+def test_repr_of_a_bracket_evaluation(tmp_path):
+    pred = tmp_path / "pred.txt"
+    assert main(["parse", str(DATA / "mini.mrg"), "--decoder", "right-branching", "-q", "-o", str(pred)]) == 0
+    evaluation = evaluate_files(pred, DATA / "mini.mrg", baselines=True)
+    text = repr(evaluation)
+    assert len(text) < 2000 and "constituency" in text and "Sentence F1" in text, text
+    assert repr(evaluation.score).startswith("BracketScore(") and "f1_sentence=" in repr(evaluation.score)
+    assert "sentences=0" in repr(DependencyScore())
