@@ -77,7 +77,7 @@ def score_frame(score: Any, table: str = "sentences", *, subtypes: bool = False)
 def _breakdown_rows(breakdowns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Long form of breakdown records: their plain values (treebank, layer, ...) repeated on one row per
     breakdown (each value that is a table: bucket -> cell) and bucket."""
-    out = []
+    out: list[dict[str, Any]] = []
     for item in breakdowns:
         key = {k: v for k, v in item.items() if not isinstance(v, Mapping)}
         for kind, table in item.items():
