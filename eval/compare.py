@@ -181,8 +181,9 @@ class Evaluation(RichDisplay):
         titles = {"relation": f"by {relation_title(self.subtypes)}", **_DETAIL_TITLES}
         lines = []
         for name, rows in self.breakdowns().items():
+            width = max([12, *map(len, rows)])   # subtypes such as nmod:unmarked are longer
             lines += ["", f"{titles[name]}:"]
-            lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
+            lines += [f"  {key:>{width}}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
                       for key, row in rows.items()]
         return "\n".join(lines)
 
