@@ -68,7 +68,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
-                            seed=args.seed, max_words=args.max_words)
+                            seed=args.seed, max_words=args.max_words, subtypes=args.subtypes)
     assert result.table is not None   # evaluate_files always builds the table
     print(result.table.to_markdown())
     if args.details and result.task == "dependency":

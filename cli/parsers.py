@@ -127,7 +127,10 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_tables(p)
     p.add_argument("--details", action="store_true",
-                   help="print breakdowns by relation, arc length and sentence length")
+                   help="print breakdowns by relation, arc length and sentence length (--json holds them always)")
+    p.add_argument("--subtypes", action="store_true",
+                   help="break relations down with their subtypes (nmod:poss apart from nmod); default: "
+                        "subtypes count under their universal relation")
     p.set_defaults(func=cmd_eval)
 
 

@@ -71,7 +71,7 @@ class SentenceBrackets:
                 "pred_brackets": self.pred}
 
 
-@dataclass
+@dataclass(repr=False)   # Metric's repr: the figures, not the per-sentence data
 class BracketScore(Metric):
     """Accumulated bracket scores; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
 

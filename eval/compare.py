@@ -21,7 +21,7 @@ from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bracket_score import BracketScore
-from pmask.eval.dependency_score import DependencyScore, check_same_words
+from pmask.eval.dependency_score import DependencyScore, check_same_words, relation_title
 from pmask.eval.output import Task
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
@@ -137,10 +137,15 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
     return Comparison(rows=rows, task=cast(Task, task), meta=meta or {})   # Comparison checks the task
 
 
-@dataclass
+#: What ``eval --details`` titles each breakdown of a dependency score (relation: :func:`relation_title`).
+_DETAIL_TITLES = {"arc_length": "by gold arc length", "sentence_length": "by sentence length (scored words)"}
+
+
+@dataclass(repr=False)   # a short summary (__repr__), not every sentence pair
 class Evaluation(RichDisplay):
     """A scored prediction file: its score object, the baselines' and the comparison table (which a
-    notebook shows)."""
+    notebook shows). ``subtypes``: whether its relation breakdown keeps subtypes (``nmod:poss``) or,
+    by default, counts them under their universal relation (``nmod``)."""
 
     task: str                                   # "dependency" or "constituency"
     name: str                                   # the prediction's row name
@@ -148,14 +153,23 @@ class Evaluation(RichDisplay):
     baselines: dict[str, Any] = field(default_factory=dict)
     table: Comparison | None = None
     pairs: list[tuple[Any, Sentence]] = field(default_factory=list)   # (prediction, gold) of each scored sentence
+    subtypes: bool = False
+
+    def breakdowns(self) -> dict[str, dict[str, dict[str, float]]]:
+        """The prediction's breakdowns (dependencies; {} for brackets): by gold relation, gold arc
+        length and sentence length, each bucket → {"correct", "total", "accuracy" (%)}."""
+        return self.score.breakdowns(subtypes=self.subtypes) if self.task == "dependency" else {}
 
     def to_dict(self) -> dict[str, Any]:
         """The prediction's scores under plain top-level keys (``uas``, ``uuas`` / ``f1_sentence``,
-        ``f1_corpus``, ``precision``, ``recall`` plus counts), then every row, the metadata,
-        each baseline's scores and the per-sentence results."""
+        ``f1_corpus``, ``precision``, ``recall`` plus counts), then every row, the metadata, each
+        baseline's scores, for dependencies ``relation_subtypes`` and the ``breakdowns`` that
+        ``eval --details`` prints (:meth:`breakdowns`), and the per-sentence results."""
         assert self.table is not None   # evaluate_files always builds the table
+        details = {"relation_subtypes": self.subtypes, "breakdowns": self.breakdowns()} \
+            if self.task == "dependency" else {}
         return {**self.score.to_dict(), "name": self.name, **json.loads(self.table.to_json()),
-                "baselines": {k: v.to_dict() for k, v in self.baselines.items()},
+                "baselines": {k: v.to_dict() for k, v in self.baselines.items()}, **details,
                 "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
 
     def write_json(self, path: str | Path) -> Path:
@@ -163,23 +177,35 @@ class Evaluation(RichDisplay):
         return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def details_text(self) -> str:
-        """Dependency breakdowns by universal gold relation (the part before ':', as the report shows them),
-        gold arc length and sentence length, as aligned text lines."""
+        """The :meth:`breakdowns` (by gold relation, gold arc length, sentence length) as aligned text lines."""
+        titles = {"relation": f"by {relation_title(self.subtypes)}", **_DETAIL_TITLES}
         lines = []
-        for title, rows in (("by gold relation (universal, before ':')", self.score.by_relation(base=True)),
-                            ("by gold arc length", self.score.by_length()),
-                            ("by sentence length (scored words)", self.score.by_sentence_length())):
-            lines += ["", f"{title}:"]
-            lines += [f"  {key:>12}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
+        for name, rows in self.breakdowns().items():
+            width = max([12, *map(len, rows)])   # subtypes such as nmod:unmarked are longer
+            lines += ["", f"{titles[name]}:"]
+            lines += [f"  {key:>{width}}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
                       for key, row in rows.items()]
         return "\n".join(lines)
 
     def to_pandas(self, table: str = "comparison") -> Any:
-        """``"comparison"`` (the prediction and the baselines), ``"sentences"`` or a breakdown
-        (``"relation"``, ``"arc_length"``, ``"sentence_length"``) as a pandas ``DataFrame``."""
+        """``"comparison"`` (the prediction and the baselines), ``"sentences"``, a breakdown
+        (``"relation"``, ``"arc_length"``, ``"sentence_length"``) or ``"breakdowns"`` (all three in
+        long form) as a pandas ``DataFrame``."""
         from pmask.eval.frames import evaluation_frame
 
         return evaluation_frame(self, table)
+
+    def __repr__(self) -> str:
+        """What was scored, on how much, and the comparison's scores (a few lines, whatever the corpus size)."""
+        if self.task == "dependency":
+            size = f"{self.score.sentences} sentences, {self.score.total} scored words"
+        else:
+            size = f"{self.score.sentences} sentences, {sum(len(g.words) for _, g in self.pairs)} words"
+        meta = self.table.meta if self.table is not None else {}
+        if meta.get("unscored"):
+            size += f" ({meta['unscored']} unscored)"
+        head = f"Evaluation ({self.task}) of {self.name}: {size}; gold {meta.get('gold', '?')}"
+        return "\n".join([head, *(self.table.row_lines() if self.table is not None else [])])
 
 
 def read_prediction(path: Path) -> tuple[str, list]:
@@ -240,7 +266,8 @@ def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any])
 
 
 def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
-                   root: str | None = None, seed: int = 0, max_words: int | None = None) -> Evaluation:
+                   root: str | None = None, seed: int = 0, max_words: int | None = None,
+                   subtypes: bool = False) -> Evaluation:
     """Score ``pred_path`` against ``gold_path``, with every baseline on the same sentences.
 
     The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
@@ -252,6 +279,8 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         gold_path: gold CoNLL-U (or .dp), or PTB .mrg file/folder.
         punct: "include" or "exclude" punctuation words (dependency only).
         baselines: also score every baseline of the task.
+        subtypes: keep relation subtypes apart in the breakdown by relation (``nmod:poss``); by
+            default they count under their universal relation (``nmod``).
 
     Returns:
         An :class:`Evaluation` (score, baselines, comparison table).
@@ -281,7 +310,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,
                        len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
-    return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs)
+    return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs, subtypes=subtypes)
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,

@@ -11,10 +11,14 @@ Conventions (heads are CoNLL-U style: ``heads[k-1]`` = head of word k, 1-based, 
 * ``punct_mask[k-1] = True`` excludes word k from scoring (neither numerator nor denominator),
   but it still counts as a head for the others.  Default: every word scored (the paper's setting).
 * All reported figures are percentages (0-100); 0.0 when nothing was scored.
+* Breakdowns by gold relation count a subtyped relation under its universal relation
+  (``nmod:poss`` under ``nmod``), UD's convention for comparing treebanks, unless asked to keep
+  the subtypes (``subtypes=True``): :func:`relation_key` decides, for every table, file and report.
 """
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +32,24 @@ if TYPE_CHECKING:
     import numpy as np
 
 LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
+
+#: The breakdowns of a dependency score (:meth:`DependencyScore.breakdowns`), in the order they are printed.
+BREAKDOWNS = ("relation", "arc_length", "sentence_length")
+
+
+def relation_key(deprel: str, *, subtypes: bool = False) -> str:
+    """The relation a gold DEPREL is counted under: its universal part, before ':', unless ``subtypes``.
+
+    Example:
+        >>> relation_key("nmod:poss"), relation_key("nmod:poss", subtypes=True), relation_key("obj")
+        ('nmod', 'nmod:poss', 'obj')
+    """
+    return deprel if subtypes else deprel.split(":", 1)[0]
+
+
+def relation_title(subtypes: bool = False) -> str:
+    """What the relation breakdown is keyed by, as tables and reports title it."""
+    return "gold relation (with subtypes)" if subtypes else "gold relation (universal, before ':')"
 
 
 def length_bucket(dependent: int, head: int) -> str:
@@ -108,7 +130,7 @@ def _as_heads(heads: Sequence[int] | np.ndarray, n: int, what: str, sent_id: str
     return out
 
 
-@dataclass
+@dataclass(repr=False)   # Metric's repr: the figures, not the per-sentence data
 class DependencyScore(Metric):
     """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
 
@@ -177,19 +199,21 @@ class DependencyScore(Metric):
     def sentences(self) -> int:
         return len(self.per_sentence)
 
-    def by_relation(self, *, base: bool = False) -> dict[str, dict[str, float]]:
+    def by_relation(self, *, subtypes: bool = False, base: bool | None = None) -> dict[str, dict[str, float]]:
         """Gold relation → {"correct", "total", "accuracy" (%)}, most frequent first.
 
-        ``base=True`` merges subtypes (``nmod:poss`` → ``nmod``).
+        Subtypes are counted under their universal relation (``nmod:poss`` → ``nmod``) unless
+        ``subtypes=True`` (:func:`relation_key`). ``base`` is the deprecated inverse of ``subtypes``.
         """
-        counts = self.relations
-        if base:
-            merged: dict[str, list[int]] = {}
-            for rel, (c, t) in counts.items():
-                cell = merged.setdefault(rel.split(":")[0], [0, 0])
-                cell[0] += c
-                cell[1] += t
-            counts = merged
+        if base is not None:
+            warnings.warn("by_relation(base=...) is deprecated: subtypes are merged by default, "
+                          "by_relation(subtypes=True) keeps them", DeprecationWarning, stacklevel=2)
+            subtypes = not base
+        counts: dict[str, list[int]] = {}
+        for rel, (c, t) in self.relations.items():
+            cell = counts.setdefault(relation_key(rel, subtypes=subtypes), [0, 0])
+            cell[0] += c
+            cell[1] += t
         order = sorted(counts, key=lambda r: (-counts[r][1], r))
         return {r: {"correct": counts[r][0], "total": counts[r][1], "accuracy": percent(*counts[r])} for r in order}
 
@@ -215,15 +239,22 @@ class DependencyScore(Metric):
         return {b: {"correct": cells[b][0], "total": cells[b][1], "sentences": cells[b][2],
                     "accuracy": percent(cells[b][0], cells[b][1])} for b in order if b in cells}
 
+    def breakdowns(self, *, subtypes: bool = False) -> dict[str, dict[str, dict[str, float]]]:
+        """Every breakdown (:data:`BREAKDOWNS`): ``{"relation": by_relation(subtypes=...),
+        "arc_length": by_length(), "sentence_length": by_sentence_length()}``."""
+        return {"relation": self.by_relation(subtypes=subtypes), "arc_length": self.by_length(),
+                "sentence_length": self.by_sentence_length()}
+
     def to_dict(self) -> dict[str, Any]:
         """{"uas", "uuas"} in percent plus the counts."""
         return {"uas": self.uas, "uuas": self.uuas, "correct": self.correct,
                 "correct_undirected": self.correct_undirected, "total": self.total, "sentences": self.sentences}
 
-    def to_pandas(self, table: str = "sentences") -> Any:
-        """Per-sentence scores, or a breakdown (``"relation"``, ``"arc_length"``, ``"sentence_length"``),
-        as a pandas ``DataFrame``; needs ``pmask[pandas]``."""
+    def to_pandas(self, table: str = "sentences", *, subtypes: bool = False) -> Any:
+        """Per-sentence scores, a breakdown (``"relation"``, ``"arc_length"``, ``"sentence_length"``)
+        or all of them in long form (``"breakdowns"``) as a pandas ``DataFrame``; ``subtypes`` as in
+        :meth:`by_relation`. Needs ``pmask[pandas]``."""
         from pmask.eval.frames import score_frame
 
-        return score_frame(self, table)
+        return score_frame(self, table, subtypes=subtypes)
 

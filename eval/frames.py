@@ -6,7 +6,8 @@ One row per record, in long ("tidy") form so frames concatenate and group well:
 - a layer sweep: one row per layer (index ``layer``);
 - a bench study: its ``rows``, ``baselines``, ``treebanks`` or ``breakdowns`` (one row per
   treebank × layer × decoder or baseline × breakdown × bucket);
-- a score: per sentence, or a breakdown (by gold relation, arc length, sentence length).
+- a score: per sentence, a breakdown (by gold relation, arc length, sentence length), or every
+  breakdown in long form (``breakdowns``: one row per breakdown × bucket, as a bench study's).
 
 Example:
     >>> from pmask.eval import DependencyScore
@@ -16,17 +17,23 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from pmask.common.frames import data_frame
 from pmask.common.options import check_choice
 from pmask.eval.output import PERCENT_KEYS, ordered_keys, plain_value
 
-#: The tables of a dependency score: per sentence, and each breakdown (``DependencyScore`` methods).
-SCORE_TABLES = {"sentences": "per_sentence", "relation": "by_relation", "arc_length": "by_length",
-                "sentence_length": "by_sentence_length"}
 BENCH_TABLES = ("rows", "baselines", "breakdowns", "treebanks")
-BREAKDOWNS = ("relation", "arc_length", "sentence_length")
+_CELL_COLUMNS = ["correct", "total", "accuracy"]
+
+
+def score_tables(score: Any) -> list[str]:
+    """The tables of a score: ``"sentences"``; for a dependency score also each of its breakdowns
+    (``DependencyScore.breakdowns()``, by gold relation, arc length, sentence length) and
+    ``"breakdowns"``, all of them in long form."""
+    if not hasattr(score, "breakdowns"):
+        return ["sentences"]
+    return ["sentences", *score.breakdowns(), "breakdowns"]
 
 
 def comparison_frame(comparison: Any) -> Any:
@@ -44,30 +51,38 @@ def sweep_frame(sweep: Any) -> Any:
                       columns=["layer", *keys], index="layer")
 
 
-def score_frame(score: Any, table: str = "sentences") -> Any:
+def score_frame(score: Any, table: str = "sentences", *, subtypes: bool = False) -> Any:
     """Per-sentence scores (``DependencyScore`` or ``BracketScore``), or a dependency breakdown.
 
     Args:
         score: the score object.
         table: ``"sentences"``, or for a ``DependencyScore`` ``"relation"`` (gold relation),
-            ``"arc_length"`` (gold arc length) or ``"sentence_length"``.
+            ``"arc_length"`` (gold arc length), ``"sentence_length"``, or ``"breakdowns"`` (all
+            three in long form: ``breakdown`` and ``bucket`` columns).
+        subtypes: count relation subtypes on their own (``nmod:poss``) rather than under their
+            universal relation (:func:`pmask.eval.dependency_score.relation_key`).
     """
-    names = SCORE_TABLES if hasattr(score, "by_relation") else ("sentences",)
-    check_choice("score table", table, names)
+    check_choice("score table", table, score_tables(score))
     if table == "sentences":
         return data_frame(s.to_dict() for s in score.per_sentence)
-    cells = getattr(score, SCORE_TABLES[table])()
+    breakdowns = score.breakdowns(subtypes=subtypes)
+    if table == "breakdowns":
+        rows = _breakdown_rows([breakdowns])
+        return data_frame(rows, columns=None if rows else ["breakdown", "bucket", *_CELL_COLUMNS])
+    cells = breakdowns[table]
     return data_frame(({table: key, **row} for key, row in cells.items()),
-                      columns=None if cells else [table, "correct", "total", "accuracy"])
+                      columns=None if cells else [table, *_CELL_COLUMNS])
 
 
 def _breakdown_rows(breakdowns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+    """Long form of breakdown records: their plain values (treebank, layer, ...) repeated on one row per
+    breakdown (each value that is a table: bucket -> cell) and bucket."""
+    out: list[dict[str, Any]] = []
     for item in breakdowns:
-        key = {k: v for k, v in item.items() if k not in BREAKDOWNS}
-        for kind in BREAKDOWNS:
-            for bucket, cell in (item.get(kind) or {}).items():
-                out.append({**key, "breakdown": kind, "bucket": bucket, **cell})
+        key = {k: v for k, v in item.items() if not isinstance(v, Mapping)}
+        for kind, table in item.items():
+            if isinstance(table, Mapping):
+                out.extend({**key, "breakdown": kind, "bucket": bucket, **cell} for bucket, cell in table.items())
     return out
 
 
@@ -81,9 +96,9 @@ def bench_frame(result: Any, table: str = "rows") -> Any:
 
 
 def evaluation_frame(evaluation: Any, table: str = "comparison") -> Any:
-    """An ``Evaluation``'s ``"comparison"`` (prediction and baselines) or a table of its score."""
-    names = SCORE_TABLES if hasattr(evaluation.score, "by_relation") else ("sentences",)
-    check_choice("evaluation table", table, ["comparison", *names])
+    """An ``Evaluation``'s ``"comparison"`` (prediction and baselines) or a table of its score
+    (relation subtypes merged or kept as the evaluation was made: ``evaluation.subtypes``)."""
+    check_choice("evaluation table", table, ["comparison", *score_tables(evaluation.score)])
     if table == "comparison":
         return comparison_frame(evaluation.table)
-    return score_frame(evaluation.score, table)
+    return score_frame(evaluation.score, table, subtypes=evaluation.subtypes)

@@ -9,7 +9,9 @@ A score is a dataclass deriving from :class:`Metric` whose fields are all one of
 
 Its ``add(...)`` scores one sentence; its ``to_dict()`` gives the figures (percentages 0-100
 plus the counts). ``a + b`` and ``sum(scores)`` return a new score, ``a += b`` merges into
-``a``; a new field is merged by the rule of its type, with no code to add.
+``a``; a new field is merged by the rule of its type, with no code to add. ``repr()`` shows the
+figures of ``to_dict()`` on one line, never the per-sentence data (subclasses are declared with
+``@dataclass(repr=False)`` to keep it).
 
 Example:
     >>> from pmask.eval.dependency_score import DependencyScore
@@ -53,6 +55,17 @@ class Metric:
     def to_dict(self) -> dict[str, Any]:
         """The figures (percentages 0-100) and the counts behind them."""
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        """``Name(key=value, ...)`` of :meth:`to_dict`, fractional numbers to two decimals.
+
+        Example:
+            >>> from pmask.eval.dependency_score import DependencyScore
+            >>> s = DependencyScore(); _ = s.add([0, 1, 2], [2, 0, 2]); s
+            DependencyScore(uas=33.33, uuas=66.67, correct=1, correct_undirected=2, total=3, sentences=1)
+        """
+        shown = (f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def __iadd__(self: M, other: M) -> M:
         if not isinstance(other, type(self)):

@@ -89,7 +89,7 @@ class ComparisonRow:
                 "settings": plain_value(self.settings)}
 
 
-@dataclass
+@dataclass(repr=False)   # a short summary (__repr__), one line per row
 class Comparison(TableFile, RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
 
@@ -114,6 +114,20 @@ class Comparison(TableFile, RichDisplay):
         row = ComparisonRow.from_score(name, score, kind=kind, settings=settings, **extra)
         self.rows.append(row)
         return row
+
+    def row_lines(self, limit: int = 10) -> list[str]:
+        """One line per row (name, kind, the task's scores), at most ``limit`` rows, then how many more."""
+        width = min(max((len(r.name) for r in self.rows), default=0), 40)
+        lines = []
+        for row in self.rows[:limit]:
+            scores = "  ".join(f"{LABELS[k]} {fmt_value(row.metrics.get(k), True):>6}" for k in PERCENT_KEYS[self.task])
+            lines.append(f"  {row.name[:width]:<{width}}  {row.kind:<8}  {scores}")
+        if len(self.rows) > limit:
+            lines.append(f"  … and {len(self.rows) - limit} more rows")
+        return lines
+
+    def __repr__(self) -> str:
+        return "\n".join([f"Comparison ({self.task}, {len(self.rows)} rows)", *self.row_lines()])
 
     # -- columns
     def _columns(self) -> list[tuple[str, str, bool, Any]]:

@@ -46,5 +46,4 @@ def breakdown(score: Any) -> dict[str, Any] | None:
     """By gold universal relation (part before ':'), gold arc length and sentence length; None for brackets."""
     if not isinstance(score, DependencyScore):
         return None
-    return {"relation": score.by_relation(base=True), "arc_length": score.by_length(),
-            "sentence_length": score.by_sentence_length()}
+    return score.breakdowns()

@@ -16,7 +16,7 @@ from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
 from pmask.eval.compare import evaluate_files
-from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, sentence_length_bucket
+from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, relation_title, sentence_length_bucket
 from pmask.eval.percent import percent
 
 
@@ -119,12 +119,13 @@ def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
 def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The "where it fails" tables: by universal relation, arc length and direction, sentence length."""
     score = inputs.evaluation.score
+    subtypes = inputs.evaluation.subtypes
     relations = [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
-                 for r, v in score.by_relation(base=True).items()]
+                 for r, v in score.by_relation(subtypes=subtypes).items()]
     lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
                                  [s["scored"] for s in sentences])
     return [
-        {"id": "by-relation", "title": "UAS by gold relation (universal, before ':')", "key": "relation",
+        {"id": "by-relation", "title": f"UAS by {relation_title(subtypes)}", "key": "relation",
          "rows": relations},
         {"id": "by-arc-length", "title": "UAS by gold arc length and direction", "key": "length",
          "rows": length_direction(inputs.pairs, inputs.punct)},
