@@ -10,6 +10,7 @@ nothing imports it.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Sequence
@@ -17,7 +18,7 @@ from typing import Sequence
 from pmask.cli.args import option_names
 from pmask.cli.checks import check_command, outputs_of
 from pmask.cli.interrupt import interrupted_message
-from pmask.cli.logs import deliver, setup_logging
+from pmask.cli.logs import command_logging, deliver
 from pmask.cli.parsers import build_parser
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import is_stdout, stdout_to_devnull
@@ -34,7 +35,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
-    setup_logging(quiet=args.quiet, verbose=args.verbose)
+    with command_logging(quiet=args.quiet, verbose=args.verbose):
+        return _run(parser, args)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; its failures become one-line messages and exit codes."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         check_command(args)   # every output and model-free setting, before any work

@@ -21,9 +21,11 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from dataclasses import dataclass
+from typing import Iterator
 
 logger = logging.getLogger("pmask.cli")
 
@@ -65,6 +67,27 @@ def setup_logging(quiet: bool = False, verbose: int = 0) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
+
+
+@contextlib.contextmanager
+def command_logging(quiet: bool = False, verbose: int = 0) -> Iterator[None]:
+    """:func:`setup_logging` for one command, then the logging set-up as it was before.
+
+    ``pmask.cli.main`` called in-process (a notebook, a test) thus leaves no ``-q`` level behind
+    that would silence the caller's own warnings afterwards.
+    """
+    root = logging.getLogger()
+    saved = root.level, root.handlers[:], {name: logging.getLogger(name).level for name in LIBRARIES}
+    root.handlers = []   # set aside, so that setup_logging's force=True does not close them
+    setup_logging(quiet, verbose)
+    try:
+        yield
+    finally:
+        level, handlers, libraries = saved
+        root.setLevel(level)
+        root.handlers = handlers
+        for name, library_level in libraries.items():
+            logging.getLogger(name).setLevel(library_level)
 
 
 # ---------------------------------------------------------------------------- what a command says

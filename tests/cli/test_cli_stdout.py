@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
@@ -149,6 +150,14 @@ def test_quiet_hides_warnings_too(tmp_path, capsys):
     assert "looks like CoNLL-U" in capsys.readouterr().err
     assert main(argv + ["-q", "-o", str(tmp_path / "b.conllu")]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_main_in_process_leaves_the_logging_set_up_as_it_was(tmp_path):
+    """A notebook or test calling ``main(... -q)`` keeps its own log level and handlers afterwards."""
+    root = logging.getLogger()
+    before = root.level, root.handlers[:], logging.getLogger("transformers").level
+    assert main(["parse", str(CONLLU), "--decoder", "right-chain", "-q", "-o", str(tmp_path / "p.conllu")]) == 0
+    assert (root.level, root.handlers, logging.getLogger("transformers").level) == before
 
 
 @pytest.mark.parametrize("argv, flags", [
