@@ -3,23 +3,25 @@
 :mod:`.args` holds the shared option groups (every flag that several commands take, spelled
 once), :mod:`.parsers` the parser of each command, :mod:`.commands` one ``cmd_<command>`` per
 command, each a few lines over one library call; :mod:`.checks` is the validation step run
-before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.info` the ``info`` command; here
-:func:`main` (the ``pmask`` entry point) runs them. Exit codes: 0 ok, 1 failure (a one-line
-``pmask: error: …`` on stderr), 2 usage error. May import every wing; nothing imports it.
+before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.logs` where text goes (data on
+stdout, messages on stderr); here :func:`main` (the ``pmask`` entry point) runs them. Exit codes:
+0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage error. May import every wing;
+nothing imports it.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Sequence
 
 from pmask.cli.args import option_names
-from pmask.cli.checks import check_command
+from pmask.cli.checks import check_command, outputs_of
 from pmask.cli.interrupt import interrupted_message
-from pmask.cli.logs import setup_logging
+from pmask.cli.logs import command_logging, deliver
 from pmask.cli.parsers import build_parser
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
-from pmask.common.files import stdout_to_devnull
+from pmask.common.files import is_stdout, stdout_to_devnull
 
 __all__ = ["build_parser", "main"]
 
@@ -33,13 +35,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
-    setup_logging(quiet=args.quiet, verbose=args.verbose)
+    with command_logging(quiet=args.quiet, verbose=args.verbose):
+        return _run(parser, args)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; its failures become one-line messages and exit codes."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         check_command(args)   # every output and model-free setting, before any work
-        code = int(args.func(args) or 0)
+        stdout_taken = any(is_stdout(output.path) for output in outputs_of(args))
+        deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
         sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
-        return code
+        return 0
     except BrokenPipeError:   # `pmask … | head`: the reader has what it wanted; not an error
         stdout_to_devnull()
         return 0

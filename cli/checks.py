@@ -18,8 +18,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from pmask.cli.args import INPUT_ARGS
-from pmask.common.errors import PmaskError
+from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS
+from pmask.common.errors import OutputError, PmaskError
 from pmask.common.files import Output, check_output, check_outputs, is_stdout
 from pmask.corpora.provenance import meta_path
 from pmask.eval.heatmap import HEATMAP_FORMATS
@@ -80,6 +80,7 @@ def check_command(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         inputs.extend(value if isinstance(value, list) else [value])
     check_outputs(outputs_of(args), inputs)
+    _refuse_two_on_stdout(args)
     store = getattr(args, "store", None)
     if args.command in CACHE_STORE_COMMANDS and store is not None:
         check_output(Output(store, folder=True))
@@ -89,6 +90,15 @@ def check_command(args: argparse.Namespace) -> None:
     elif args.command in ("sweep", "bench"):
         for name in probes:
             refuse_layer_zero(args.layers, "layers", name)
+
+
+def _refuse_two_on_stdout(args: argparse.Namespace) -> None:
+    """Standard output holds one output at most (``eval --json - --csv -`` would interleave two files)."""
+    named = {name: getattr(args, name, None) for name in OUTPUT_ARGS}   # info's --json is a switch, not a path
+    flags = [{"output": "-o"}.get(name, f"--{name}") for name, value in named.items()
+             if isinstance(value, (str, Path)) and is_stdout(value)]
+    if len(flags) > 1:
+        raise OutputError(f"-: {' and '.join(flags)} both name standard output; one output at most can go there")
 
 
 def _probes(args: argparse.Namespace) -> list[str]:

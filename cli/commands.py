@@ -1,5 +1,7 @@
 """One ``cmd_<command>`` per ``pmask`` command: each turns the parsed arguments into library
-settings, makes one library call and prints what it returns (at most 30 lines each).
+settings, makes one library call and returns what it has to say as an
+:class:`~pmask.cli.logs.Outcome` (at most 30 lines each). No command prints: ``main`` routes the
+outcome (data on stdout, messages on stderr; :func:`pmask.cli.logs.deliver`).
 """
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from pmask.cli.logs import Outcome
+from pmask.common.files import is_stdout
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
@@ -46,15 +50,13 @@ def _command_line() -> list[str] | None:
 
 # ---------------------------------------------------------------------------- commands
 
-def cmd_impact(args: argparse.Namespace) -> int:
+def cmd_impact(args: argparse.Namespace) -> Outcome:
     run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
                       resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
-    if run.is_main:   # under torchrun, rank 0 alone reports
-        print(run.describe())
-    return 0
+    return Outcome(summary=run.describe() if run.is_main else None)   # under torchrun, rank 0 alone reports
 
 
-def cmd_parse(args: argparse.Namespace) -> int:
+def cmd_parse(args: argparse.Namespace) -> Outcome:
     settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
                              multiroot=args.multiroot, seed=args.seed, bias=args.bias)
     needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
@@ -62,73 +64,66 @@ def cmd_parse(args: argparse.Namespace) -> int:
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
-    print(result.describe())
-    return 0
+    return Outcome(summary=result.describe())
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def cmd_eval(args: argparse.Namespace) -> Outcome:
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
                             seed=args.seed, max_words=args.max_words, subtypes=args.subtypes)
     assert result.table is not None   # evaluate_files always builds the table
-    print(result.table.to_markdown())
+    table = result.table.to_markdown()
     if args.details and result.task == "dependency":
-        print(result.details_text())
+        table += "\n" + result.details_text()
     if args.json:
         result.write_json(args.json)
     if args.csv:
         result.table.write_csv(args.csv)
-    return 0
+    return Outcome(table=table)
 
 
-def cmd_heatmap(args: argparse.Namespace) -> int:
+def cmd_heatmap(args: argparse.Namespace) -> Outcome:
     paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
                              fmt=args.fmt, pred=args.pred)
-    print(f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
-    return 0
+    return Outcome(summary=f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def cmd_sweep(args: argparse.Namespace) -> Outcome:
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
                           progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
                           label=args.source, bias=args.bias)
-    print(result.sweep.to_markdown())
     if args.plot:
         result.plot(args.plot)
-        print(f"wrote {args.plot}")
     if args.json:
         result.sweep.write_json(args.json)
     if args.csv:
         result.sweep.write_csv(args.csv)
-    return 0
+    return Outcome(table=result.sweep.to_markdown(), summary=f"wrote {args.plot}" if args.plot else None)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: argparse.Namespace) -> Outcome:
     layers = None if args.layers in (None, "all") else args.layers
     paths = export_store(args.store, args.output, args.format, layers=layers)
-    print(f"wrote {len(paths)} file(s) to {args.output}")
-    return 0
+    return Outcome(summary=f"wrote {len(paths)} file(s) to {args.output}")
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def cmd_report(args: argparse.Namespace) -> Outcome:
     path = build_report(args.pred, args.gold, args.output,
                         ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    return 0
+    size = "" if is_stdout(path) else f" ({path.stat().st_size / 1e6:.1f} MB)"   # `-o -` leaves no file to measure
+    return Outcome(summary=f"wrote {path}{size}")
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def cmd_bench(args: argparse.Namespace) -> Outcome:
     settings = BenchSettings(
         model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
         decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
         probes=args.probe, bias=args.bias)
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet)
-    if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
-        print(result.describe(args.output))
-    return 0
+    # under torchrun, rank 0 alone scores, writes and reports
+    return Outcome(summary=result.describe(args.output) if result.is_main else None)
 
 
-def cmd_info(args: argparse.Namespace) -> int:
+def cmd_info(args: argparse.Namespace) -> Outcome:
     info = store_info(args.store)
-    print(json.dumps(info, indent=1, ensure_ascii=False) if args.json else describe_store_info(info))
-    return 0
+    return Outcome(table=json.dumps(info, indent=1, ensure_ascii=False) if args.json else describe_store_info(info))

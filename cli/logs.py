@@ -1,19 +1,33 @@
-"""How the ``pmask`` command logs: one ``pmask: …`` line per message on stderr, its level set by -q/-v/-vv.
+"""How the ``pmask`` command speaks: its data on stdout, every message on stderr.
 
-* ``-q``: warnings and errors only (no notes, no progress bars);
-* default (and ``-v``): also pmask's notes (INFO), e.g. that a checkpoint is encoder-only, or
-  one line for anything a library said while loading a model that pmask has not explained;
+Standard output carries only a command's data product: the file an output ``-`` names
+(``-o -``, ``--json -``, ``--csv -``), else the table a command prints (``eval``, ``sweep``,
+``info``). Every message goes to stderr as one ``pmask: …`` line: the summary of what was
+written (``pud.conllu: 1000 dependency trees``), notes, warnings, errors; progress bars too
+(:mod:`pmask.common.progress`). A table whose place an output ``-`` took (``eval --json -``) is
+shown on stderr as it is. A command returns an :class:`Outcome` and :func:`deliver` routes it, so
+no command prints for itself. What stderr shows is set by -q/-v/-vv:
+
+* ``-q``: errors only (no summary, notes, warnings or progress bars);
+* default (and ``-v``): also pmask's summaries and notes (INFO), e.g. that a checkpoint is
+  encoder-only, or one line for anything a library said while loading a model that pmask has
+  not explained;
 * ``-vv``: DEBUG, which includes everything a library said while loading, in full (captured by
   :mod:`pmask.common.library_output`, never printed by the library itself).
 
 Example:
     >>> [logging.getLevelName(level_for(quiet, verbose)) for quiet, verbose in ((True, 0), (False, 0), (False, 2))]
-    ['WARNING', 'INFO', 'DEBUG']
+    ['ERROR', 'INFO', 'DEBUG']
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+from dataclasses import dataclass
+from typing import Iterator
+
+logger = logging.getLogger("pmask.cli")
 
 # libraries whose own logging is kept at WARNING or above whatever pmask's level
 LIBRARIES = ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock")
@@ -36,8 +50,8 @@ class StderrHandler(logging.StreamHandler):
 
 
 def level_for(quiet: bool, verbose: int) -> int:
-    """The logging level of ``-q`` (WARNING), the default and ``-v`` (INFO), ``-vv`` (DEBUG)."""
-    return logging.WARNING if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO)
+    """The logging level of ``-q`` (ERROR), the default and ``-v`` (INFO), ``-vv`` (DEBUG)."""
+    return logging.ERROR if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO)
 
 
 def setup_logging(quiet: bool = False, verbose: int = 0) -> None:
@@ -53,3 +67,59 @@ def setup_logging(quiet: bool = False, verbose: int = 0) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
+
+
+@contextlib.contextmanager
+def command_logging(quiet: bool = False, verbose: int = 0) -> Iterator[None]:
+    """:func:`setup_logging` for one command, then the logging set-up as it was before.
+
+    ``pmask.cli.main`` called in-process (a notebook, a test) thus leaves no ``-q`` level behind
+    that would silence the caller's own warnings afterwards.
+    """
+    root = logging.getLogger()
+    saved = root.level, root.handlers[:], {name: logging.getLogger(name).level for name in LIBRARIES}
+    root.handlers = []   # set aside, so that setup_logging's force=True does not close them
+    setup_logging(quiet, verbose)
+    try:
+        yield
+    finally:
+        level, handlers, libraries = saved
+        root.setLevel(level)
+        root.handlers = handlers
+        for name, library_level in libraries.items():
+            logging.getLogger(name).setLevel(library_level)
+
+
+# ---------------------------------------------------------------------------- what a command says
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command has to say once its outputs are written; :func:`deliver` routes it.
+
+    Attributes:
+        table: the command's product when no output of it names standard output (the scores of
+            ``eval``/``sweep``, the description of ``info``); a message otherwise.
+        summary: one line on what was written, e.g. ``pud.conllu: 1000 dependency trees``; always a
+            message.
+    """
+
+    table: str | None = None
+    summary: str | None = None
+
+
+def deliver(outcome: Outcome, stdout_taken: bool) -> None:
+    """Print ``outcome``: the table on stdout unless an output ``-`` holds stdout, messages on stderr.
+
+    Args:
+        outcome: what the command returned.
+        stdout_taken: whether one of the command's outputs is ``-`` (its data is already on stdout,
+            and nothing else may go there).
+    """
+    if outcome.table is not None:
+        if not stdout_taken:
+            print(outcome.table)
+        elif logger.isEnabledFor(logging.INFO):   # shown to the reader, out of the data's way
+            print(outcome.table, file=sys.stderr)
+    sys.stdout.flush()   # the data before the summary, where both reach one terminal
+    if outcome.summary:
+        logger.info(outcome.summary)

@@ -251,6 +251,9 @@ def check_output(output: Output | str | os.PathLike) -> None:
     if is_stdout(path):
         if out.folder:
             raise OutputError(f"{path}: a folder is written here, not standard output; name a folder")
+        if out.suffixes:   # the file type comes from the suffix, and standard output has none
+            raise OutputError(f"{path}: the file type is chosen by the suffix ({', '.join(out.suffixes)}), which "
+                              "standard output lacks; name a file")
         return
     target = Path(os.path.realpath(path))
     if out.folder:

@@ -3,7 +3,7 @@
 A bar is drawn when it is asked for and stderr is a terminal (or the code runs in a Jupyter
 kernel, where tqdm draws a widget). Redirected to a file, a bar would leave a line per update
 (carriage returns are no line ends there), so it is not drawn at all; the summary lines that
-commands print say what was done.
+commands write to stderr say what was done.
 
 Example:
     >>> with progress_bar(total=3, desc="demo", enabled=False) as bar:

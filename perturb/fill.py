@@ -155,7 +155,7 @@ def _stored(manifest: dict[str, Any]) -> int:
 def _summary(request: FillRequest, manifest: dict[str, Any], computed: int, reused: int, t0: float,
              stats: Any, added: Sequence[int] = ()) -> StoreSummary:
     entries, n_sentences = manifest["sentences"], len(request.sentences)
-    # not logged: the caller owns the summary (the CLI prints summary.describe() once, on stdout)
+    # not logged: the caller owns the summary (the CLI says summary.describe() once, on stderr)
     return StoreSummary(path=request.output, computed=computed, reused=reused,
                         skipped_too_long=sum(1 for e in entries if "skipped" in e),
                         seconds=time.perf_counter() - t0, sentences=n_sentences,

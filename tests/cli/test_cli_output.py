@@ -1,5 +1,5 @@
 """pmask owns its output: what a checkpoint lacks is said in pmask's words (-q silent, -vv in
-full), bars only on a terminal, each summary once on stdout, short model names in tables and
+full), bars only on a terminal, each summary once on stderr, short model names in tables and
 titles, and --threads."""
 from __future__ import annotations
 
@@ -69,20 +69,20 @@ def test_load_report_is_pmasks_one_line_silent_under_q_in_full_under_vv(gold, en
     assert code == 0 and "LOAD REPORT" in err and "cls.predictions.bias" in err and "\x1b" not in err
 
 
-def test_no_bars_off_a_terminal_and_each_summary_once_on_stdout(gold, tiny_bert_dir, tmp_path, capsys):
-    """stderr is not a terminal here: no bar; the library's "wrote ..." lines are not repeated on stderr."""
+def test_no_bars_off_a_terminal_and_each_summary_once_on_stderr(gold, tiny_bert_dir, tmp_path, capsys):
+    """stderr is not a terminal here: no bar; each summary line once, on stderr (issue 27: stdout is for data)."""
     store = tmp_path / "store"
     code, out, err = run(capsys, "parse", gold, "--model", tiny_bert_dir, "--store", store, "-o", tmp_path / "p.conllu")
     assert code == 0 and "\r" not in err and "sent/s" not in err
-    assert out.count("dependency trees") == 1 and "wrote" not in err
+    assert out == "" and err.count("dependency trees") == 1 and "wrote" not in err
     code, out, err = run(capsys, "report", tmp_path / "p.conllu", "--gold", gold, "--store", store,
                          "-o", tmp_path / "r.html")
-    assert code == 0 and out.count("wrote") == 1 and "wrote" not in err
+    assert code == 0 and out == "" and err.count("wrote") == 1
     code, out, err = run(capsys, "heatmap", store, "--sentence", "all", "-o", tmp_path / "maps")
-    assert code == 0 and out.count("wrote") == 1 and "wrote" not in err and "\r" not in err
+    assert code == 0 and out == "" and err.count("wrote") == 1 and "\r" not in err
     code, out, err = run(capsys, "bench", gold, "--model", tiny_bert_dir, "--layers", "1", "--decoders", "eisner",
                          "-o", tmp_path / "bench")
-    assert code == 0 and "\r" not in err and "wrote" not in err and "bench:" not in err and out.count("\n") == 1
+    assert code == 0 and "\r" not in err and "wrote" not in err and err.count("bench:") == 1 and out == ""
 
 
 def test_tables_and_titles_name_the_model_briefly(gold, tiny_bert_dir, tmp_path, capsys):

@@ -23,8 +23,8 @@ def made(tmp_path_factory, tiny_bert_dir):
     return corpus, store, pred
 
 
-def run(args: list, capsys) -> tuple[int, str]:
-    code = main([str(a) for a in args] + ["-q"])
+def run(args: list, capsys, quiet: bool = True) -> tuple[int, str]:
+    code = main([str(a) for a in args] + (["-q"] if quiet else []))
     return code, capsys.readouterr().err
 
 
@@ -77,9 +77,9 @@ def test_another_corpus_file_only_warns(made, tmp_path, capsys, tiny_bert_dir):
     copy.write_text(SMALL.replace("# text = Dogs bark.", "# text = Dogs bark!"), encoding="utf-8")
     pred = tmp_path / "p.conllu"
     assert run(["parse", copy, "--model", tiny_bert_dir, "-o", pred], capsys)[0] == 0
-    code, err = run(["report", pred, "--gold", copy, "--store", store, "-o", tmp_path / "r.html"], capsys)
+    code, err = run(["report", pred, "--gold", copy, "--store", store, "-o", tmp_path / "r.html"], capsys, quiet=False)
     assert code == 0, err
-    assert "sentences are matched by id and words" in err
+    assert "sentences are matched by id and words" in err   # a warning: shown unless -q (only errors)
 
 
 def test_eval_against_another_file_than_the_parsed_one_warns(made, tmp_path, capsys):
@@ -88,5 +88,5 @@ def test_eval_against_another_file_than_the_parsed_one_warns(made, tmp_path, cap
     assert "differs from the gold file" not in capsys.readouterr().err
     other = tmp_path / "other.conllu"
     other.write_text(SMALL.replace("# text = Dogs bark.", "# text = Dogs bark!"), encoding="utf-8")
-    code, err = run(["eval", pred, "--gold", other], capsys)
+    code, err = run(["eval", pred, "--gold", other], capsys, quiet=False)
     assert code == 0 and "differs from the gold file" in err and str(corpus) in err

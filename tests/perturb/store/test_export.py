@@ -87,7 +87,7 @@ def test_refusals(store, tmp_path):
 
 def test_cli_export(store, tmp_path, capsys):
     assert main(["export", str(store), "--format", "json", "--layer", "-1", "-o", str(tmp_path / "e.json")]) == 0
-    assert "wrote 1 file" in capsys.readouterr().out
+    assert "wrote 1 file" in capsys.readouterr().err
     assert json.loads((tmp_path / "e.json").read_text(encoding="utf-8"))["layers"] == [3]
     assert main(["export", str(store), "--layer", "5", "-o", str(tmp_path / "n")]) == 1
     assert "layer 5 is not stored" in capsys.readouterr().err

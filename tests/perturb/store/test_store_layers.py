@@ -135,8 +135,8 @@ def test_parse_a_store_at_a_missing_layer_computes_it_into_the_store(cli_stores,
 
 def test_impact_resume_with_more_layers_adds_them(cli_stores, tiny_bert_dir, capsys):
     corpus_file, stores = cli_stores
-    code, out, err = _cli(["impact", corpus_file, "--model", tiny_bert_dir, "--layers", "1,3", "-q", "--resume",
+    code, out, err = _cli(["impact", corpus_file, "--model", tiny_bert_dir, "--layers", "1,3", "--resume",
                            "-o", stores["top"]], capsys)
     assert code == 0, err
-    assert "layers 1 added" in out and "ImpactStats" not in out + err
+    assert "layers 1 added" in err and "ImpactStats" not in out + err   # the summary line, on stderr
     _same_store(stores["top"], stores["both"])

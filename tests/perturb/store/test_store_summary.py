@@ -48,8 +48,8 @@ def test_impact_shows_its_summary_once(corpus_file, tiny_bert_dir, tmp_path, cap
     assert _impact(corpus_file, tiny_bert_dir, tmp_path / "st") == 0
     out, err = capsys.readouterr()
     shown = out + err + "\n".join(r.getMessage() for r in caplog.records)
-    assert shown.count("2 computed, 0 reused") == 1 and out.count("2 computed, 0 reused") == 1
-    assert "sequences" in out and "ImpactStats(" not in shown
+    assert shown.count("2 computed, 0 reused") == 1 and err.count("2 computed, 0 reused") == 1 and out == ""
+    assert "sequences" in err and "ImpactStats(" not in shown   # the summary line, on stderr (issue 27)
 
 
 def test_a_complete_store_is_reported_once_under_torchrun(corpus_file, tiny_bert_dir, tmp_path, capsys, monkeypatch):
@@ -59,9 +59,11 @@ def test_a_complete_store_is_reported_once_under_torchrun(corpus_file, tiny_bert
     for rank in ("0", "1"):   # a finished store needs no process group: each rank plans and returns
         monkeypatch.setenv("RANK", rank)
         monkeypatch.setenv("WORLD_SIZE", "2")
-        assert _impact(corpus_file, tiny_bert_dir, tmp_path / "st", "-q", "--resume") == 0
-        lines.append(capsys.readouterr().out)
-    assert lines[0].count("0 computed, 2 reused (store complete)") == 1 and lines[1] == ""
+        assert _impact(corpus_file, tiny_bert_dir, tmp_path / "st", "--resume") == 0
+        out, err = capsys.readouterr()
+        lines.append(err)
+        assert out == ""
+    assert lines[0].count("0 computed, 2 reused (store complete)") == 1 and "reused" not in lines[1]
 
 
 def test_parse_with_a_cache_store_writes_on_rank_0_only(corpus_file, tiny_bert_dir, tmp_path, capsys, monkeypatch):
@@ -73,6 +75,6 @@ def test_parse_with_a_cache_store_writes_on_rank_0_only(corpus_file, tiny_bert_d
         monkeypatch.setenv("RANK", rank)
         out = tmp_path / f"rank{rank}.conllu"
         assert main(["parse", str(corpus_file), "--model", str(tiny_bert_dir), "--store", str(tmp_path / "st"),
-                     "--layer", "1", "--root", "free", "-q", "-o", str(out)]) == 0
+                     "--layer", "1", "--root", "free", "-o", str(out)]) == 0
         assert out.exists() == (rank == "0")
-    assert capsys.readouterr().out.count("dependency trees") == 1
+    assert capsys.readouterr().err.count("dependency trees") == 1
