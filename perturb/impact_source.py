@@ -163,7 +163,8 @@ class ImpactSource:
                        selection=picked.selection, positions=picked.positions)
         spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
         if store is None or not is_store(store):
-            spec = spec.or_default()  # no model named: the bundled default (said once)
+            if model is not None:     # impacts will be computed: no model named means the bundled default
+                spec = spec.or_default()
             spec.with_defaults()      # a setting the probe does not take is refused now, before any work
         return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source)
