@@ -176,6 +176,13 @@ def add_store_cache(p: argparse.ArgumentParser) -> None:
                    help="with a store SOURCE: the corpus it was made from (default: the path in its manifest)")
 
 
+def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
+    """``--allow-incomplete``: read an unfinished store (refused by default)."""
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="read an unfinished store (interrupted, or still being written) anyway: the results cover "
+                        "only the sentences it holds, and a warning and the output's records say so")
+
+
 def add_punct(p: argparse.ArgumentParser) -> None:
     p.add_argument("--punct", default="include", choices=list(PUNCT_MODES),
                    help="score punctuation words (the paper includes them)")

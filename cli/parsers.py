@@ -13,6 +13,7 @@ from pathlib import Path
 from pmask.cli.args import (
     MAX_WORDS_HELP,
     HelpFormatter,
+    add_allow_incomplete,
     add_bias,
     add_decoder,
     add_input,
@@ -103,6 +104,7 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
     add_store_cache(p)
+    add_allow_incomplete(p)
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
     add_seed(p)
     add_output(p, "output .conllu or bracket file")
@@ -176,6 +178,7 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     add_punct(p)
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
     add_store_cache(p)
+    add_allow_incomplete(p)
     add_seed(p)
     p.add_argument("--plot", type=Path, default=None, metavar="PNG", help="line plot of score against layer")
     add_tables(p)

@@ -28,8 +28,9 @@ from pmask.perturb.store.layout import (
     shard_number,
     write_manifest,
 )
+from pmask.perturb.store.lock import DirLock, lock_dir, unlock
 from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
-from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
+from pmask.perturb.store.plan import check_existing, remaining
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ class StoreWriter:
         self.rank, self.world_size = rank, world_size
         self._next_shard = (max(seqs) + 1 if seqs else 0) + rank
         self._part: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = ([], []) if world_size > 1 else None
-        self._lock: int | None = None
+        self._lock: DirLock | None = None
 
     # -- opening
 
@@ -82,7 +83,7 @@ class StoreWriter:
              shard_bytes: int = DEFAULT_SHARD_BYTES, world_size: int = 1) -> StoreWriter:
         """Create, replace (``overwrite``) or resume (``resume``) the store at ``out_dir``.
 
-        Takes the directory's lock until :meth:`close`. On resume, index parts left by an
+        Takes the directory's lock until :meth:`close` (see :mod:`.lock`). On resume, index parts left by an
         interrupted distributed run are merged (verified) and unfinished files removed. With
         ``world_size > 1`` this is rank 0's writer; the other ranks :meth:`join` afterwards.
         """

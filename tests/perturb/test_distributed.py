@@ -15,6 +15,7 @@ import pytest
 from pmask.corpora import read_corpus
 from pmask.perturb.store import ImpactStore
 from pmask.perturb.store.plan import balance, sequence_cost
+from pmask.perturb.store.state import store_state
 
 PUD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 needs_pud = pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
@@ -133,6 +134,8 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     assert "part-00001.json" in parts                      # the killed rank's finished shards are recorded
     partial = ImpactStore.open(out)
     assert not partial.complete and len(partial) == 0      # rank 0 never merged: the manifest lists nothing yet
+    state = store_state(out)                                # readers say where the finished sentences are
+    assert state.held == 0 and state.unmerged >= 5 and "which --resume merges" in state.refusal()
     # damage one finished shard of each rank: a truncated file and a flipped byte
     shards = sorted(out.glob("shard-*.safetensors"))
     assert len(shards) >= 3
