@@ -71,6 +71,16 @@ def layers_arg(text: str) -> list[int] | str:
             f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'") from None
 
 
+def seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not '{text}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

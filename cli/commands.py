@@ -49,7 +49,8 @@ def _command_line() -> list[str] | None:
 
 def cmd_impact(args: argparse.Namespace) -> int:
     run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
-                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
+                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
+                      shard_seconds=args.shard_seconds)
     if run.is_main:   # under torchrun, rank 0 alone reports
         print(run.describe())
     return 0

@@ -28,6 +28,7 @@ from pmask.cli.args import (
     command,
     layers_arg,
     positive_int,
+    seconds_arg,
 )
 from pmask.cli.commands import (
     cmd_bench,
@@ -43,7 +44,7 @@ from pmask.cli.commands import (
 from pmask.common.options import ROOT_MODES
 from pmask.common.version import __version__
 from pmask.eval.heatmap import HEATMAP_FORMATS
-from pmask.perturb.store import EXPORT_FORMATS
+from pmask.perturb.store import DEFAULT_SHARD_SECONDS, EXPORT_FORMATS
 from pmask.trees.registry import decoder_names, task_info
 
 
@@ -76,6 +77,9 @@ def _add_impact_parser(sub: argparse._SubParsersAction) -> None:
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
     again.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--shard-seconds", type=seconds_arg, default=DEFAULT_SHARD_SECONDS, metavar="S",
+                   help="save a shard after at most S seconds of work (or 64 sentences), so that a hard kill "
+                        "loses at most that much")
     add_output(p, "store directory", metavar="STORE")
     p.set_defaults(func=cmd_impact)
 

@@ -10,7 +10,7 @@ Layout (format version 1)::
 
     out_dir/
       manifest.json              settings, versions, corpus fingerprint and selection, shard list, sentence index
-      shard-00000.safetensors    up to ``shard_size`` sentences each
+      shard-00000.safetensors    up to ``shard_size`` sentences or ``shard_seconds`` of work each
       shard-00001.safetensors
       ...
       .writer.json               while a process writes the store: its pid, host and start (see .lock)
@@ -44,6 +44,7 @@ from pmask.common.options import RANDOM_PREFIX, resolve_layers
 from pmask.perturb.store.export import EXPORT_FORMATS, export_store
 from pmask.perturb.store.layout import (
     DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
     FORMAT,
     FORMAT_VERSION,
@@ -65,7 +66,7 @@ from pmask.perturb.store.settings import (
 from pmask.perturb.store.writer import StoreWriter
 
 __all__ = [
-    "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_SIZE", "FORMAT", "FORMAT_VERSION", "MANIFEST",
+    "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_SECONDS", "DEFAULT_SHARD_SIZE", "FORMAT", "FORMAT_VERSION", "MANIFEST",
     "METRIC_DEFINITIONS", "RANDOM_PREFIX", "SHARD_RE", "SUBWORD_DEFINITIONS", "TMP_PREFIX", "TMP_SUFFIX",
     "EXPORT_FORMATS", "CorpusInfo", "ImpactStore", "MissingSentenceError", "StoreSettings", "StoreWriter",
     "StoredImpact",

@@ -144,13 +144,14 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     data[-5] ^= 0xFF
     shards[1].write_bytes(bytes(data))
     proc = _torchrun(3, "-m", "pmask", "impact", str(PUD), "--limit", str(N), "--model", str(pud_model),
-                     "-o", str(out), "--resume")
+                     "-o", str(out), "--resume", "--shard-seconds", "0")   # now one sentence per shard
     assert proc.returncode == 0, proc.stderr[-3000:]
     computed, reused = (int(x) for x in re.search(r"(\d+) computed, (\d+) reused", proc.stdout).groups())
     assert computed + reused == N and 4 <= computed < N    # only what was missing or damaged
     assert "partial or corrupt shard" in proc.stderr
     assert_same_store(out, single)
     assert ImpactStore.open(out).manifest["runs"][-1]["world_size"] == 3
+    assert {s["n_sentences"] for s in ImpactStore.open(out).manifest["shards"]} == {1, 2}   # shards of both runs
 
 
 def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):
