@@ -72,6 +72,16 @@ def layers_arg(text: str) -> list[int] | str:
             f"layers must be integers like '-1' or '0,6,12' or 'all', not '{text}'") from None
 
 
+def seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not '{text}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -176,6 +186,13 @@ def add_store_cache(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, default=None, metavar="DIR", help="cache impacts in this store (resumable)")
     p.add_argument("--corpus", type=Path, default=None,
                    help="with a store SOURCE: the corpus it was made from (default: the path in its manifest)")
+
+
+def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
+    """``--allow-incomplete``: read an unfinished store (refused by default)."""
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="read an unfinished store (interrupted, or still being written) anyway: the results cover "
+                        "only the sentences it holds, and a warning and the output's records say so")
 
 
 def add_punct(p: argparse.ArgumentParser) -> None:

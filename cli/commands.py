@@ -41,7 +41,8 @@ def _model(args: argparse.Namespace) -> ModelSpec:
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:
     return ImpactSource.open(_corpus(args, args.source), model=_model(args), store=getattr(args, "store", None),
-                             corpus=getattr(args, "corpus", None), progress=not args.quiet)
+                             corpus=getattr(args, "corpus", None), progress=not args.quiet,
+                             allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
 
 
 def _command_line() -> list[str] | None:
@@ -52,7 +53,8 @@ def _command_line() -> list[str] | None:
 
 def cmd_impact(args: argparse.Namespace) -> Outcome:
     run = build_store(_corpus(args, args.input), _model(args), args.output, layers=args.layers,
-                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
+                      resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
+                      shard_seconds=args.shard_seconds)
     return Outcome(summary=run.describe() if run.is_main else None)   # under torchrun, rank 0 alone reports
 
 
@@ -62,7 +64,7 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
     needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
-                               progress=not args.quiet)
+                               progress=not args.quiet, allow_incomplete=args.allow_incomplete)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())
 
@@ -91,7 +93,7 @@ def cmd_sweep(args: argparse.Namespace) -> Outcome:
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
                           progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
-                          label=args.source, bias=args.bias)
+                          label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete)
     if args.plot:
         result.plot(args.plot)
     if args.json:

@@ -13,6 +13,7 @@ from pathlib import Path
 from pmask.cli.args import (
     MAX_WORDS_HELP,
     HelpFormatter,
+    add_allow_incomplete,
     add_bias,
     add_decoder,
     add_input,
@@ -27,6 +28,7 @@ from pmask.cli.args import (
     command,
     layers_arg,
     positive_int,
+    seconds_arg,
 )
 from pmask.cli.commands import (
     cmd_bench,
@@ -42,7 +44,7 @@ from pmask.cli.commands import (
 from pmask.common.options import ROOT_MODES
 from pmask.common.version import __version__
 from pmask.eval.heatmap import HEATMAP_FORMATS
-from pmask.perturb.store import EXPORT_FORMATS
+from pmask.perturb.store import DEFAULT_SHARD_SECONDS, EXPORT_FORMATS
 from pmask.trees.registry import decoder_names, task_info
 
 
@@ -75,6 +77,9 @@ def _add_impact_parser(sub: argparse._SubParsersAction) -> None:
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
     again.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--shard-seconds", type=seconds_arg, default=DEFAULT_SHARD_SECONDS, metavar="S",
+                   help="save a shard after at most S seconds of work (or 64 sentences), so that a hard kill "
+                        "loses at most that much")
     add_output(p, "store directory", metavar="STORE")
     p.set_defaults(func=cmd_impact)
 
@@ -103,6 +108,7 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
     add_store_cache(p)
+    add_allow_incomplete(p)
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
     add_seed(p)
     add_output(p, "output .conllu or bracket file")
@@ -179,6 +185,7 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     add_punct(p)
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
     add_store_cache(p)
+    add_allow_incomplete(p)
     add_seed(p)
     p.add_argument("--plot", type=Path, default=None, metavar="PNG", help="line plot of score against layer")
     add_tables(p)

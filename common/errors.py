@@ -75,3 +75,8 @@ class SettingError(PmaskError):
 
     def __str__(self) -> str:
         return self.render()
+
+
+class UnfinishedStoreError(SettingError, StoreError):
+    """A store that holds only part of its corpus (interrupted, or still being written), read where
+    a result needs all of it; the message names the setting that accepts part as ``{allow_incomplete}``."""

@@ -92,7 +92,14 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     Returns:
         The paths written.
     """
-    chosen = select_sentences(source.sentences, specs)
+    try:
+        chosen = select_sentences(source.sentences, specs)
+    except SettingError as err:
+        part = getattr(source, "coverage", None)   # an unfinished store: the sentence may be still to come
+        if part:
+            raise SettingError(f"{err.template} (the store {part['store']} is unfinished: it holds "
+                               f"{part['sentences']} of {part['of']} sentences)") from None
+        raise
     single = heatmap_target(output, len(chosen))   # before any model work
     check_output(Output(output, folder=single is None))
     gold_by_id = _own_heads(source) if gold is None else _read_heads(Path(gold), "gold")

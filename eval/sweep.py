@@ -111,14 +111,21 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
-                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {})})
+                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
+                             **_coverage(source)})
     title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
 
+def _coverage(source: ImpactSource) -> dict[str, str]:
+    """The table's note when an unfinished store was swept (its sentences are part of the corpus)."""
+    part = getattr(source, "coverage", None)
+    return {"sentences": f"{part['sentences']} of {part['of']} (unfinished store)"} if part else {}
+
+
 def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | None = None, *,
                  store: str | Path | None = None, corpus: str | Path | None = None, progress: bool = True,
-                 label: str | Path | None = None, **options: Any) -> SweepResult:
+                 label: str | Path | None = None, allow_incomplete: bool = False, **options: Any) -> SweepResult:
     """Sweep the layers of one probe, or of several with one line (one column) per probe.
 
     Args:
@@ -129,6 +136,7 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
         corpus: with a store ``source``: the corpus it was made from.
         progress: progress bars.
         label: the corpus name in the table (default: ``source.path``).
+        allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
         options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``
             (see :func:`sweep_layers`).
 
@@ -140,8 +148,9 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
     chosen_probes: list[str | None] = list(probes) if probes else [model.impact.probe]   # None: a store's own
     if len(chosen_probes) == 1:
         chosen = replace(model, impact=replace(model.impact, probe=chosen_probes[0]))
-        return sweep_layers(ImpactSource.open(source, model=chosen, store=store, corpus=corpus, progress=progress),
-                            label=label, **options)
+        opened = ImpactSource.open(source, model=chosen, store=store, corpus=corpus, progress=progress,
+                                   allow_incomplete=allow_incomplete)
+        return sweep_layers(opened, label=label, **options)
     if store is not None or source.path.is_dir():
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     model = model.named()

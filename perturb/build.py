@@ -24,7 +24,7 @@ from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
 from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
 from pmask.perturb.model_spec import ModelSpec
-from pmask.perturb.store import StoreSettings
+from pmask.perturb.store import DEFAULT_SHARD_SECONDS, StoreSettings
 from pmask.perturb.store.plan import StorePlan, plan_fill
 
 __all__ = ["StoreRun", "build_store", "fill_stores", "wanted_settings"]
@@ -96,7 +96,8 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
 
 
 def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
-                resume: bool = False, overwrite: bool = False, progress: bool = True) -> StoreRun:
+                resume: bool = False, overwrite: bool = False, progress: bool = True,
+                shard_seconds: float | None = DEFAULT_SHARD_SECONDS) -> StoreRun:
     """Compute the impact matrices of ``corpus`` into the store directory ``output``.
 
     A complete store resumed with the same settings costs nothing (not even loading the model);
@@ -109,6 +110,8 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
         output: the store directory.
         layers: layers kept (0 = embeddings, negative from the end) or "all".
         resume: continue a store made with the same settings; overwrite: replace any store there.
+        shard_seconds: a shard is closed (saved) after this much work at the latest, so a hard kill loses
+            at most that much (None: only after 64 sentences).
 
     Returns:
         A :class:`StoreRun`.
@@ -118,5 +121,5 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     spec = model.or_default().with_defaults()
     request = FillRequest.for_model(spec, corpus.read(), output, corpus_path=corpus.path, layers=layers,
                                     resume=resume, overwrite=overwrite, progress=progress,
-                                    selection=corpus.record())
+                                    selection=corpus.record(), shard_seconds=shard_seconds)
     return fill_stores([request], spec)[0]

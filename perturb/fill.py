@@ -25,7 +25,15 @@ from pmask.perturb.alignment import align_sentence
 from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec
-from pmask.perturb.store import DEFAULT_SHARD_SIZE, CorpusInfo, StoreSettings, StoreWriter, plan_store, read_manifest
+from pmask.perturb.store import (
+    DEFAULT_SHARD_SECONDS,
+    DEFAULT_SHARD_SIZE,
+    CorpusInfo,
+    StoreSettings,
+    StoreWriter,
+    plan_store,
+    read_manifest,
+)
 from pmask.perturb.store.plan import balance, check_existing, layers_to_add
 from pmask.perturb.store_record import store_settings, versions
 
@@ -51,7 +59,8 @@ class FillRequest:
     batch_tokens: int | None = None            # padded tokens per forward batch (None: the engine's default)
     resume: bool = False                       # continue a store made with the same settings and corpus
     overwrite: bool = False                    # replace any store there
-    shard_size: int = DEFAULT_SHARD_SIZE       # sentences per shard file
+    shard_size: int = DEFAULT_SHARD_SIZE       # sentences per shard file (at most)
+    shard_seconds: float | None = DEFAULT_SHARD_SECONDS   # a shard also closes after this much work (None: never)
     progress: bool = True                      # a progress bar (rank 0 only in a distributed run)
     selection: dict[str, Any] | None = None    # the corpus selection (format, limit, max_words), recorded
 
@@ -165,7 +174,9 @@ def _summary(request: FillRequest, manifest: dict[str, Any], computed: int, reus
 def _opening(model: Any, request: FillRequest) -> dict[str, Any]:
     """How :meth:`StoreWriter.open` treats an existing store, and what it records about this run."""
     return dict(resume=request.resume, overwrite=request.overwrite, versions=versions(),
-                shard_size=request.shard_size, run_info={"device": str(getattr(model, "device", None))})
+                shard_size=request.shard_size, shard_seconds=request.shard_seconds,
+                run_info={"device": str(getattr(model, "device", None)), "shard_size": request.shard_size,
+                          "shard_seconds": request.shard_seconds})
 
 
 def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: CorpusInfo,
@@ -186,7 +197,8 @@ def _open_distributed(group: Any, out: Path, settings: StoreSettings, corpus: Co
     if error is not None:
         raise (LayerError if error[0] == "LayerError" else StoreError)(error[1])
     if writer is None:
-        writer = StoreWriter.join(out, rank=info.rank, world_size=info.world_size, shard_size=opening["shard_size"])
+        writer = StoreWriter.join(out, rank=info.rank, world_size=info.world_size, shard_size=opening["shard_size"],
+                                  shard_seconds=opening["shard_seconds"])
     return writer
 
 

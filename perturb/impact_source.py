@@ -29,7 +29,8 @@ from pmask.perturb.fill import FillRequest, iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.probes.heads import check_head, select_head
-from pmask.perturb.store import ImpactStore
+from pmask.perturb.store import ImpactStore, read_manifest
+from pmask.perturb.store.state import check_finished
 from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,11 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
         yield [_impact(full[item.layer_index(layer)], include_cls, probe, head) for layer in layers]
 
 
+def _held(manifest: dict[str, Any]) -> set[int]:
+    """Corpus positions a store holds or skipped as too long."""
+    return {int(e["index"]) for e in manifest["sentences"]}
+
+
 class ImpactSource:
     """Sentences and their impacts, from a store or from a corpus and a model.
 
@@ -126,11 +132,12 @@ class ImpactSource:
     def __init__(self, sentences: list[Sentence], corpus: Path, *, store: Any = None,
                  model: ModelSpec | None = None, store_dir: Path | None = None, progress: bool = True,
                  loaded_model: Any = None, selection: CorpusSpec | None = None,
-                 positions: list[int] | None = None):
+                 positions: list[int] | None = None, coverage: dict[str, Any] | None = None):
         self.sentences = sentences
         self.corpus = corpus
         self.selection = selection or CorpusSpec(corpus)   # the corpus format and filters the sentences were read with
         self.positions = positions   # each sentence's position in the store (None: 0, 1, 2, ...)
+        self.coverage = coverage     # an unfinished store read anyway: its StoreState.coverage(), else None
         self.store = store
         self.model_spec = model or ModelSpec()
         self.store_dir = store_dir
@@ -139,11 +146,15 @@ class ImpactSource:
 
     @classmethod
     def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
-             corpus: str | Path | None = None, progress: bool = True) -> ImpactSource:
+             corpus: str | Path | None = None, progress: bool = True, allow_incomplete: bool = False) -> ImpactSource:
         """A source for ``source.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
         ``source``'s own filters may narrow it (:func:`pmask.perturb.store_corpus.store_sentences`).
+        An unfinished store (interrupted, or being written by another process) is refused, as is a
+        ``store`` cache read without a model, unless ``allow_incomplete``: then the source holds the
+        sentences stored so far, a warning says so, and :attr:`coverage` records it
+        (:func:`pmask.perturb.store.state.check_finished`).
 
         Args:
             source: the store or corpus path, with the corpus format and filters.
@@ -151,23 +162,35 @@ class ImpactSource:
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
             progress: show progress bars during model work.
-            loaded_model: the model of ``model`` already loaded (shared by several sources).
+            allow_incomplete: read an unfinished store (see above).
+
+        Raises:
+            UnfinishedStoreError: an unfinished store without ``allow_incomplete``.
         """
         if is_store(source.path):
             opened = ImpactStore.open(source.path)
-            held = len([*opened.indices, *(e["index"] for e in opened.skipped)])
-            picked = store_sentences(source, opened.manifest, held=held, corpus=corpus)
+            state = check_finished(opened.path, opened.manifest, allow_incomplete=allow_incomplete)
+            picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
             spec = (model or ModelSpec()).check_store(opened)
             check_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
-                       selection=picked.selection, positions=picked.positions)
+                       selection=picked.selection, positions=picked.positions,
+                       coverage=None if state.complete else state.coverage())
         spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
         if store is None or not is_store(store):
             if model is not None:     # impacts will be computed: no model named means the bundled default
                 spec = spec.or_default()
             spec.with_defaults()      # a setting the probe does not take is refused now, before any work
-        return cls(source.read(), source.path, model=spec, store_dir=None if store is None else Path(store),
-                   progress=progress, selection=source)
+        sentences, positions, coverage = source.read(), None, None
+        if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
+            manifest = read_manifest(store)
+            state = check_finished(store, manifest, allow_incomplete=allow_incomplete)
+            if not state.complete:
+                held = _held(manifest)
+                positions = [k for k in range(len(sentences)) if k in held]
+                sentences, coverage = [sentences[k] for k in positions], state.coverage()
+        return cls(sentences, source.path, model=spec, store_dir=None if store is None else Path(store),
+                   progress=progress, selection=source, positions=positions, coverage=coverage)
 
     def inputs(self) -> list[Path]:
         """Every file or folder this source reads (outputs must never overwrite one)."""

@@ -7,7 +7,7 @@ sentence's store position. Stores written before the selection was recorded are 
 with the reader's own selection.
 
 Example:
-    >>> picked = store_sentences(CorpusSpec("store/"), read_manifest("store/"), held=12)  # doctest: +SKIP
+    >>> picked = store_sentences(CorpusSpec("store/"), read_manifest("store/"), held=range(12))  # doctest: +SKIP
     >>> picked.positions[:3], picked.selection.max_words                                    # doctest: +SKIP
     ([0, 1, 2], 15)
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from pmask.common.errors import SettingError
 from pmask.corpora import Sentence
@@ -51,7 +51,7 @@ def _format(asked: str, recorded: str | None, path: Path, store: Path, is_record
     return recorded
 
 
-def store_sentences(source: CorpusSpec, manifest: dict[str, Any], *, held: int,
+def store_sentences(source: CorpusSpec, manifest: dict[str, Any], *, held: Collection[int],
                     corpus: str | os.PathLike | None = None) -> StoreSentences:
     """The sentences of the store ``source.path`` (manifest ``manifest``), selected as it was made.
 
@@ -59,7 +59,8 @@ def store_sentences(source: CorpusSpec, manifest: dict[str, Any], *, held: int,
         source: the store's path with the reader's format and filters: ``max_words`` may narrow the
             store's own (never widen it), ``limit`` keeps the first N of what is left.
         manifest: the store's manifest.
-        held: how many corpus positions the store holds or skipped (the sentences read).
+        held: the corpus positions the store holds or skipped (the sentences read; in an unfinished
+            store not always the first ones: a distributed run's ranks each finish their own).
         corpus: the corpus file to read (default: the one the manifest names).
 
     Returns:
@@ -75,10 +76,13 @@ def store_sentences(source: CorpusSpec, manifest: dict[str, Any], *, held: int,
         raise SettingError(f"{source.path}: the store does not record its corpus; name it with {{corpus}}")
     path = Path(path)
     recorded = recorded_corpus.get("selection")
+    held = set(held)
+    upto = max(held) + 1 if held else 0   # sentences to read: up to the last position held
     if recorded is None:   # a store from before selections were recorded: the reader's selection, as before
-        limit = min(source.limit or held, held) if held else 0
-        sentences = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
-        return StoreSentences(sentences, list(range(len(sentences))),
+        limit = min(source.limit or upto, upto) if upto else 0
+        read = CorpusSpec(path, source.format, max_words=source.max_words).read(limit=limit)
+        kept = [k for k in range(len(read)) if k in held]
+        return StoreSentences([read[k] for k in kept], kept,
                               CorpusSpec(path, source.format, limit=source.limit, max_words=source.max_words))
     fmt = _format(source.format, recorded.get("format"), path, source.path,
                   corpus is None or _same_path(path, recorded_corpus.get("path")))
@@ -87,9 +91,9 @@ def store_sentences(source: CorpusSpec, manifest: dict[str, Any], *, held: int,
         raise SettingError(f"{{max_words}} {source.max_words}: the store {source.path} holds only sentences of at "
                            f"most {made_with} words (it was made with {{max_words}} {made_with}); compute another "
                            f"store for longer sentences")
-    sentences = CorpusSpec(path, fmt, max_words=made_with).read(limit=held) if held else []
+    sentences = CorpusSpec(path, fmt, max_words=made_with).read(limit=upto) if upto else []
     picked = [(k, s) for k, s in enumerate(sentences)
-              if source.max_words is None or len(s) <= source.max_words][:source.limit]
+              if k in held and (source.max_words is None or len(s) <= source.max_words)][:source.limit]
     if sentences and not picked:
         raise SettingError(f"{source.path}: no stored sentence has at most {source.max_words} words ({{max_words}})")
     max_words = source.max_words if source.max_words is not None else made_with

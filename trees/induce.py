@@ -238,10 +238,13 @@ class ParseResult:
     provenance: Provenance
 
     def describe(self) -> str:
-        """One line: ``OUTPUT: N <task> trees[, K skipped (too long): ids]``."""
+        """One line: ``OUTPUT: N <task> trees[, K skipped (too long): ids][ (only K of N sentences: …)]``."""
         p = self.provenance
         skipped = f", {len(p.skipped)} skipped (too long): {', '.join(p.skipped[:5])}" if p.skipped else ""
-        return f"{self.output}: {p.parsed} {p.task} trees{skipped}"
+        part = (p.corpus or {}).get("unfinished_store")
+        partial = (f" (only {part['sentences']} of {part['of']} sentences: the store {part['store']} is unfinished)"
+                   if part else "")
+        return f"{self.output}: {p.parsed} {p.task} trees{skipped}{partial}"
 
 
 def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSettings, *, deprel: str = "_",
@@ -272,14 +275,16 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
         check_settings(settings, source.sentences, str(impact.get("probe", "pair")))   # a cache store's own probe
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
+    corpus = corpus_record(source.corpus, source.selection.format, source.selection.limit, source.selection.max_words)
+    coverage = getattr(source, "coverage", None)   # an unfinished store read anyway (sources may lack it)
+    if coverage:
+        corpus["unfinished_store"] = coverage
     if dec.task == "dependency":
         write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
     else:
         write_brackets([p.tree for p in parsed], output)
     provenance = Provenance(
-        task=dec.task, settings=settings.to_dict(), model=model_desc, impact=impact,
-        corpus=corpus_record(source.corpus, source.selection.format, source.selection.limit,
-                             source.selection.max_words),
+        task=dec.task, settings=settings.to_dict(), model=model_desc, impact=impact, corpus=corpus,
         sentences=summary.sentences, parsed=summary.parsed, skipped=summary.skipped,
         seconds=round(time.perf_counter() - t0, 3), command=command)
     provenance.write(output)

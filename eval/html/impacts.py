@@ -89,8 +89,10 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
         sentences whose words differ from the store's, or that it skipped, have no item.
     """
     from pmask.perturb.store import ImpactStore
+    from pmask.perturb.store.state import check_finished
 
     store = ImpactStore.open(store_dir)
+    check_finished(store.path, store.manifest, allow_incomplete=True)   # maps only: warn when unfinished
     layers = list(store.manifest["layers"]["resolved"])
     items: dict[str, Any] = {}
     mismatched = []

@@ -1,7 +1,8 @@
 """The on-disk impact store: a directory of safetensors shards plus ``manifest.json``.
 
 Modules: :mod:`.layout` (file names, the manifest), :mod:`.settings` (what the numbers depend on),
-:mod:`.plan` (lock, resume checks, what is left), :mod:`.writer`, :mod:`.reader`, :mod:`.export`,
+:mod:`.plan` (resume checks, what is left), :mod:`.lock` (the writer's lock and note), :mod:`.writer`,
+:mod:`.reader`, :mod:`.export`, :mod:`.state` (finished or not, who writes it, how to finish it),
 :mod:`.info` (what a store holds, for ``pmask info``).
 Nothing here imports torch: reading a store needs numpy and safetensors only.
 
@@ -9,9 +10,10 @@ Layout (format version 1)::
 
     out_dir/
       manifest.json              settings, versions, corpus fingerprint and selection, shard list, sentence index
-      shard-00000.safetensors    up to ``shard_size`` sentences each
+      shard-00000.safetensors    up to ``shard_size`` sentences or ``shard_seconds`` of work each
       shard-00001.safetensors
       ...
+      .writer.json               while a process writes the store: its pid, host and start (see .lock)
 
 Each stored sentence with corpus position ``p`` has key ``s{p}`` and three tensors in its shard:
 
@@ -42,6 +44,7 @@ from pmask.common.options import RANDOM_PREFIX, resolve_layers
 from pmask.perturb.store.export import EXPORT_FORMATS, export_store
 from pmask.perturb.store.layout import (
     DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
     FORMAT,
     FORMAT_VERSION,
@@ -63,8 +66,8 @@ from pmask.perturb.store.settings import (
 from pmask.perturb.store.writer import StoreWriter
 
 __all__ = [
-    "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_SIZE", "FORMAT", "FORMAT_VERSION", "MANIFEST", "METRIC_DEFINITIONS",
-    "RANDOM_PREFIX", "SHARD_RE", "SUBWORD_DEFINITIONS", "TMP_PREFIX", "TMP_SUFFIX",
+    "DEFAULT_SHARD_BYTES", "DEFAULT_SHARD_SECONDS", "DEFAULT_SHARD_SIZE", "FORMAT", "FORMAT_VERSION", "MANIFEST",
+    "METRIC_DEFINITIONS", "RANDOM_PREFIX", "SHARD_RE", "SUBWORD_DEFINITIONS", "TMP_PREFIX", "TMP_SUFFIX",
     "EXPORT_FORMATS", "CorpusInfo", "ImpactStore", "MissingSentenceError", "StoreSettings", "StoreWriter",
     "StoredImpact",
     "export_store", "plan_store", "read_manifest", "resolve_layers", "settings_mismatches",

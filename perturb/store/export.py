@@ -14,6 +14,7 @@ import numpy as np
 from pmask.common.errors import StoreError
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
+from pmask.perturb.store.state import check_finished
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ def _header(store: ImpactStore, layers: Sequence[int]) -> dict[str, Any]:
         if s.heads else {}
     return {"store": str(store.path), "model": s.model, "probe": s.impact.probe, "metric": s.impact.metric,
             "subword": s.impact.subword, "layers": list(layers), "matrix": MATRIX_NOTE, **heads,
+            "complete": store.complete, "corpus_sentences": store.manifest["corpus"].get("n_sentences"),
             "skipped": store.skipped}
 
 
@@ -106,7 +108,9 @@ def export_store(store_dir: str | os.PathLike, out_path: str | os.PathLike, fmt:
         The paths written. Folder formats name each file ``<position>-layer<LL>.npy|.csv``
         (position = 5-digit corpus position) and list them in ``index.json`` with ids and words;
         each matrix is ``[n, n]`` float32 with ``matrix[i, j]`` = impact of word j on word i.
-        Sentences skipped as too long are listed under ``"skipped"``.
+        Sentences skipped as too long are listed under ``"skipped"``; ``"complete"`` and
+        ``"corpus_sentences"`` say whether the store held its whole corpus (an unfinished store is
+        exported with a warning).
 
     Raises:
         StoreError: not a store, an unknown format, a layer that is not stored, or an output
@@ -119,6 +123,7 @@ def export_store(store_dir: str | os.PathLike, out_path: str | os.PathLike, fmt:
     if fmt not in EXPORT_FORMATS:
         raise StoreError(f"unknown export format {fmt!r} (choose from {', '.join(EXPORT_FORMATS)})")
     store = ImpactStore.open(store_dir)
+    check_finished(store.path, store.manifest, allow_incomplete=True)   # warns when unfinished
     out = Path(out_path)
     if out.resolve() == store.path.resolve() or store.path.resolve() in out.resolve().parents:
         raise StoreError(f"{out}: the export would be written into the store {store.path}; choose another path")

@@ -34,8 +34,8 @@ from pmask.perturb.store.layout import (
     shard_number,
     write_manifest,
 )
+from pmask.perturb.store.lock import lock_dir, unlock
 from pmask.perturb.store.parts import part_files
-from pmask.perturb.store.plan import lock_dir, unlock
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from pmask.perturb.store.layout import read_manifest
+from pmask.perturb.store.state import store_state
 
 
 def _layers(manifest: dict[str, Any]) -> tuple[list[int], list[int]]:
@@ -28,13 +29,17 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         ``{"store", "complete", "sentences": {"stored", "skipped_too_long", "corpus"}, "corpus": {"path",
         "sha256", "selection"}, "layers", "layers_being_added", "model": {"name", "class", "revision", "commit",
         "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"probe", "heads", "metric", "subword",
-        "tokenize", "include_cls"}, "created", "updated", "versions", "shards", "bytes"}``. ``selection`` is None for a
-        store made before selections were recorded.
+        "tokenize", "include_cls"}, "created", "updated", "versions", "shards", "bytes", "state"}``. ``selection`` is
+        None for a store made before selections were recorded. ``state`` (:mod:`.state`): ``"complete"``, ``"writing"``
+        (a process is writing it now: ``"writer"`` names it), ``"maybe_writing"`` (its writer is on another host and its
+        lock cannot be seen) or ``"interrupted"``; ``"resume"`` is the command that finishes it, ``"unmerged"`` the
+        sentences in index parts of an interrupted torchrun run.
 
     Raises:
         StoreError: not a store, or an unreadable manifest.
     """
     manifest = read_manifest(path)
+    state = store_state(path, manifest)
     entries = manifest["sentences"]
     skipped = sum(1 for e in entries if "skipped" in e)
     corpus = manifest["corpus"]
@@ -60,7 +65,20 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         "versions": manifest.get("versions") or {},
         "shards": len(manifest["shards"]),
         "bytes": sum(int(s.get("bytes") or 0) for s in manifest["shards"]),
+        "state": _state_name(state.complete, state.writer.writing),
+        "writer": state.writer.note if state.writer.writing is not False else None,
+        "resume": None if state.complete else state.resume,
+        "unmerged": state.unmerged,
+        "why": None if state.complete and not state.writer.writing else state.why(),
     }
+
+
+def _state_name(complete: bool, writing: bool | None) -> str:
+    if writing:
+        return "writing"
+    if complete:
+        return "complete"
+    return "maybe_writing" if writing is None else "interrupted"
 
 
 def _selection(selection: dict[str, Any] | None) -> str:
@@ -77,7 +95,7 @@ def _size(n_bytes: int) -> str:
 def describe_store_info(info: dict[str, Any]) -> str:
     """:func:`store_info` as aligned text lines (what ``pmask info`` prints)."""
     s, c, m, st = info["sentences"], info["corpus"], info["model"], info["settings"]
-    state = "complete" if info["complete"] else "incomplete (resume it to finish)"
+    state = "complete" if info["complete"] else "unfinished"
     model_bits = [m.get("class"), f"{m['num_layers']} layers" if m.get("num_layers") else None,
                   f"revision {m['revision']}" if m.get("revision") else None, m.get("dtype"),
                   "random weights" if m.get("random_init") else None,
@@ -88,6 +106,10 @@ def describe_store_info(info: dict[str, Any]) -> str:
     lines = [
         f"store     {info['store']}: {state}, {s['stored']} of {s['corpus']} sentences stored "
         f"({s['skipped_too_long']} skipped as too long)",
+        *([f"state     {info['why']}"
+           + (f"; {info['unmerged']} more sentences are in index parts, which --resume merges"
+              if info.get("unmerged") else "")] if info.get("why") else []),
+        *([f"resume    {info['resume']}"] if info.get("resume") and info["state"] != "writing" else []),
         f"corpus    {c['path']}" + (f" (sha256 {c['sha256'][:12]})" if c.get("sha256") else "")
         + f"; {_selection(c['selection'])}",
         f"model     {m.get('name')}" + (f" ({', '.join(b for b in model_bits if b)})" if any(model_bits) else ""),

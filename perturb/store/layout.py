@@ -23,6 +23,7 @@ TMP_PREFIX = "."
 TMP_SUFFIX = ".tmp"
 DEFAULT_SHARD_SIZE = 64
 DEFAULT_SHARD_BYTES = 256 * 2**20   # a shard is also closed once its matrices pass this size
+DEFAULT_SHARD_SECONDS = 60.0   # ... and once this much work went into it: what a hard kill can lose
 
 
 def now() -> str:

@@ -1,4 +1,4 @@
-"""Before writing: the directory lock, the check of an existing store and what is left to compute."""
+"""Before writing: the check of an existing store and what is left to compute (the lock: :mod:`.lock`)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,36 +10,18 @@ from typing import Any, Sequence
 
 from pmask.common.errors import LayerError, StoreError
 from pmask.perturb.store.layout import MANIFEST, read_manifest
+from pmask.perturb.store.lock import WRITER_NOTE
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
 
-try:
-    import fcntl
-except ImportError:   # Windows: writers take no lock
-    fcntl = None  # type: ignore[assignment]
 
-
-def lock_dir(path: Path) -> int | None:
-    """Exclusive advisory lock on the store directory (released by the OS if the process dies)."""
-    if fcntl is None:
-        return None
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise StoreError(f"{path}: another process is writing this store") from None
-    return fd
-
-
-def unlock(fd: int | None) -> None:
-    """Release a lock taken by :func:`lock_dir` (None: nothing to release)."""
-    if fd is not None:
-        os.close(fd)   # closing the descriptor releases the flock
+def _contents(path: Path) -> list[Path]:
+    """The files in a store directory, leaving out a writer's note (see :mod:`.lock`)."""
+    return [p for p in path.iterdir() if p.name != WRITER_NOTE]
 
 
 def _holds_nothing(path: Path) -> bool:
     """A store that was created but never got a sentence (e.g. interrupted during model start-up)."""
-    if not (path / MANIFEST).is_file() or any(p.name != MANIFEST for p in path.iterdir()):
+    if not (path / MANIFEST).is_file() or any(p.name != MANIFEST for p in _contents(path)):
         return False
     try:
         manifest = read_manifest(path)
@@ -53,7 +35,7 @@ def existing_manifest(path: Path, resume: bool, overwrite: bool) -> dict[str, An
     neither is allowed (a file there, or a store without ``resume``/``overwrite``)."""
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path}: exists and is not a directory")
-    if not path.exists() or not any(path.iterdir()) or overwrite or _holds_nothing(path):
+    if not path.exists() or not _contents(path) or overwrite or _holds_nothing(path):
         return None
     if not resume:
         raise StoreError(f"{path} exists; resume it, overwrite it or choose another directory")

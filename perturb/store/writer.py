@@ -5,9 +5,10 @@ import hashlib
 import json
 import logging
 import os
+import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import safetensors.numpy
@@ -16,6 +17,7 @@ from pmask.common.errors import OutputError, StoreError
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.perturb.store.layout import (
     DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
     FORMAT,
     FORMAT_VERSION,
@@ -28,8 +30,9 @@ from pmask.perturb.store.layout import (
     shard_number,
     write_manifest,
 )
+from pmask.perturb.store.lock import DirLock, lock_dir, unlock
 from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
-from pmask.perturb.store.plan import check_existing, lock_dir, remaining, unlock
+from pmask.perturb.store.plan import check_existing, remaining
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings
 
 logger = logging.getLogger(__name__)
@@ -43,11 +46,21 @@ class _Pending:
     nbytes: int = 0
 
 
+def monotonic() -> float:
+    """The clock that times a shard's work (a module attribute, so tests can replace it)."""
+    return time.monotonic()
+
+
 class StoreWriter:
     """Appends sentences to a store shard by shard; every file write is atomic.
 
     Use as a context manager: on leaving (also by an exception such as KeyboardInterrupt) the
     sentences finished so far are flushed, so a resumed run starts after them.
+
+    A shard is closed (written, then listed) once it holds ``shard_size`` sentences, its matrices
+    reach ``shard_bytes``, or ``shard_seconds`` of work have passed since the last shard was closed
+    (None: no time bound), so a hard kill (SIGKILL, power loss), which flushes nothing, loses at
+    most that much work plus the sentence under way. ``clock`` (seconds, monotonic) times it.
 
     With ``world_size > 1`` (one writer per rank of a distributed run) shard numbers are
     ``base + rank + k * world_size`` and each flush rewrites this rank's index part instead of
@@ -55,15 +68,21 @@ class StoreWriter:
     """
 
     def __init__(self, path: Path, manifest: dict[str, Any], *, shard_size: int = DEFAULT_SHARD_SIZE,
-                 shard_bytes: int = DEFAULT_SHARD_BYTES, rank: int = 0, world_size: int = 1):
+                 shard_bytes: int = DEFAULT_SHARD_BYTES, shard_seconds: float | None = DEFAULT_SHARD_SECONDS,
+                 rank: int = 0, world_size: int = 1, clock: Callable[[], float] | None = None):
         if shard_size < 1:
             raise ValueError("shard_size must be >= 1")
+        if shard_seconds is not None and not shard_seconds >= 0:
+            raise ValueError("shard_seconds must be >= 0 (or None: no time bound)")
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} outside 0..{world_size - 1}")
         self.path = path
         self.manifest = manifest
         self.shard_size = shard_size
         self.shard_bytes = shard_bytes
+        self.shard_seconds = shard_seconds
+        self._clock = clock or monotonic
+        self._shard_started = self._clock()
         self._pending = _Pending()
         self._done = {e["index"] for e in manifest["sentences"]}
         self.settings = StoreSettings.from_manifest(manifest)
@@ -71,7 +90,7 @@ class StoreWriter:
         self.rank, self.world_size = rank, world_size
         self._next_shard = (max(seqs) + 1 if seqs else 0) + rank
         self._part: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = ([], []) if world_size > 1 else None
-        self._lock: int | None = None
+        self._lock: DirLock | None = None
 
     # -- opening
 
@@ -79,10 +98,11 @@ class StoreWriter:
     def open(cls, out_dir: str | os.PathLike, settings: StoreSettings, corpus: CorpusInfo, *,
              resume: bool = False, overwrite: bool = False, versions: dict[str, str] | None = None,
              run_info: dict[str, Any] | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
-             shard_bytes: int = DEFAULT_SHARD_BYTES, world_size: int = 1) -> StoreWriter:
+             shard_bytes: int = DEFAULT_SHARD_BYTES, shard_seconds: float | None = DEFAULT_SHARD_SECONDS,
+             world_size: int = 1, clock: Callable[[], float] | None = None) -> StoreWriter:
         """Create, replace (``overwrite``) or resume (``resume``) the store at ``out_dir``.
 
-        Takes the directory's lock until :meth:`close`. On resume, index parts left by an
+        Takes the directory's lock until :meth:`close` (see :mod:`.lock`). On resume, index parts left by an
         interrupted distributed run are merged (verified) and unfinished files removed. With
         ``world_size > 1`` this is rank 0's writer; the other ranks :meth:`join` afterwards.
         """
@@ -98,7 +118,8 @@ class StoreWriter:
         lock = lock_dir(path)
         try:
             manifest, changed, parts = cls._prepare(path, settings, corpus, resume, overwrite, versions, run_info)
-            writer = cls(path, manifest, shard_size=shard_size, shard_bytes=shard_bytes, world_size=world_size)
+            writer = cls(path, manifest, shard_size=shard_size, shard_bytes=shard_bytes, shard_seconds=shard_seconds,
+                         world_size=world_size, clock=clock)
             if changed:
                 writer._write_manifest()
             remove_parts(parts)
@@ -113,11 +134,12 @@ class StoreWriter:
 
     @classmethod
     def join(cls, out_dir: str | os.PathLike, *, rank: int, world_size: int, shard_size: int = DEFAULT_SHARD_SIZE,
-             shard_bytes: int = DEFAULT_SHARD_BYTES) -> StoreWriter:
+             shard_bytes: int = DEFAULT_SHARD_BYTES, shard_seconds: float | None = DEFAULT_SHARD_SECONDS,
+             clock: Callable[[], float] | None = None) -> StoreWriter:
         """Rank ``rank``'s writer (rank > 0) once rank 0 has opened the store: no lock, no manifest writes."""
         path = Path(out_dir)
-        return cls(path, read_manifest(path), shard_size=shard_size, shard_bytes=shard_bytes, rank=rank,
-                   world_size=world_size)
+        return cls(path, read_manifest(path), shard_size=shard_size, shard_bytes=shard_bytes,
+                   shard_seconds=shard_seconds, rank=rank, world_size=world_size, clock=clock)
 
     @classmethod
     def _prepare(cls, path: Path, settings: StoreSettings, corpus: CorpusInfo, resume: bool, overwrite: bool,
@@ -200,6 +222,8 @@ class StoreWriter:
         self._done.add(index)
         if len(p.records) >= self.shard_size or p.nbytes >= self.shard_bytes:
             self.flush()
+        else:
+            self._flush_if_due()
 
     def skip(self, index: int, sentence_id: str, n_words: int, reason: str = "too_long") -> None:
         """Record that sentence ``index`` was not computed (e.g. longer than the model's limit)."""
@@ -207,6 +231,12 @@ class StoreWriter:
         self._pending.entries.append({"index": index, "id": str(sentence_id), "n": n_words,
                                       "skipped": reason})
         self._done.add(index)
+        self._flush_if_due()
+
+    def _flush_if_due(self) -> None:
+        """Close the shard once ``shard_seconds`` of work have passed since the last one was closed."""
+        if self.shard_seconds is not None and self._clock() - self._shard_started >= self.shard_seconds:
+            self.flush()
 
     def _check_new(self, index: int) -> None:
         if index in self._done:
@@ -220,6 +250,7 @@ class StoreWriter:
         """Write the queued sentences as one shard (if any), then rewrite the manifest (this rank's
         index part in a distributed run), so the shard is listed only once it is complete."""
         p = self._pending
+        self._shard_started = self._clock()   # the next shard's work starts now
         if not p.entries:
             return
         try:

@@ -15,6 +15,7 @@ import pytest
 from pmask.corpora import read_corpus
 from pmask.perturb.store import ImpactStore
 from pmask.perturb.store.plan import balance, sequence_cost
+from pmask.perturb.store.state import store_state
 
 PUD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 needs_pud = pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
@@ -133,6 +134,8 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     assert "part-00001.json" in parts                      # the killed rank's finished shards are recorded
     partial = ImpactStore.open(out)
     assert not partial.complete and len(partial) == 0      # rank 0 never merged: the manifest lists nothing yet
+    state = store_state(out)                                # readers say where the finished sentences are
+    assert state.held == 0 and state.unmerged >= 5 and "which --resume merges" in state.refusal()
     # damage one finished shard of each rank: a truncated file and a flipped byte
     shards = sorted(out.glob("shard-*.safetensors"))
     assert len(shards) >= 3
@@ -141,13 +144,14 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     data[-5] ^= 0xFF
     shards[1].write_bytes(bytes(data))
     proc = _torchrun(3, "-m", "pmask", "impact", str(PUD), "--limit", str(N), "--model", str(pud_model),
-                     "-o", str(out), "--resume")
+                     "-o", str(out), "--resume", "--shard-seconds", "0")   # now one sentence per shard
     assert proc.returncode == 0, proc.stderr[-3000:]
     computed, reused = (int(x) for x in re.search(r"(\d+) computed, (\d+) reused", proc.stdout).groups())
     assert computed + reused == N and 4 <= computed < N    # only what was missing or damaged
     assert "partial or corrupt shard" in proc.stderr
     assert_same_store(out, single)
     assert ImpactStore.open(out).manifest["runs"][-1]["world_size"] == 3
+    assert {s["n_sentences"] for s in ImpactStore.open(out).manifest["shards"]} == {1, 2}   # shards of both runs
 
 
 def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):

@@ -6,6 +6,7 @@ import pytest
 
 from pmask.common.errors import StoreError
 from pmask.perturb.store import MANIFEST, CorpusInfo, ImpactStore, StoreWriter, plan_store
+from pmask.perturb.store.lock import WRITER_NOTE
 from store_fakes import SETTINGS, _fake, _sentences, _write
 
 
@@ -29,7 +30,8 @@ def test_ranks_write_disjoint_shards_and_rank_0_merges(tmp_path):
     for w in writers:
         w.flush()
     names = sorted(p.name for p in (tmp_path / "st").iterdir())
-    assert names == [MANIFEST, "part-00000.json", "part-00001.json", *(f"shard-0000{k}.safetensors" for k in range(5))]
+    assert names == [WRITER_NOTE, MANIFEST, "part-00000.json", "part-00001.json",   # rank 0 holds the lock
+                     *(f"shard-0000{k}.safetensors" for k in range(5))]
     assert len(ImpactStore.open(tmp_path / "st")) == 0          # nothing is read before rank 0 merges
     writers[0].merge_parts()
     for w in writers:
@@ -37,6 +39,7 @@ def test_ranks_write_disjoint_shards_and_rank_0_merges(tmp_path):
     _write(tmp_path / "ref", sents)
     a, b = ImpactStore.open(tmp_path / "st"), ImpactStore.open(tmp_path / "ref")
     assert a.complete and a.indices == b.indices and not list((tmp_path / "st").glob("part-*"))
+    assert not (tmp_path / "st" / WRITER_NOTE).exists()   # removed with the lock
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x.cls_matrix, y.cls_matrix)
 

@@ -1,0 +1,183 @@
+"""Whether a store is finished, who is writing it, and the command that finishes it.
+
+A store that holds fewer sentences than its corpus (an interrupted ``pmask impact``, or one that
+another process is still writing) gives corpus-level results (trees, scores) over only part of
+the corpus. :func:`check_finished` is what readers run first: it refuses such a store in one line
+that says how much it holds, whether a process is writing it now (:mod:`.lock`) and the exact
+``pmask impact … --resume`` that finishes it, unless the caller accepts part of a corpus, in
+which case it warns once and returns the :class:`StoreState` (its :meth:`~StoreState.coverage`
+goes into the outputs' records). Reads the manifest and the index parts only, no shard.
+
+Example:
+    >>> print(store_state("pud-store/").describe())   # doctest: +SKIP
+    unfinished: 64 of 200 sentences (its run was interrupted)
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pmask.common.errors import UnfinishedStoreError
+from pmask.common.options import RANDOM_PREFIX, default_metric
+from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.store.layout import read_manifest
+from pmask.perturb.store.lock import WriterCheck, current_writer
+from pmask.perturb.store.parts import part_files
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """How far a store is: sentences of its corpus stored or skipped, who writes it, how to finish it."""
+
+    path: Path
+    corpus: int              # sentences the store is made for
+    stored: int              # sentences with matrices
+    skipped: int             # sentences recorded as too long for the model
+    unmerged: int            # sentences in index parts of an interrupted torchrun run (--resume merges them)
+    complete: bool
+    writer: WriterCheck
+    resume: str              # the command that finishes the store
+
+    @property
+    def held(self) -> int:
+        """Sentences the store has dealt with (stored or skipped): what a reader of it gets."""
+        return self.stored + self.skipped
+
+    def counts(self) -> str:
+        """``64 of 200 sentences`` (with the skipped and the unmerged ones when there are any)."""
+        skipped = f", {self.skipped} of them skipped as too long" if self.skipped else ""
+        unmerged = (f"; {self.unmerged} more are in index parts left by an interrupted torchrun run, "
+                    f"which --resume merges" if self.unmerged else "")
+        return f"{self.held} of {self.corpus} sentences{skipped}{unmerged}"
+
+    def why(self) -> str:
+        """Why it is unfinished: a writer at work, one that may be, or an interrupted run."""
+        if self.writer.writing:
+            return f"{self.writer.who()} is writing it now"
+        if self.writer.writing is None:
+            return (f"{self.writer.who()} noted itself as its writer, and from this host its lock cannot be "
+                    f"seen: it may still be writing it")
+        return "its run was interrupted"
+
+    def describe(self) -> str:
+        """``complete`` or ``unfinished: 64 of 200 sentences (its run was interrupted)``."""
+        if self.complete:
+            return "complete" + (f" ({self.why()})" if self.writer.writing else "")
+        return f"unfinished: {self.counts()} ({self.why()})"
+
+    def refusal(self) -> str:
+        """The one-line refusal (a :class:`~pmask.common.errors.SettingError` template: ``{allow_incomplete}``)."""
+        use = f"give {{allow_incomplete}} to use the {self.held} sentences it holds"
+        if self.writer.writing:
+            how = f"wait for that run to finish, or {use} so far"
+        elif self.writer.writing is None:
+            how = f"if that run has ended, finish the store with: {self.resume}; or {use}"
+        else:
+            how = f"finish it with: {self.resume}; or {use}"
+        return f"{self.path}: unfinished store: it holds {self.counts()}, and {self.why()}; {how}"
+
+    def warning(self) -> str:
+        """The one-line warning when an unfinished store is read anyway."""
+        later = "" if self.writer.writing else f" (finish it with: {self.resume})"
+        return (f"{self.path}: unfinished store ({self.why()}): using the {self.held} of {self.corpus} sentences "
+                f"it holds; results cover only those{later}")
+
+    def coverage(self) -> dict[str, Any]:
+        """What outputs record about the part of the corpus they cover."""
+        return {"store": str(self.path), "complete": self.complete, "sentences": self.held, "of": self.corpus}
+
+
+def _option(flag: str, value: Any) -> list[str]:
+    text = str(value)
+    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]   # --layers=-1: not read as a flag
+
+
+def resume_command(path: str | os.PathLike, manifest: dict[str, Any]) -> str:
+    """The ``pmask impact … -o STORE --resume`` command that finishes the store at ``path``.
+
+    Built from the manifest: the corpus and its selection, the model (``random:NAME`` for random
+    weights), every impact setting and dtype that differs from the default, the requested layers.
+    """
+    corpus, model = manifest["corpus"], manifest["model"]
+    selection = corpus.get("selection") or {"limit": corpus.get("n_sentences")}   # older stores: their size
+    source = str(corpus.get("path") or "CORPUS")
+    args = ["pmask", "impact", source]
+    fmt = selection.get("format")
+    if fmt and fmt != "auto" and fmt != CorpusSpec(Path(source)).resolved_format():
+        args += ["--format", fmt]
+    for flag, key in (("--limit", "limit"), ("--max-words", "max_words")):
+        if selection.get(key):
+            args += [flag, str(selection[key])]
+    args += ["--model", (RANDOM_PREFIX if model.get("random_init") else "") + str(model.get("name"))]
+    probe = manifest.get("probe") or "pair"
+    defaults = {"probe": "pair", "metric": default_metric(probe), "subword": "avg", "tokenize": "words"}
+    for key, default in defaults.items():
+        if manifest.get(key) not in (None, default):
+            args += [f"--{key}", str(manifest[key])]
+    if model.get("dtype") not in (None, "float32"):
+        args += ["--dtype", str(model["dtype"])]
+    requested = manifest["layers"].get("requested")
+    if requested not in (None, [-1]):
+        args += _option("--layers", requested if isinstance(requested, str) else ",".join(map(str, requested)))
+    return shlex.join([*args, "-o", str(path), "--resume"])
+
+
+def _unmerged(path: Path, done: set[int]) -> int:
+    """Sentences listed in index parts (of an interrupted distributed run) that the manifest lacks."""
+    found: set[int] = set()
+    for part in part_files(path):
+        try:
+            entries = json.loads(part.read_text(encoding="ascii")).get("sentences") or []
+            found |= {int(e["index"]) for e in entries} - done
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue   # an unreadable part is dealt with (and reported) when the store is resumed
+    return len(found)
+
+
+def store_state(path: str | os.PathLike, manifest: dict[str, Any] | None = None) -> StoreState:
+    """The :class:`StoreState` of the store at ``path`` (``manifest``: its manifest, when already read).
+
+    Raises:
+        StoreError: not a store, or an unreadable manifest.
+    """
+    path = Path(path)
+    manifest = manifest if manifest is not None else read_manifest(path)
+    entries = manifest["sentences"]
+    skipped = sum(1 for e in entries if "skipped" in e)
+    return StoreState(path=path, corpus=int(manifest["corpus"].get("n_sentences") or 0),
+                      stored=len(entries) - skipped, skipped=skipped,
+                      unmerged=_unmerged(path, {e["index"] for e in entries}),
+                      complete=bool(manifest.get("complete")), writer=current_writer(path),
+                      resume=resume_command(path, manifest))
+
+
+def check_finished(path: str | os.PathLike, manifest: dict[str, Any] | None = None, *,
+                   allow_incomplete: bool = False) -> StoreState:
+    """The store's state; an unfinished store is refused, or with ``allow_incomplete`` read with a warning.
+
+    Args:
+        path: the store directory.
+        manifest: its manifest, when already read.
+        allow_incomplete: accept a store that holds only part of its corpus (warns once, naming how much).
+
+    Returns:
+        The :class:`StoreState` (``coverage()`` says what part of the corpus a result covers).
+
+    Raises:
+        UnfinishedStoreError: an unfinished store without ``allow_incomplete``: the message says how
+            many sentences it holds, whether a process is writing it now, and how to finish it.
+    """
+    state = store_state(path, manifest)
+    if state.complete:
+        return state
+    if not allow_incomplete:
+        raise UnfinishedStoreError(state.refusal())
+    logger.warning("%s", state.warning())
+    return state
