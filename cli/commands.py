@@ -121,9 +121,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(
         model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
         decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        probes=args.probe, bias=args.bias)
-    result = run_bench(args.inputs, args.output, settings, progress=not args.quiet)
+        probes=args.probe, bias=args.bias, max_words=args.max_words)
+    result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
     if result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
+        print(result.to_markdown())
         print(result.describe(args.output))
     return 0
 

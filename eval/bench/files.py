@@ -110,22 +110,24 @@ def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     return out
 
 
-def to_markdown(result: Any) -> str:
-    """``results.md``: settings, the best layer of each probe per treebank with its margins, every
-    layer, the best heads, the baselines."""
+def _title_lines(result: Any) -> list[str]:
+    """The title (model, metric) and the settings line of ``results.md``."""
     s, impact = result.settings, result.settings.model.impact
     model = dict(result.model or {})
     model.setdefault("name", s.model.name)
     model.setdefault("random_init", s.model.random_init)
     probes = _probe_settings(s)
-    lines = [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
-             f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
-             f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}; "
-             f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s", "",
-             "## Best setting of each probe per treebank", "",
-             "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
-             "named); the last column is the margin over right-chain (right-branching for PTB).", "",
-             "| treebank | language | probe | decoder | best layer | score | best baseline | baseline score | margin "
+    return [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
+            f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
+            f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}, "
+            f"max-words {getattr(s, 'max_words', None) or 'none'}; "
+            f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s"]
+
+
+def best_table(result: Any) -> list[str]:
+    """The Markdown table of the best setting (layer) of each probe per treebank and decoder, with
+    its margins over the best baseline (named) and over right-chain (right-branching for PTB)."""
+    lines = ["| treebank | language | probe | decoder | best layer | score | best baseline | baseline score | margin "
              "| margin over right-chain |",
              "|---|---|---|---|---:|---:|---|---:|---:|---:|"]
     for b in best_layers(result):
@@ -133,6 +135,22 @@ def to_markdown(result: Any) -> str:
         lines.append(f"| {b['treebank']} | {b['language']} | {probe} | {b['decoder']} | {b['layer']} | "
                      f"{b['score']:.2f} | {b['baseline'] or ''} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} | "
                      f"{_fmt(b['reference_margin'])} |")
+    return lines
+
+
+def summary_markdown(result: Any) -> str:
+    """What ``pmask bench`` prints when it is done: the title and settings of ``results.md`` and
+    its table of the best setting per treebank (:func:`best_table`)."""
+    return "\n".join([*_title_lines(result), "", *best_table(result)]) + "\n"
+
+
+def to_markdown(result: Any) -> str:
+    """``results.md``: settings, the best layer of each probe per treebank with its margins, every
+    layer, the best heads, the baselines."""
+    lines = [*_title_lines(result), "", "## Best setting of each probe per treebank", "",
+             "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
+             "named); the last column is the margin over right-chain (right-branching for PTB).", "",
+             *best_table(result)]
     layers = sorted({r["layer"] for r in result.rows})
     lines += ["", "## Score by layer (UAS; sentence-level F1 for PTB)", "",
               "| treebank | probe | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
@@ -319,6 +337,8 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows):
             name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{probe}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
+    for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
+        stale.unlink()
     logger.debug("wrote %s", ", ".join(p.name for p in paths))   # the caller prints the summary
     return paths
 
