@@ -130,11 +130,12 @@ class BenchSettings:
         metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 else None)
         return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
                 "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
-                "limit": self.limit, "max_words": self.max_words, "metric": metric, "subword": impact.subword,
-                "tokenize": impact.tokenize, "punct": self.punct, "seed": self.seed,
+                "limit": self.limit, "metric": metric, "subword": impact.subword, "tokenize": impact.tokenize,
+                "punct": self.punct, "seed": self.seed,
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
-                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias}
+                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
+                "max_words": self.max_words}
 
 
 @dataclass
