@@ -231,8 +231,10 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
         help="a probing study: many treebanks x layers x decoders, with baselines",
         description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
                     "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "
-                    "rerunning reuses every finished store without loading the model. Writes results.json, "
-                    "results.csv, results.md, layers.png and heatmap-<decoder>.png into OUTDIR.",
+                    "rerunning reuses every finished store without loading the model (more treebanks, probes, "
+                    "layers or decoders extend the study; other settings are refused, scoring ones unless "
+                    "--rescore). Writes results.json, results.csv, results.md, layers.png and "
+                    "heatmap-<decoder>.png into OUTDIR and prints the best setting per treebank.",
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
                "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
@@ -245,8 +247,13 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     add_bias(p)
     add_root(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
     add_punct(p)
     add_seed(p)
+    p.add_argument("--rescore", action="store_true",
+                   help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
+                        "or more treebanks, probes, layers or decoders: replace its results, reusing its stores "
+                        "(another model or sentence selection always needs another OUTDIR)")
     add_output(p, "output directory", metavar="OUTDIR")
     p.set_defaults(func=cmd_bench)
 

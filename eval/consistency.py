@@ -5,7 +5,11 @@ A prediction records its model and impact settings in ``<pred>.meta.json``, a st
 before any work: a different model, random or trained weights, probe, metric, subword policy,
 tokenisation or attention head is refused in one line naming both values (the page or map would present numbers of
 one run as those of the other); different corpus files only warn (a store made from the text of a
-treebank serves its CoNLL-U file as well: sentences are matched by id and words).
+treebank serves its CoNLL-U file as well: sentences are matched by id and words), and so does a
+bench that scored other sentences than the prediction (another ``--limit`` or ``--max-words``, or
+none of the prediction's corpus): its page then shows two scores of one model and layer that differ
+because they are over different sentences, which a bench of a sample next to a prediction on the
+whole treebank may mean to do.
 
 Example:
     >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", impact=ImpactSettings("dist", None, None, None))
@@ -34,11 +38,45 @@ MUST_AGREE = ("model", "random_init", "probe", "metric", "subword", "tokenize", 
 
 
 @dataclass(frozen=True)
+class SentenceSet:
+    """The sentences of one corpus file that an input scored (None: not recorded).
+
+    Example:
+        >>> SentenceSet("pud.conllu", None, 100, None, 100).describe()
+        '100 sentences (limit 100, max-words none) of pud.conllu'
+    """
+
+    path: str | None
+    sha256: str | None
+    limit: int | None
+    max_words: int | None
+    count: int | None
+
+    def describe(self) -> str:
+        """``N sentences (limit L, max-words W) of PATH``."""
+        return (f"{self.count if self.count is not None else 'some'} sentences (limit {self.limit or 'none'}, "
+                f"max-words {self.max_words or 'none'}) of {self.path}")
+
+    def same_file(self, other: SentenceSet) -> bool:
+        """Whether both were read from one file: by contents when both record them, else by path."""
+        if self.sha256 and other.sha256:
+            return self.sha256 == other.sha256
+        return self.path is not None and other.path is not None and (
+            Path(self.path).resolve() == Path(other.path).resolve())
+
+    def same_sentences(self, other: SentenceSet) -> bool:
+        """Whether both are the same selection (limit, max-words, count) of one file."""
+        return self.same_file(other) and (self.limit, self.max_words, self.count) == (
+            other.limit, other.max_words, other.count)
+
+
+@dataclass(frozen=True)
 class Origin:
     """What made one input, as far as it records it (None = not recorded, not compared).
 
     ``head``: the attention head decoded, for the probes that keep every head (a store keeps them
-    all and records none).
+    all and records none). ``sentences``: what a prediction (one set) or a bench (one per treebank)
+    scored; None when not recorded.
     """
 
     label: str
@@ -48,6 +86,7 @@ class Origin:
     head: str | int | None = None
     corpus_sha256: str | None = None
     corpus_path: str | None = None
+    sentences: tuple[SentenceSet, ...] | None = None
 
     def value(self, field: str) -> Any:
         """The recorded value of a :data:`MUST_AGREE` field (None when not recorded)."""
@@ -71,9 +110,12 @@ def prediction_origin(pred: str | Path) -> Origin | None:
         return None
     impact = provenance.impact or {}
     corpus = provenance.corpus or {}
+    scored = SentenceSet(corpus.get("path"), corpus.get("sha256"), corpus.get("limit"), corpus.get("max_words"),
+                         provenance.sentences) if corpus.get("path") else None
     return Origin(f"{pred} (its {meta_path(pred).name})", model=_model(provenance.model.get("name")),
                   random_init=provenance.model.get("random_init"), impact=_impact(impact, "pair"),
-                  head=impact.get("head"), corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
+                  head=impact.get("head"), corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"),
+                  sentences=(scored,) if scored else None)
 
 
 def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
@@ -95,8 +137,12 @@ def bench_origin(bench: str | Path) -> Origin | None:
         return None
     model = data["model"] if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
     settings = data["settings"] if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}
+    treebanks = data.get("treebanks") if isinstance(data, dict) and isinstance(data.get("treebanks"), list) else None
+    sets = None if treebanks is None else tuple(
+        SentenceSet(t.get("path"), t.get("sha256"), settings.get("limit"), settings.get("max_words"),
+                    t.get("sentences")) for t in treebanks if isinstance(t, dict))
     return Origin(f"the bench {bench}", model=_model(model.get("name") or settings.get("model")),
-                  random_init=model.get("random_init"), impact=_bench_impact(settings))
+                  random_init=model.get("random_init"), impact=_bench_impact(settings), sentences=sets)
 
 
 def _bench_impact(settings: dict[str, Any]) -> ImpactSettings:
@@ -156,4 +202,25 @@ def check_same_origin(origins: Sequence[Origin | None], *, hint: str = "give inp
         if other.corpus_sha256 != files[0].corpus_sha256:
             logger.warning("%s was made from %s, %s from %s (other file contents): sentences are matched by id and "
                            "words", files[0].label, files[0].corpus_path, other.label, other.corpus_path)
+    _warn_other_sentences(known)
+
+
+def _warn_other_sentences(origins: Sequence[Origin]) -> None:
+    """Warn, one line each, when an input with several treebanks (a bench) scored other sentences of
+    the first input's one corpus (a prediction), or none of them."""
+    mine = next((o for o in origins if o.sentences and len(o.sentences) == 1), None)
+    if mine is None or mine.sentences is None:
+        return
+    (scored,) = mine.sentences
+    for other in origins:
+        if other is mine or not other.sentences:
+            continue
+        same = next((s for s in other.sentences if s.same_file(scored)), None)
+        if same is None:
+            names = ", ".join(str(s.path) for s in other.sentences[:3]) + (", ..." if len(other.sentences) > 3 else "")
+            logger.warning("%s scored none of the sentences of %s: none of its treebanks (%s) is %s; the page shows "
+                           "scores over different sentences", other.label, mine.label, names, scored.path)
+        elif not same.same_sentences(scored):
+            logger.warning("%s scored %s, %s scored %s: the page shows scores over different sentences", mine.label,
+                           scored.describe(), other.label, same.describe())
 

@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 CSV_FIELDS = ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas",
               "f1_sentence", "f1_corpus", "sentences", "words")
 _BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
+_LINE_COLOURS = ("tab:blue", "tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:cyan")   # none a baseline's
+_TAB20_LINES = (0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 18, 19)   # tab20 without its reds, purples, greens, olives
+_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def primary_key(row: dict[str, Any]) -> str:
@@ -107,22 +110,24 @@ def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     return out
 
 
-def to_markdown(result: Any) -> str:
-    """``results.md``: settings, the best layer of each probe per treebank with its margins, every
-    layer, the best heads, the baselines."""
+def _title_lines(result: Any) -> list[str]:
+    """The title (model, metric) and the settings line of ``results.md``."""
     s, impact = result.settings, result.settings.model.impact
     model = dict(result.model or {})
     model.setdefault("name", s.model.name)
     model.setdefault("random_init", s.model.random_init)
     probes = _probe_settings(s)
-    lines = [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
-             f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
-             f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}; "
-             f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s", "",
-             "## Best setting of each probe per treebank", "",
-             "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
-             "named); the last column is the margin over right-chain (right-branching for PTB).", "",
-             "| treebank | language | probe | decoder | best layer | score | best baseline | baseline score | margin "
+    return [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
+            f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
+            f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}, "
+            f"max-words {getattr(s, 'max_words', None) or 'none'}; "
+            f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s"]
+
+
+def best_table(result: Any) -> list[str]:
+    """The Markdown table of the best setting (layer) of each probe per treebank and decoder, with
+    its margins over the best baseline (named) and over right-chain (right-branching for PTB)."""
+    lines = ["| treebank | language | probe | decoder | best layer | score | best baseline | baseline score | margin "
              "| margin over right-chain |",
              "|---|---|---|---|---:|---:|---|---:|---:|---:|"]
     for b in best_layers(result):
@@ -130,6 +135,22 @@ def to_markdown(result: Any) -> str:
         lines.append(f"| {b['treebank']} | {b['language']} | {probe} | {b['decoder']} | {b['layer']} | "
                      f"{b['score']:.2f} | {b['baseline'] or ''} | {_fmt(b['baseline_score'])} | {_fmt(b['margin'])} | "
                      f"{_fmt(b['reference_margin'])} |")
+    return lines
+
+
+def summary_markdown(result: Any) -> str:
+    """What ``pmask bench`` prints when it is done: the title and settings of ``results.md`` and
+    its table of the best setting per treebank (:func:`best_table`)."""
+    return "\n".join([*_title_lines(result), "", *best_table(result)]) + "\n"
+
+
+def to_markdown(result: Any) -> str:
+    """``results.md``: settings, the best layer of each probe per treebank with its margins, every
+    layer, the best heads, the baselines."""
+    lines = [*_title_lines(result), "", "## Best setting of each probe per treebank", "",
+             "Margin: the best layer's score minus the best baseline's on the same sentences (the baseline "
+             "named); the last column is the margin over right-chain (right-branching for PTB).", "",
+             *best_table(result)]
     layers = sorted({r["layer"] for r in result.rows})
     lines += ["", "## Score by layer (UAS; sentence-level F1 for PTB)", "",
               "| treebank | probe | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
@@ -174,12 +195,78 @@ def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _line_styles(result: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """One style per line label, the same in every panel (so that one legend describes them all).
+
+    Model lines (``probe decoder``, or the decoder alone with one probe) get colours in the order
+    they first appear (tab10's, then tab20's, other than the baselines' colours) and a marker per
+    probe; baselines are dashed,
+    coloured by their place in their task's list (right-chain and right-branching share a colour).
+
+    Returns:
+        ``({label: matplotlib line properties}, {baseline name: its label})`` (a baseline named like a
+        model line, e.g. decoder right-chain, is labelled ``right-chain (baseline)``).
+    """
+    several = len({_probe(r) for r in result.rows}) > 1
+    lines = list(dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows))
+    probes = list(dict.fromkeys(probe for probe, _ in lines))
+    palette = list(_LINE_COLOURS) if len(lines) <= len(_LINE_COLOURS) else [f"tab20:{k}" for k in _TAB20_LINES]
+    styles = {(f"{p} {d}" if several else d): {"color": _colour(palette[k % len(palette)]), "linestyle": "-",
+                                               "marker": _MARKERS[probes.index(p) % len(_MARKERS)], "markersize": 3}
+              for k, (p, d) in enumerate(lines)}
+    labels = {b["baseline"]: b["baseline"] + (" (baseline)" if b["baseline"] in styles else "")
+              for b in result.baselines}
+    for name in dict.fromkeys(t["treebank"] for t in result.treebanks):
+        mine = [b["baseline"] for b in result.baselines if b["treebank"] == name]
+        for k, baseline in enumerate(mine):
+            styles.setdefault(labels[baseline], {"color": _BASELINE_COLOURS[k % len(_BASELINE_COLOURS)],
+                                                 "linestyle": "--", "linewidth": 1})
+    return styles, labels
+
+
+def _colour(name: str) -> Any:
+    """A colour name, or ``tab20:K`` (the K-th colour of the tab20 map)."""
+    if not name.startswith("tab20:"):
+        return name
+    from matplotlib import colormaps
+
+    return colormaps["tab20"](int(name.split(":")[1]))
+
+
+def _legend_above(fig: Any, panels_height: float) -> None:
+    """One legend of every panel's lines above the panels, in as many columns as fit the figure's
+    width; the figure is made taller by the legend's height, so the legend covers no panel and
+    lies wholly inside the figure whatever the number of lines."""
+    entries: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if not entries:
+        return
+    renderer = fig.canvas.get_renderer()
+    for ncol in range(len(entries), 0, -1):   # the widest legend that fits
+        legend = fig.legend(list(entries.values()), list(entries), loc="upper center", ncol=ncol, fontsize=8,
+                            bbox_to_anchor=(0.5, 1.0))
+        box = legend.get_window_extent(renderer)
+        if box.width <= 0.98 * fig.bbox.width or ncol == 1:
+            break
+        legend.remove()
+    if box.width > 0.98 * fig.bbox.width:   # a single column wider than the figure
+        fig.set_figwidth(box.width / fig.dpi + 0.2)
+    legend_height = box.height / fig.dpi + 0.1
+    fig.set_figheight(panels_height + legend_height)
+    fig.tight_layout(rect=(0, 0, 1, panels_height / (panels_height + legend_height)))
+
+
 def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
-    """Score against layer, one panel per treebank, one line per probe and decoder, baselines dashed."""
+    """Score against layer, one panel per treebank, one line per probe and decoder, baselines dashed;
+    one legend above the panels for every line of every panel (:func:`_legend_above`)."""
     from matplotlib.ticker import MaxNLocator
 
     treebanks = [t["treebank"] for t in result.treebanks]
     languages = {t["treebank"]: t.get("language") for t in result.treebanks}
+    styles, baseline_labels = _line_styles(result)
+    several = len({_probe(r) for r in result.rows}) > 1
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
     fig = new_figure((3.0 * ncols, 2.4 * nrows), dpi)
@@ -187,22 +274,21 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
         key = primary_key(rows[0]) if rows else "uas"
-        several = len({_probe(r) for r in rows}) > 1
         for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in rows):
             pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder and _probe(r) == probe)
-            ax.plot(*zip(*pts), marker="o", markersize=3, label=f"{probe} {decoder}" if several else decoder)
-        for k, b in enumerate(b for b in result.baselines if b["treebank"] == name):
-            ax.axhline(b[key], linestyle="--", linewidth=1, color=_BASELINE_COLOURS[k % 4], label=b["baseline"])
+            label = f"{probe} {decoder}" if several else decoder
+            ax.plot(*zip(*pts), label=label, **styles[label])
+        for b in (b for b in result.baselines if b["treebank"] == name):
+            label = baseline_labels[b["baseline"]]
+            ax.axhline(b[key], label=label, **styles[label])
         ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=9)
         ax.tick_params(labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for ax in list(axes.flat)[len(treebanks):]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, 1.0))
     fig.supxlabel("layer", fontsize=9)
     fig.supylabel("UAS (F1 for PTB)", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (2.4 * nrows)))   # room for the legend row
+    _legend_above(fig, 2.4 * nrows)
     save_figure(fig, path, dpi=dpi)
     return path
 
@@ -251,6 +337,8 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows):
             name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{probe}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
+    for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
+        stale.unlink()
     logger.debug("wrote %s", ", ".join(p.name for p in paths))   # the caller prints the summary
     return paths
 

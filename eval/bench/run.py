@@ -36,6 +36,7 @@ from pmask.common.options import (
 )
 from pmask.common.progress import progress_bar
 from pmask.eval.bench.heads import best_heads, store_dir
+from pmask.eval.bench.rerun import check_rerun
 from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
 from pmask.perturb.build import fill_stores
 from pmask.perturb.distributed import is_main_rank
@@ -64,7 +65,9 @@ class BenchSettings:
     keep every head). ``probes``: each scored on its own store (None: the model's probe, else
     pair). ``layers``: ints (0 = embeddings, negative from the top) or ``"all"`` (1..L);
     ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
-    first N sentences of each treebank; ``bias``: the distance-split decoder's right-branching bias.
+    first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
+    N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
+    distance-split decoder's right-branching bias.
     """
 
     model: ModelSpec
@@ -76,6 +79,7 @@ class BenchSettings:
     seed: int = 0
     probes: Sequence[str] | None = None
     bias: float = 0.0
+    max_words: int | None = None
 
     def __post_init__(self) -> None:
         spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
@@ -111,6 +115,8 @@ class BenchSettings:
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
+        if self.max_words is not None and self.max_words < 1:
+            raise PmaskError(f"max_words must be a positive number of words, not {self.max_words}")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as ``results.json`` records them: one flat dict, the keys of earlier releases
@@ -125,7 +131,8 @@ class BenchSettings:
                 "punct": self.punct, "seed": self.seed,
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
-                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias}
+                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
+                "max_words": self.max_words}
 
 
 @dataclass
@@ -152,6 +159,13 @@ class BenchResult(RichDisplay):
         return {"model": self.model, "settings": self.settings.to_dict(), "treebanks": self.treebanks,
                 "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns,
                 "best_heads": self.best_heads, "timing": self.timing}
+
+    def to_markdown(self) -> str:
+        """The title, the settings and the best setting of each probe per treebank (what ``pmask bench``
+        prints; ``results.md`` has them and every layer, the best heads and the baselines)."""
+        from pmask.eval.bench.files import summary_markdown
+
+        return summary_markdown(self)
 
     def to_pandas(self, table: str = "rows") -> Any:
         """``"rows"``, ``"baselines"``, ``"breakdowns"`` (long form), ``"best_heads"`` or ``"treebanks"`` as a pandas
@@ -219,7 +233,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
     make_output_folder(out_dir / "stores")
     requests = [FillRequest.for_model(settings.spec_for(probe), tb.sentences, store_dir(out_dir, tb.name, probe),
                                       corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
-                                      selection={"format": tb.fmt, "limit": settings.limit, "max_words": None})
+                                      selection={"format": tb.fmt, "limit": settings.limit,
+                                                 "max_words": settings.max_words})
                 for probe in probes for tb in treebanks]
     runs = fill_stores(requests, settings.model, load)
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
@@ -273,7 +288,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
 
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
               model_loader: Callable[[], Any] | None = None, progress: bool = True,
-              write: bool = True) -> BenchResult:
+              write: bool = True, rescore: bool = False) -> BenchResult:
     """Run a whole study and (with ``write``) write its files into ``out_dir``.
 
     Args:
@@ -284,6 +299,9 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
             (default: ``settings.model.load``).
         progress: tqdm bars over each store's sentences and over the scoring.
         write: write results.json/csv/md and the plots (see :mod:`pmask.eval.bench.files`).
+        rescore: when ``out_dir`` holds a study with other scoring settings (root, punct, seed, bias,
+            head) or more treebanks, probes, layers or decoders than this run, replace its results
+            (without it that is refused; see :mod:`pmask.eval.bench.rerun`).
 
     Returns:
         A :class:`BenchResult`: one row per treebank × probe × layer × decoder, one baseline row per
@@ -296,7 +314,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     t0 = time.perf_counter()
     out = Path(out_dir)
     check_output(Output(out, folder=True))   # the study's folder (its parent must exist), before any work
-    treebanks = find_treebanks(inputs, settings.limit)
+    treebanks = find_treebanks(inputs, settings.limit, settings.max_words)
     not_run = decoders_not_run(treebanks, settings)
     for tb in treebanks:
         decoders_for(tb, settings)   # refuse a decoder/treebank mismatch before any model work
@@ -304,6 +322,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
             missing = next((s for s in tb.sentences if s.root is None), None)
             if missing is not None:
                 raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
+    check_rerun(out, settings, treebanks, functools.partial(decoders_for, settings=settings), rescore)
     info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress)
     if not is_main_rank():
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
@@ -317,7 +336,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         for key in ("rows", "baselines", "breakdowns", "best_heads"):
             getattr(result, key).extend(part[key])
         result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
-                                 "format": tb.fmt, "task": tb.task, "sentences": len(tb.sentences),
+                                 "format": tb.fmt, "task": tb.task, **tb.fingerprint,
+                                 "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
                                  "store": str(store.path), "skipped_too_long": len(store.skipped),
                                  **({"stores": {p: str(s.path) for p, s in stores.items()}} if len(stores) > 1 else {}),

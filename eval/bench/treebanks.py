@@ -4,6 +4,7 @@ and given its language (:func:`language_of`).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
 from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.store import CorpusInfo
 
 __all__ = ["Treebank", "find_treebanks", "language_of"]
 
@@ -31,6 +33,13 @@ class Treebank:
     @property
     def task(self) -> str:
         return "constituency" if self.fmt == "ptb" else "dependency"
+
+    @functools.cached_property
+    def fingerprint(self) -> dict[str, str | None]:
+        """``{"sha256": of the file (None for a folder), "sentences_sha256": of the sentences read
+        (ids and words, in order)}``, as stores record them."""
+        info = CorpusInfo.of(self.sentences, self.path)
+        return {"sha256": info.sha256, "sentences_sha256": info.sentences_sha256}
 
 
 def language_of(path: Path, sentences: Sequence[Any]) -> str:
@@ -65,8 +74,10 @@ def _treebank_files(path: Path) -> list[tuple[Path, str]]:
     raise PmaskError(f"{path}: not a treebank (expected .conllu/.conll, .mrg, or a folder of them)")
 
 
-def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None) -> list[Treebank]:
-    """Read every treebank named by ``inputs`` (files or folders), the first ``limit`` sentences each.
+def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None,
+                   max_words: int | None = None) -> list[Treebank]:
+    """Read every treebank named by ``inputs`` (files or folders): of each, the first ``limit``
+    sentences of at most ``max_words`` words (PTB: the WSJ10 count, without punctuation and traces).
 
     Names are file stems (a repeated stem gets its parent folder's name prepended).
     """
@@ -78,7 +89,7 @@ def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None
         if name in seen:
             name = f"{path.parent.name}-{name}"
         seen[name] = seen.get(name, 0) + 1
-        sentences = CorpusSpec(path, fmt, limit=limit).read()
+        sentences = CorpusSpec(path, fmt, limit=limit, max_words=max_words).read()
         if not sentences:
             raise PmaskError(f"{path}: no sentences")
         out.append(Treebank(name, language_of(path, sentences), path, fmt, sentences))

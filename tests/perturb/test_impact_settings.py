@@ -73,7 +73,7 @@ def test_bench_settings_record_the_same_flat_dict():
         "model": "random:tiny", "layers": [1, -1], "decoders": None, "root": "gold", "limit": 3, "metric": "dist",
         "subword": "first", "tokenize": "words", "punct": "include", "seed": 0, "device": "cpu", "dtype": None,
         "batch_tokens": None, "random_init": False, "probes": ["pair"], "metrics": {"pair": "dist"}, "head": None,
-        "bias": 0.0}
+        "bias": 0.0, "max_words": None}
     assert list(settings.to_dict())[:14] == ["model", "layers", "decoders", "root", "limit", "metric", "subword",
                                              "tokenize", "punct", "seed", "device", "dtype", "batch_tokens",
                                              "random_init"]   # new keys come after these

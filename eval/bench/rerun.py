@@ -1,0 +1,210 @@
+"""Rerunning ``pmask bench`` into an OUTDIR that already holds a study: reuse, extend or refuse.
+
+The earlier study is what ``OUTDIR/results.json`` records (settings, treebanks, rows) and, for the
+stores of a first run that never finished, what each store's manifest records. This run is compared
+with it before any work:
+
+* **the same study**: reused as it is (no model work when the stores are complete);
+* **a wider study**, more treebanks, probes, layers or decoders and everything else the same:
+  extended (new stores, layers added to the stored sentences); every earlier row comes out the same;
+* **other stores**, another model or weights, metric, subword policy or tokenisation, or other
+  sentences (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
+  since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
+* **other scores**, another root, punctuation, seed, bias or head, or a narrower study (a
+  treebank, probe, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
+  replaces the results files and reuses the stores.
+
+A refusal is one line naming each difference as ``SETTING EARLIER (this run: NOW)``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pmask.common.errors import SettingError, StoreError
+from pmask.common.options import resolve_layers, split_random
+from pmask.eval.bench.heads import store_dir
+from pmask.perturb.model_spec import absolute_if_local
+from pmask.perturb.store import read_manifest
+
+logger = logging.getLogger(__name__)
+
+#: Settings that decide what the stores hold (a difference needs another OUTDIR), as ``results.json`` names them.
+STORE_FIELDS = ("subword", "tokenize", "limit", "max_words")
+#: Settings that decide only how the stored impacts are scored (a difference needs ``rescore``).
+SCORE_FIELDS = ("root", "punct", "seed", "bias", "head")
+#: How a message names a dimension of the study (``{name}``: the command line shows its flag).
+_DIMENSIONS = ("treebank", "{probe}", "{layers}", "{decoders}")
+
+Cell = tuple[str, str, int | None, str]   # treebank, probe, layer (None: layers not compared), decoder
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How this run relates to the earlier study: differences that need another OUTDIR, differences
+    that need ``rescore``, and what it adds."""
+
+    other_stores: list[str]
+    other_scores: list[str]
+    added: list[str]
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _difference(name: str, earlier: Any, now: Any) -> str:
+    return f"{{{name}}} {_shown(earlier)} (this run: {_shown(now)})"
+
+
+def _plain(text: str) -> str:
+    """``text`` with each ``{name}`` shown bare (for log lines; errors are rendered by their front end)."""
+    return SettingError(text).render()
+
+
+def read_earlier(out_dir: Path) -> dict[str, Any] | None:
+    """``OUTDIR/results.json`` as a dict (None when there is none).
+
+    Raises:
+        SettingError: a results.json that is not a bench's (this run would replace it).
+    """
+    path = Path(out_dir) / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SettingError(f"{path}: unreadable ({err}); this run would replace it: choose another -o") from None
+    if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
+        raise SettingError(f"{path}: records no bench settings; this run would replace it: choose another -o")
+    return data
+
+
+def _model_key(name: Any, random_init: Any) -> tuple[str, bool]:
+    base, random = split_random(str(name or ""))
+    return absolute_if_local(base) if base else "", bool(random or random_init)
+
+
+def _model_record(earlier: dict[str, Any]) -> dict[str, Any]:
+    """The model as the earlier study's stores described it ({} when not recorded)."""
+    model = earlier.get("model")
+    return model if isinstance(model, dict) else {}
+
+
+def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: Sequence[Any]) -> list[str]:
+    """What makes the stores differ: model and weights, metric per probe, subword, tokenisation, sentences."""
+    old, model = earlier["settings"], _model_record(earlier)
+    out = []
+    before = _model_key(model.get("name") or old.get("model"), model.get("random_init", old.get("random_init")))
+    if before != _model_key(now["model"], now["random_init"]):
+        out.append(_difference("model", old.get("model") or model.get("name"), now["model"]))
+    metrics = old.get("metrics") or {p: old.get("metric") for p in old.get("probes") or ["pair"]}
+    for probe in now["probes"]:
+        if probe in metrics and metrics[probe] is not None and metrics[probe] != now["metrics"][probe]:
+            out.append(f"{{metric}} of probe {probe} {metrics[probe]} (this run: {now['metrics'][probe]})")
+    out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS if old.get(key) != now[key]]
+    if not out:   # the same selection: the same sentences unless a file changed
+        recorded = {t.get("treebank"): t.get("sentences_sha256") for t in earlier.get("treebanks") or []}
+        out += [f"treebank {tb.name}: other sentences (its file changed)" for tb in treebanks
+                if recorded.get(tb.name) not in (None, tb.fingerprint["sentences_sha256"])]
+    return out
+
+
+def _cells(rows: Sequence[dict[str, Any]], with_layers: bool) -> set[Cell]:
+    return {(r["treebank"], r.get("probe") or "pair", r["layer"] if with_layers else None, r["decoder"])
+            for r in rows}
+
+
+def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[[Any], list[str]],
+                  num_layers: int | None) -> set[Cell]:
+    """The (treebank, probe, layer, decoder) rows this run will give (layers None when ``num_layers``
+    is unknown)."""
+    layers: Sequence[int | None] = [None] if num_layers is None else resolve_layers(settings.layers, num_layers)
+    return {(tb.name, probe, layer, decoder) for tb in treebanks for probe in settings.probes or ()
+            for layer in layers for decoder in decoders_for(tb)}
+
+
+def _by_dimension(cells: set[Cell], other: set[Cell]) -> list[str]:
+    """Per dimension, the values of ``cells`` that ``other`` lacks, as ``{layers} 1, 2`` (a dimension is
+    compared among the cells whose earlier dimensions ``other`` has: a treebank left out is not also
+    reported as its decoders left out)."""
+    out = []
+    for k, name in enumerate(_DIMENSIONS):
+        theirs = {c[k] for c in other}
+        missing = sorted({c[k] for c in cells} - theirs, key=str)
+        if missing and missing != [None]:
+            out.append(f"{name} {_shown(missing)}")
+        cells = {c for c in cells if c[k] in theirs}
+    return out
+
+
+def compare(earlier: dict[str, Any], settings: Any, treebanks: Sequence[Any],
+            decoders_for: Callable[[Any], list[str]]) -> Verdict:
+    """How this run (``settings`` over ``treebanks``) relates to the ``earlier`` results.json."""
+    now, old = settings.to_dict(), earlier["settings"]
+    other_stores = _store_differences(earlier, now, treebanks)
+    other_scores = [_difference(key, old.get(key), now[key]) for key in SCORE_FIELDS
+                    if key in old and old.get(key) != now[key]]
+    num_layers = _model_record(earlier).get("num_layers")
+    before = _cells(earlier.get("rows") or [], num_layers is not None)
+    planned = planned_cells(treebanks, settings, decoders_for, num_layers)
+    if before - planned:
+        dropped = _by_dimension(before, planned) or [f"{len(before - planned)} rows of the earlier study"]
+        other_scores += [f"{what} left out" for what in dropped]
+    added = [f"{what} added" for what in _by_dimension(planned, before)] if planned - before else []
+    return Verdict(other_stores, other_scores, added)
+
+
+def _selection_differences(out_dir: Path, settings: Any, treebanks: Sequence[Any]) -> list[str]:
+    """How the stores already in ``out_dir`` (e.g. of a first run that never finished) were selected
+    otherwise than this run's sentences: the first such store, and how many more there are."""
+    out = []
+    for tb in treebanks:
+        for probe in settings.probes or ():
+            path = store_dir(out_dir, tb.name, probe)
+            try:
+                selection = read_manifest(path)["corpus"].get("selection") if path.is_dir() else None
+            except StoreError:
+                continue   # reported when the store is opened
+            differs = [_difference(key, selection.get(key), getattr(settings, key))
+                       for key in ("limit", "max_words") if selection and selection.get(key) != getattr(settings, key)]
+            if differs:
+                out.append(f"the store {path} has " + ", ".join(differs))
+    return out[:1] + ([f"{len(out) - 1} more stores likewise"] if len(out) > 1 else [])
+
+
+def check_rerun(out_dir: Path, settings: Any, treebanks: Sequence[Any], decoders_for: Callable[[Any], list[str]],
+                rescore: bool = False) -> None:
+    """Refuse, in one line and before any work, a run that would replace the results of another
+    study in ``out_dir`` or extend its stores with another selection (see the module's docstring);
+    log what a wider run adds.
+
+    Raises:
+        SettingError: naming every difference and what to do (another -o, or ``rescore``).
+    """
+    out_dir = Path(out_dir)
+    earlier = read_earlier(out_dir)
+    if earlier is None:
+        stores = _selection_differences(out_dir, settings, treebanks)
+        verdict = Verdict(stores, [], [])
+    else:
+        verdict = compare(earlier, settings, treebanks, decoders_for)
+    what = f"{out_dir} holds a bench made with other settings: "
+    if verdict.other_stores:
+        raise SettingError(what + "; ".join(verdict.other_stores + verdict.other_scores) + "; its stores were "
+                           "computed for those settings: choose another -o for this run")
+    if verdict.other_scores and not rescore:
+        raise SettingError(what + "; ".join(verdict.other_scores) + "; rerun with {rescore} to replace its "
+                           "results (its stores are reused), or choose another -o")
+    if verdict.other_scores:
+        logger.info("%s: replacing the results of the earlier study (%s)", out_dir,
+                    _plain("; ".join(verdict.other_scores)))
+    if verdict.added:
+        logger.info("%s: extending the earlier study: %s", out_dir, _plain("; ".join(verdict.added)))
