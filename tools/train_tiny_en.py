@@ -260,6 +260,8 @@ def main(argv=None) -> None:
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--wwm", action="store_true", help="whole-word masking (every piece of a chosen word)")
     p.add_argument("--mask-rate", type=float, default=0.15)
+    p.add_argument("--encoder-lr-scale", type=float, default=1.0,
+                   help="learning rate of the embeddings and encoder layers relative to --lr (the MLM head's)")
     p.add_argument("--freeze", choices=["none", "embeddings", "encoder"], default="none",
                    help="keep these weights as they are (encoder: embeddings and every layer; only the MLM head's "
                         "transform and bias train)")
@@ -299,10 +301,15 @@ def main(argv=None) -> None:
     if args.freeze == "encoder":
         model.bert.encoder.requires_grad_(False)
     params = [q for q in model.parameters() if q.requires_grad]
-    decay = [q for q in params if q.ndim >= 2]
-    no_decay = [q for q in params if q.ndim < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
+    head = {id(q) for q in model.cls.parameters()} - {id(model.bert.embeddings.word_embeddings.weight)}
+    groups = []
+    for in_head in (True, False):
+        lr = args.lr * (1.0 if in_head else args.encoder_lr_scale)
+        for decays in (True, False):
+            chosen = [q for q in params if (id(q) in head) == in_head and (q.ndim >= 2) == decays]
+            if chosen:
+                groups.append({"params": chosen, "lr": lr, "weight_decay": args.weight_decay if decays else 0.0})
+    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
     warm = max(1, int(args.warmup * args.steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (args.steps - s) / max(1, args.steps - warm))))
