@@ -14,7 +14,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
 
 def run(args: list, capsys) -> tuple[int, str]:
     capsys.readouterr()
-    code = main([str(a) for a in args] + ["-q"])
+    code = main([str(a) for a in args])   # not -q: it hides warnings
     return code, capsys.readouterr().err
 
 

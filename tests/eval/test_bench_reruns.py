@@ -153,13 +153,13 @@ def test_the_command_line_refuses_in_one_line_and_names_the_flags(study, tiny_be
 def test_the_best_settings_are_printed_as_a_table(study, tiny_bert_dir, capsys):
     out, _ = study
     args = ["bench", str(CORPUS), "--model", str(tiny_bert_dir), "--layers", "1,-1", "--decoders", "eisner,cle",
-            "--limit", "2", "-q", "-o", str(out)]
+            "--limit", "2", "-o", str(out)]
     assert main(args) == 0
-    stdout = capsys.readouterr().out
+    stdout, stderr = capsys.readouterr()
     table = [line for line in stdout.splitlines() if line.startswith("|")]
     assert table[0].startswith("| treebank |") and "best layer" in table[0] and "margin" in table[0]
     assert {line.split("|")[4].strip() for line in table[2:]} == {"eisner", "cle"}
-    assert "0 computed, 2 reused" in stdout
+    assert "0 computed, 2 reused" in stderr and "reused" not in stdout   # the summary is a message
 
 
 def test_max_words_selects_the_sentences_and_is_recorded(tmp_path, tiny_bert_dir, capsys):

@@ -1,4 +1,4 @@
-"""``docs/example.ipynb`` runs on a tiny model, and every object it displays draws HTML holding its words.
+"""``docs/example.ipynb`` runs on the bundled pmask-tiny-en, and every object it displays draws HTML holding its words.
 
 A code cell tagged ``shows:sentence-K`` must display HTML with every word of gold sentence K
 (escaped); ``shows:TEXT`` with TEXT. No HTML output may name an external URL.

@@ -92,7 +92,7 @@ def test_two_ranks_write_the_single_process_store(pud_model, single, tmp_path):
                      "-o", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_same_store(out, single)
-    assert proc.stdout.count("24 computed, 0 reused") == 1                 # one summary, from rank 0
+    assert proc.stderr.count("24 computed, 0 reused") == 1                 # one summary (stderr), from rank 0
     assert "[rank 0/2]" in proc.stderr
     assert "impact (2 ranks)" not in proc.stderr and "\r" not in proc.stderr   # stderr is a pipe: no bar
     assert "[rank 1/2]" not in proc.stderr                                  # other ranks stay quiet
@@ -146,7 +146,7 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
     proc = _torchrun(3, "-m", "pmask", "impact", str(PUD), "--limit", str(N), "--model", str(pud_model),
                      "-o", str(out), "--resume", "--shard-seconds", "0")   # now one sentence per shard
     assert proc.returncode == 0, proc.stderr[-3000:]
-    computed, reused = (int(x) for x in re.search(r"(\d+) computed, (\d+) reused", proc.stdout).groups())
+    computed, reused = (int(x) for x in re.search(r"(\d+) computed, (\d+) reused", proc.stderr).groups())
     assert computed + reused == N and 4 <= computed < N    # only what was missing or damaged
     assert "partial or corrupt shard" in proc.stderr
     assert_same_store(out, single)
