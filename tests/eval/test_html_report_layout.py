@@ -10,8 +10,9 @@ import pytest
 
 from headless import Browser, find_or_install_chromium
 from pmask.cli import main
-from pmask.eval.html import ReportOptions, build_report
+from pmask.eval.html import ReportOptions, build_report, report_data
 
+MINI_PTB = Path(__file__).resolve().parents[1] / "data" / "mini.mrg"
 WIDE_PTB = """( (S (NP-SBJ (DT The) (JJ international) (NNS representatives) (, ,))
     (VP (VBD acknowledged) (NP (DT the) (JJ extraordinary) (NNS circumstances))
         (PP (IN during) (NP (NNP Wednesday) (POS 's) (NNS negotiations)))) (. .)))
@@ -143,3 +144,25 @@ def test_constituency_chart_labels_are_not_clipped(browser, constituency_report)
     assert page.eval(CLIPPED_LABELS_JS) == []
     page.eval(WIDER_FONT_JS)
     assert page.eval(CLIPPED_LABELS_JS) == []
+
+
+# ------------------------------------------------------------------ the summary's text
+
+@pytest.mark.parametrize("punct", ["include", "exclude"])
+def test_ptb_summary_says_punctuation_is_removed(tmp_path, punct):
+    pred = tmp_path / "pred.txt"
+    assert main(["parse", str(MINI_PTB), "--max-words", "10", "--decoder", "right-branching", "-q",
+                 "-o", str(pred)]) == 0
+    summary = report_data(pred, MINI_PTB, ReportOptions(punct=punct))["summary"]
+    text = summary["settings"]["punct"]
+    assert "include" not in text and "removed" in text and "reading the treebank" in text, text
+    assert summary["corpus"]["max_words"] == 10
+
+
+@pytest.mark.parametrize("punct, says", [("include", "scored"), ("exclude", "not scored")])
+def test_dependency_summary_says_whether_punctuation_is_scored(tmp_path, punct, says):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(_conllu("s1", ["a", "b", "."], [0, 1, 1]), encoding="utf-8")
+    summary = report_data(gold, gold, ReportOptions(punct=punct))["summary"]
+    assert summary["settings"]["punct"].startswith(says + " ")
+    assert summary["corpus"]["max_words"] is None

@@ -77,8 +77,8 @@ function renderSummary() {
   const st = S.settings || {};
   const items = [["model", st.model], ["probe", st.probe], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
     ["metric", st.metric], ["subword", st.subword], ["punctuation", st.punct], ["sentences", S.sentences],
-    ["corpus", S.corpus.path], ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold],
-    ["gold sha256", S.corpus.gold_sha256]];
+    ["limit", S.corpus.limit], ["max words", S.corpus.max_words], ["corpus", S.corpus.path],
+    ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold], ["gold sha256", S.corpus.gold_sha256]];
   for (const [k, v] of items) {
     if (v === null || v === undefined) continue;
     add(dl, el("dt", {}, k), el("dd", {class: k.includes("sha256") ? "hash" : null}, v));
