@@ -133,6 +133,22 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
     ]
 
 
+def punct_note(task: str, punct: str) -> str:
+    """How punctuation was treated, in words for the summary.
+
+    Dependency scores follow ``punct`` (:func:`pmask.eval.punct.punct_mask` says which words are
+    punctuation). Constituency trees hold no punctuation whatever ``punct`` says: the PTB reader
+    keeps only leaves with a word tag (:data:`pmask.corpora.ptb.WORD_TAGS`), in the gold trees and so
+    in the predicted ones, which must have the same words.
+    """
+    if task == "constituency":
+        return ("removed on reading the treebank (only word POS tags are kept: no punctuation, -NONE- traces, "
+                "$ or #; the WSJ10 convention); --punct has no effect")
+    if punct == "exclude":
+        return "not scored (--punct exclude: words tagged PUNCT or SYM, or with a PTB punctuation tag)"
+    return "scored (--punct include, the paper's setting)"
+
+
 def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
     """The comparison table (prediction first, then every baseline), settings and checksums."""
     from pmask.common.files import sha256_file
@@ -152,8 +168,9 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
                      "decoder": settings.get("decoder"),
                      "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
                      "metric": impact.get("metric"), "subword": impact.get("subword"),
-                     "punct": inputs.punct},
-        "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "gold": str(gold),
+                     "punct": punct_note(inputs.task, inputs.punct)},
+        "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "limit": corpus.get("limit"),
+                   "max_words": corpus.get("max_words"), "gold": str(gold),
                    "gold_sha256": sha256_file(gold) if gold.is_file() else None},
         "sentences": len(inputs.pairs),
     }

@@ -77,8 +77,8 @@ function renderSummary() {
   const st = S.settings || {};
   const items = [["model", st.model], ["probe", st.probe], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
     ["metric", st.metric], ["subword", st.subword], ["punctuation", st.punct], ["sentences", S.sentences],
-    ["corpus", S.corpus.path], ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold],
-    ["gold sha256", S.corpus.gold_sha256]];
+    ["limit", S.corpus.limit], ["max words", S.corpus.max_words], ["corpus", S.corpus.path],
+    ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold], ["gold sha256", S.corpus.gold_sha256]];
   for (const [k, v] of items) {
     if (v === null || v === undefined) continue;
     add(dl, el("dt", {}, k), el("dd", {class: k.includes("sha256") ? "hash" : null}, v));
@@ -109,33 +109,35 @@ function renderSummary() {
   add(box, dl, add(table, body));
 }
 
-/** A horizontal bar chart (0-100) with one bar per row and a dashed reference line. */
+/** A horizontal bar chart (0-100): one row per entry (label, bar, value) and a dashed reference line.
+ *  HTML in a CSS grid, not SVG, so every label gets the room it needs in whatever font the browser
+ *  draws it with (a width measured by the script can be short of it) and the chart fits its card. */
 function barChart(rows, opts) {
-  const labelW = Math.min(170, 12 + Math.max(40, ...rows.map(function (r) { return textWidth(r.label, "12px sans-serif"); })));
-  const W = 560, barH = 18, gap = 4, plotW = W - labelW - 70;
-  const H = rows.length * (barH + gap) + 26;
-  const svg = sv("svg", {class: "bars", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
-    "aria-label": opts.title});
-  rows.forEach(function (r, i) {
-    const y = 4 + i * (barH + gap);
-    const g = sv("g", {class: "bar", "data-label": r.label});
-    add(g, sv("text", {x: labelW - 6, y: y + barH - 5, "text-anchor": "end"}, r.label));
-    add(g, sv("rect", {x: labelW, y: y, width: plotW, height: barH, class: "track"}));
-    add(g, sv("rect", {x: labelW, y: y, width: Math.max(0, plotW * r.accuracy / 100), height: barH,
-      class: "fill" + (r.series ? " s-" + r.series : "")}));
-    add(g, sv("text", {x: labelW + plotW + 6, y: y + barH - 5, class: "value"}, fmt(r.accuracy, 1) + "  (" + r.total + ")"));
-    g.addEventListener("mousemove", function (e) {
+  const chart = el("div", {class: "bars", role: "group", "aria-label": opts.title});
+  const at = opts.reference === undefined ? null : Math.max(0, Math.min(100, opts.reference)) + "%";
+  const refLine = function () {
+    const line = el("span", {class: "ref"});
+    line.style.left = at;
+    return line;
+  };
+  for (const r of rows) {
+    const fill = el("span", {class: "fill" + (r.series ? " s-" + r.series : "")});
+    fill.style.width = Math.max(0, Math.min(100, r.accuracy || 0)) + "%";
+    const bar = add(el("div", {class: "bar", "data-label": r.label}), el("span", {class: "label"}, r.label),
+      add(el("span", {class: "track"}), fill, at === null ? null : refLine()),
+      el("span", {class: "value"}, fmt(r.accuracy, 1) + " (" + r.total + ")"));
+    bar.addEventListener("mousemove", function (e) {
       showTip(e, [r.label, fmt(r.accuracy, 1) + " %" + (r.correct !== undefined ? "  (" + r.correct + " / " + r.total + ")" : "")]);
     });
-    g.addEventListener("mouseleave", hideTip);
-    add(svg, g);
-  });
-  if (opts.reference !== undefined) {
-    const x = labelW + plotW * opts.reference / 100;
-    add(svg, sv("line", {x1: x, x2: x, y1: 0, y2: H - 20, class: "ref"}));
-    add(svg, sv("text", {x: x, y: H - 6, "text-anchor": "middle", class: "value"}, "all " + fmt(opts.reference, 1)));
+    bar.addEventListener("mouseleave", hideTip);
+    add(chart, bar);
   }
-  return svg;
+  if (at !== null) {
+    const caption = el("span", {class: "refcaption"}, "all " + fmt(opts.reference, 1));
+    caption.style.left = at;
+    add(chart, add(el("div", {class: "bar axis"}), el("span"), add(el("span", {class: "track"}), caption), el("span")));
+  }
+  return chart;
 }
 
 function breakdownTable(b) {
