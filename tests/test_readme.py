@@ -40,3 +40,26 @@ def test_readme_python_runs(tiny_bert_dir, tmp_path, monkeypatch):
     assert score.uas == pytest.approx(100 * score.correct / score.total)
     assert [p.root for p in pred] == [g.root for g in gold]  # the gold root is given, as the README says
     assert namespace["tree"].leaves() == namespace["sents"][-1].words
+
+
+def test_readme_main_job_runs_offline_with_the_bundled_model(tmp_path, monkeypatch, capsys):
+    """The main job's first commands, as written, right after set-up: no model named, nothing downloaded."""
+    import shlex
+
+    from pmask.cli import main
+    from pmask.perturb import bundled
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## The main job", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S)[1]
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("pmask ")]
+    assert [c[1] for c in commands] == ["parse", "eval"] and not any("--model" in c for c in commands)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(bundled, "_announced", set())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "data").symlink_to(ROOT / "tests" / "data")
+    for command in commands:
+        assert main(command[1:]) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "no model given: using the bundled pmask-tiny-en" in err
+    assert "pmask-tiny-en" in out and "right-chain" in out   # the eval table: the model's row and the baselines

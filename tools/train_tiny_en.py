@@ -11,8 +11,8 @@ Example (the recipe of the shipped model: see models/pmask-tiny-en/README.md for
     python tools/train_tiny_en.py --out /tmp/tiny-run --steps 1200 --lr 1e-4 --units sentence --wwm
 
 What is measured at each checkpoint (``--eval-every``):
-    * MLM top-1: 15 % of the word pieces of each PUD sentence masked (fixed seed, all [MASK]),
-      accuracy of the arg-max prediction, on even and on odd sentences;
+    * MLM top-1: 15 % of the word pieces of each PUD sentence's text masked (all [MASK]), accuracy
+      of the arg-max prediction, mean over 5 seeded draws, on even and on odd sentences;
     * UAS of Eisner with the gold root over the pair probe's impact matrices, metrics dist and
       prob, every layer, on the first ``--eval-sentences`` even and odd sentences.
 """
@@ -176,14 +176,19 @@ def pud_halves():
 
 
 @torch.no_grad()
-def mlm_top1(model, tokenizer, sents, seed: int = 0, rate: float = 0.15) -> float:
-    """Top-1 accuracy of predicting 15 % of each sentence's word pieces, all replaced by [MASK]."""
+def mlm_top1(model, tokenizer, sents, seeds: int = 5, rate: float = 0.15) -> float:
+    """Top-1 accuracy of predicting 15 % of the word pieces of each sentence's running text (its
+    ``# text``), all replaced by [MASK]; the mean over ``seeds`` draws of the masked positions."""
+    return float(np.mean([_mlm_top1(model, tokenizer, sents, seed, rate) for seed in range(seeds)]))
+
+
+def _mlm_top1(model, tokenizer, sents, seed: int, rate: float) -> float:
     model.eval()
     rng = np.random.default_rng(seed)
     hit = total = 0
     for start in range(0, len(sents), 64):
         chunk = sents[start:start + 64]
-        enc = tokenizer([" ".join(s.words) for s in chunk], padding=True, return_tensors="pt")
+        enc = tokenizer([s.text or " ".join(s.words) for s in chunk], padding=True, return_tensors="pt")
         ids = enc["input_ids"]
         special = (ids == tokenizer.cls_token_id) | (ids == tokenizer.sep_token_id) | (ids == tokenizer.pad_token_id)
         chosen = torch.from_numpy(rng.random(ids.shape) < rate) & ~special
