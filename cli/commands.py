@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from pmask.cli.args import reads_impacts
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
@@ -20,7 +21,7 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import decoder_needs_model
+from pmask.trees.registry import default_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
 
@@ -55,12 +56,13 @@ def cmd_impact(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
-                             multiroot=args.multiroot, seed=args.seed, bias=args.bias)
-    needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
+    needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet)
+    settings = ParseSettings(decoder=args.decoder or default_decoder(source.sentences), layer=args.layer,
+                             root=args.root, faithful=args.faithful, multiroot=args.multiroot, seed=args.seed,
+                             bias=args.bias)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     print(result.describe())
     return 0
