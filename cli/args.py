@@ -39,7 +39,7 @@ from pmask.common.options import (
     split_probes,
 )
 from pmask.perturb.bundled import DEFAULT_MODEL
-from pmask.trees.registry import decoder_names
+from pmask.trees.registry import decoder_names, decoder_needs_model
 
 #: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
 INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench", "inputs")
@@ -166,6 +166,12 @@ def add_bias(p: argparse.ArgumentParser) -> None:
 def add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
     p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
     add_bias(p)
+
+
+def reads_impacts(args: argparse.Namespace) -> bool:
+    """Whether the ``--decoder`` of ``args`` reads impacts: a model decoder, or none named (the
+    default, picked from the input once it is read, is a model decoder for every task)."""
+    return args.decoder is None or decoder_needs_model(args.decoder)
 
 
 def add_root(p: argparse.ArgumentParser) -> None:

@@ -18,7 +18,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS
+from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS, reads_impacts
 from pmask.common.errors import OutputError, PmaskError
 from pmask.common.files import Output, check_output, check_outputs, is_stdout
 from pmask.corpora.provenance import meta_path
@@ -26,8 +26,7 @@ from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.eval.output import FIGURE_FORMATS
 from pmask.perturb.impact_source import is_store
 from pmask.perturb.store import read_manifest
-from pmask.trees.induce import refuse_layer_zero
-from pmask.trees.registry import decoder_needs_model
+from pmask.trees.induce import check_trees_file, refuse_layer_zero
 
 #: Commands whose ``--store`` is a cache they fill (a folder output too), not only an input.
 CACHE_STORE_COMMANDS = ("parse", "sweep")
@@ -85,7 +84,9 @@ def check_command(args: argparse.Namespace) -> None:
     if args.command in CACHE_STORE_COMMANDS and store is not None:
         check_output(Output(store, folder=True))
     probes = _probes(args)
-    if args.command == "parse" and decoder_needs_model(args.decoder):
+    if args.command == "parse" and args.decoder is not None:   # else the input's task decides (after reading it)
+        check_trees_file(args.output, args.decoder)
+    if args.command == "parse" and reads_impacts(args):
         refuse_layer_zero([args.layer], probe=probes[0])
     elif args.command in ("sweep", "bench"):
         for name in probes:

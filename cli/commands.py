@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from pmask.cli.args import reads_impacts
 from pmask.cli.logs import Outcome
 from pmask.common.files import is_stdout
 from pmask.corpora.spec import CorpusSpec
@@ -24,7 +25,7 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import decoder_needs_model
+from pmask.trees.registry import default_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
 
@@ -59,12 +60,13 @@ def cmd_impact(args: argparse.Namespace) -> Outcome:
 
 
 def cmd_parse(args: argparse.Namespace) -> Outcome:
-    settings = ParseSettings(decoder=args.decoder, layer=args.layer, root=args.root, faithful=args.faithful,
-                             multiroot=args.multiroot, seed=args.seed, bias=args.bias)
-    needs_model = decoder_needs_model(args.decoder)   # baselines read only the corpus (a store's own corpus)
+    needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
+    settings = ParseSettings(decoder=args.decoder or default_decoder(source.sentences), layer=args.layer,
+                             root=args.root, faithful=args.faithful, multiroot=args.multiroot, seed=args.seed,
+                             bias=args.bias)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())
 

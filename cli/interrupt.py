@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pmask.cli.args import reads_impacts
 from pmask.common.errors import StoreError
 from pmask.perturb.store.layout import read_manifest
-from pmask.trees.registry import decoder_needs_model
 
 NOTHING = "interrupted: nothing was written (outputs are written only when complete)"
 
@@ -57,7 +57,7 @@ def interrupted_message(args: argparse.Namespace) -> str:
     if command not in ("parse", "sweep", "heatmap"):
         return NOTHING
     source, cache, model = getattr(args, "source", None), getattr(args, "store", None), getattr(args, "model", None)
-    decodes = command != "parse" or decoder_needs_model(args.decoder)
+    decodes = command != "parse" or reads_impacts(args)
     if not model or not decodes:
         return NOTHING
     if _is_store(source):

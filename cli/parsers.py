@@ -101,7 +101,8 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("source", type=Path, help="corpus file/directory, or an impact store directory")
     add_input(p)
     add_model(p)
-    add_decoder(p, "eisner", "one of: " + ", ".join(decoder_names()))
+    add_decoder(p, None, "one of: {}; default: {} for CoNLL-U and text, {} for PTB".format(
+        ", ".join(decoder_names()), *(task_info(t).default_decoder for t in ("dependency", "constituency"))))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)
     p.add_argument("--faithful", action="store_true",

@@ -30,7 +30,7 @@ from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
-from pmask.trees.registry import decoder_task, task_info
+from pmask.trees.registry import decoder_task, default_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +78,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     Args:
         source: gold sentences and their impacts (a store, or a corpus and a model).
         layers: layer indices (0 = embeddings, negative from the end) or "all".
-        decoder: default: the gold task's default decoder in the registry (``eisner`` for
-            dependency gold, ``mart`` for constituency gold).
+        decoder: default: :func:`~pmask.trees.registry.default_decoder` (``eisner`` for dependency
+            gold, ``mart`` for constituency gold).
         root, faithful, punct, seed, bias: as for :class:`~pmask.trees.induce.ParseSettings` and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
@@ -88,8 +88,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
     sentences = source.sentences
-    gold_task = "dependency" if not sentences or sentences[0].heads is not None else "constituency"
-    decoder = decoder or task_info(gold_task).default_decoder
+    decoder = decoder or default_decoder(sentences)
     task = decoder_task(decoder)
     checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias)
     _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))

@@ -25,14 +25,22 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES
-from pmask.corpora import Sentence, write_brackets, write_conllu
+from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
-from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_needs_model, decoder_task, get_decoder
+from pmask.trees.registry import (
+    DECODERS,
+    DecodeInput,
+    decode,
+    decoder_needs_model,
+    decoder_task,
+    get_decoder,
+    task_info,
+)
 
 __all__ = [
     "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",
-    "refuse_layer_zero",
+    "check_trees_file", "refuse_layer_zero",
     "decoder_task", "decoder_needs_model", "parse_sentences", "parse_corpus", "meta_path",
 ]
 
@@ -175,9 +183,43 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if settings.faithful and settings.root != "gold":
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     if settings.root == "gold" and dec.task == "dependency":
-        for s in sentences:
-            if s.root is None:
-                raise SettingError(f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free")
+        lacking = next((s for s in sentences if s.root is None), None)
+        if lacking is not None:
+            raise SettingError(_no_gold_heads(lacking, settings.decoder))
+
+
+def _no_gold_heads(s: Sentence, decoder: str) -> str:
+    """Why ``root="gold"`` cannot work on ``s``, and what to choose instead."""
+    if s.tree is None:
+        return f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free"
+    constituency = task_info("constituency")
+    return (f"{{root}} gold needs gold heads, but {s.where()} has a bracketed tree and no heads: choose a "
+            f"constituency decoder such as {{decoder}} {constituency.default_decoder} (the default for bracketed "
+            f"input) or {constituency.primary_baseline}, or {{root}} free for {decoder}'s dependency trees (written "
+            f"as CoNLL-U, to a .conllu file)")
+
+
+def check_trees_file(output: str | Path, decoder: str) -> None:
+    """Refuse an output named for the other kind of tree than ``decoder`` writes (standard output takes
+    either): dependency trees are CoNLL-U, which is read back from a .conllu or .conll name only
+    (:func:`pmask.corpora.detect_format`), and bracketed trees must not take such a name.
+
+    Raises:
+        SettingError: naming the output and ``{decoder}``.
+    """
+    if is_stdout(output):
+        return
+    conllu = not Path(output).is_dir() and detect_format(output) == "conllu"
+    task = decoder_task(decoder)
+    if task == "dependency" and not conllu:
+        other = task_info("constituency").default_decoder
+        raise SettingError(f"{output}: {{decoder}} {decoder} writes dependency trees as CoNLL-U, which is read back "
+                           f"from a .conllu or .conll file only; name the output .conllu (or choose a constituency "
+                           f"decoder such as {other} for bracketed trees)")
+    if task == "constituency" and conllu:
+        other = task_info("dependency").default_decoder
+        raise SettingError(f"{output}: {{decoder}} {decoder} writes bracketed trees, one per line, not CoNLL-U; name "
+                           f"the output e.g. .txt (or choose a dependency decoder such as {other} for CoNLL-U)")
 
 
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike | None] | None,
@@ -266,6 +308,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     output = Path(output)
     dec = get_decoder(settings.decoder)
     check_outputs([output, None if is_stdout(output) else meta_path(output)], source.inputs())   # before any work
+    check_trees_file(output, settings.decoder)
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")
     impacts = model_desc = impact = None

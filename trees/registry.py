@@ -4,8 +4,9 @@ Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"`
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
 (authors') mode, and a one-line description. CLI choices, help text, baseline lists and
 setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
-Per task, :data:`TASK_TABLE` says which decoder runs when none is named and which baselines the
-short reports show (:func:`task_info`); every caller asks it rather than naming decoders.
+Per task, :data:`TASK_TABLE` says which decoder runs when none is named (for a corpus:
+:func:`default_decoder`) and which baselines the short reports show (:func:`task_info`); every
+caller asks it rather than naming decoders.
 
 Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
 ``heads[k-1]`` = head of word k, 0 = ROOT) for dependency decoders or an ``nltk.Tree``
@@ -34,6 +35,7 @@ from nltk import Tree
 
 from pmask.common.errors import DecodeError
 from pmask.common.options import TASKS as TASK_NAMES
+from pmask.corpora.sentence import Sentence
 from pmask.trees import baselines
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
@@ -283,6 +285,23 @@ def task_info(task: str) -> TaskInfo:
         return TASK_TABLE[task]
     except KeyError:
         raise DecodeError(f"unknown task '{task}' (known: {', '.join(TASK_TABLE)})") from None
+
+
+def corpus_task(sentences: Sequence[Sentence]) -> str:
+    """The task of the gold trees ``sentences`` carry: "constituency" for bracketed trees (PTB), else
+    "dependency" (CoNLL-U and .dp heads, and text, which holds neither)."""
+    return "constituency" if sentences and sentences[0].tree is not None else "dependency"
+
+
+def default_decoder(sentences: Sequence[Sentence]) -> str:
+    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`.
+
+    Example:
+        >>> from pmask.corpora import Sentence
+        >>> default_decoder([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
+        'eisner'
+    """
+    return task_info(corpus_task(sentences)).default_decoder
 
 
 # ---------------------------------------------------------------------------- entry points

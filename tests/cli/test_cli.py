@@ -82,7 +82,8 @@ def test_usage_error_is_exit_2(capsys):
 
 
 def test_missing_input_is_one_line_error(tmp_path, capsys):
-    code, _, err = run(["parse", tmp_path / "missing.conllu", "--decoder", "right-chain", "-o", tmp_path / "o"], capsys)
+    code, _, err = run(["parse", tmp_path / "missing.conllu", "--decoder", "right-chain", "-o", tmp_path / "o.conllu"],
+                       capsys)
     assert code == 1
     assert err.strip().count("\n") == 0 and "missing.conllu" in err
 
@@ -133,8 +134,8 @@ def test_model_parse_store_faithful_and_heatmap(small, tmp_path, tiny_bert_dir, 
                             "-o", faithful], capsys)
         assert code == 0, err
         assert all(h.count(0) >= 1 for h in heads_of(faithful))
-    code, _, err = run(["parse", small, "--model", tiny_bert_dir, "--faithful", "--root", "free", "-o", tmp_path / "x"],
-                       capsys)
+    code, _, err = run(["parse", small, "--model", tiny_bert_dir, "--faithful", "--root", "free",
+                        "-o", tmp_path / "x.conllu"], capsys)
     assert code == 1 and "--root gold" in err
     png = tmp_path / "map.png"
     code, _, err = run(["heatmap", store, "--sentence", "a1", "--gold", small, "-o", png], capsys)

@@ -145,6 +145,6 @@ def test_sweep_without_gold_is_refused_before_any_model_work(tmp_path, capsys, n
     text = tmp_path / "plain.txt"
     text.write_text("the cat sat\ndogs bark\n", encoding="utf-8")
     code, err = run(["sweep", text, "--model", "m", "--root", "free", "-q"], capsys)
-    one_line_error(code, err, "no gold tree", "sweep needs a gold corpus")
+    one_line_error(code, err, "no gold heads", "sweep needs a gold corpus")   # text: the dependency default
     code, err = run(["sweep", text, "--model", "m", "--decoder", "eisner", "-q"], capsys)
     one_line_error(code, err, "--root gold needs gold heads")

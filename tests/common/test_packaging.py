@@ -68,7 +68,7 @@ def test_the_wheel_metadata(wheel):
 
 def test_license_citation_and_changelog():
     assert "Apache License\n                           Version 2.0" in (ROOT / "LICENSE").read_text(encoding="utf-8")
-    yaml = pytest.importorskip("yaml")
+    import yaml   # pyyaml: the test extra
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     assert cff["cff-version"] == "1.2.0" and cff["version"] == __version__ and cff["license"] == "Apache-2.0"
     paper = cff["preferred-citation"]
@@ -86,3 +86,14 @@ def test_setup_py_keeps_only_the_layout():
     for moved_to_pyproject in ("version=", "install_requires", "extras_require", "entry_points", "license=",
                                "python_requires", "long_description"):
         assert moved_to_pyproject not in text
+
+
+def test_ci_installs_and_tests_as_the_readme_says_in_fresh_virtual_environments():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = readme.split("## Set-up", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    install, test = setup.strip().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line.strip() for line in ci.splitlines()]
+    assert install.replace('".[test]"', '".[test,lint,release]"') in lines, "CI does not install as the README says"
+    assert any(line == test or line.startswith(f"{test} || ") for line in lines), "CI does not run the README's tests"
+    assert ci.count("python3 -m venv ") == 2 and "--system-site-packages" not in ci
