@@ -64,7 +64,8 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
         layer: the layer whose impacts are decoded (-1 = last).
         root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
             sentence carries gold heads, else "free".
-        metric, subword: the impact metric and subword policy (default: the probe's own, avg).
+        metric, subword: the impact metric and subword policy (default: a bundled model's recorded
+            metric, else the probe's own; dist with ``faithful``, as the authors' pipeline; avg).
         probe, head: how impacts are read out of the model (``pmask.common.options.PROBES``; default
             pair) and, for the attention-based probes, which head is decoded (default mean).
         bias: the right-branching bias of the ``distance-split`` decoder.
@@ -97,6 +98,8 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     impacts = None
     if get_decoder(decoder).needs_model:
         loaded = None if model is None or isinstance(model, str) else model
+        if faithful and metric is None:
+            metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,
                          batch_tokens=batch_tokens, head=head)

@@ -20,7 +20,7 @@ from pmask.eval.html import ReportOptions, build_report
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.eval.sweep import sweep_probes
 from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.impact_source import ImpactSource, build_store
+from pmask.perturb.impact_source import ImpactSource, build_store, is_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
@@ -35,7 +35,11 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
-    return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
+    metric = args.metric
+    source = getattr(args, "source", None)
+    if metric is None and getattr(args, "faithful", False) and not (source and is_store(source)):
+        metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
+    return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(metric, args.subword,
                      args.tokenize, probe), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
                      threads=args.threads, head=args.head)
 

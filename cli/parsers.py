@@ -106,7 +106,8 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)
     p.add_argument("--faithful", action="store_true",
-                   help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE")
+                   help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE; "
+                        "metric dist unless --metric is given")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
     add_store_cache(p)
     add_allow_incomplete(p)

@@ -244,10 +244,23 @@ def score_folder(folder: str) -> None:
     print(json.dumps(out, indent=1))
 
 
+def select_checkpoints(ckpts: list[Path], n: int) -> None:
+    """One JSON line per checkpoint: MLM top-1 and UAS (dist, prob; every layer) on even sentences only."""
+    from pmask.perturb import load_model
+    even, _ = pud_halves()
+    for ckpt in ckpts:
+        loaded = load_model(str(ckpt), device="cpu", dtype="float32")
+        row = {"checkpoint": str(ckpt), "mlm_top1_even": round(mlm_top1(loaded.model, loaded.tokenizer, even), 2),
+               "uas_even": syntax_scores(ckpt, even[:n]), "sentences": n}
+        print(json.dumps(row), flush=True)
+
+
 def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
-    return {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
-            "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2),
-            "uas_even": syntax_scores(ckpt, even[:n]), "uas_odd": syntax_scores(ckpt, odd[:n])}
+    row = {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
+           "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2)}
+    if n:   # the UAS part costs minutes per checkpoint on 2 cores: --eval-sentences 0 leaves it to --score
+        row |= {"uas_even": syntax_scores(ckpt, even[:n]), "uas_odd": syntax_scores(ckpt, odd[:n])}
+    return row
 
 
 # ------------------------------------------------------------------ training
@@ -275,11 +288,15 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=200)
-    p.add_argument("--eval-sentences", type=int, default=200, help="PUD sentences per half scored for UAS")
+    p.add_argument("--eval-sentences", type=int, default=200, help="PUD sentences per half scored for UAS at each checkpoint (0: MLM top-1 only)")
     p.add_argument("--score", metavar="MODEL", help="only score a model folder or bundled name on all of both PUD halves")
+    p.add_argument("--select", nargs="+", type=Path, metavar="CKPT",
+                   help="only score checkpoints on the first --eval-sentences even PUD sentences (selection)")
     args = p.parse_args(argv)
     if args.score:
         return score_folder(args.score)
+    if args.select:
+        return select_checkpoints(args.select, args.eval_sentences)
 
     if args.out is None:
         p.error("--out is required for training")
