@@ -1,0 +1,79 @@
+"""Issue 27, item 9 (a newcomer's list): a complete read-only store serves as a ``--store`` cache,
+third-party loggers stay quiet, "too long" names the right sentence, text input ends lines at
+newlines only, and messages count, score, name layers and flags as the rest of pmask does."""
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pmask.cli import main
+from test_cli import SMALL, heads_of
+
+
+@pytest.fixture()
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.conllu"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def run(args: list, capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------------- a: a read-only store as a cache
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every entry of ``folder`` (the folder itself too) with its size and modification time."""
+    entries = [folder, *folder.iterdir()]
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in entries}
+
+
+def _read_only(monkeypatch, folder: Path) -> None:
+    """Make ``folder`` behave as on a read-only file system: the tests run as root, whom ``chmod a-w``
+    does not stop, so the permission check and every way of creating a file there are refused."""
+    root = os.path.realpath(folder)
+    inside = lambda p: os.path.realpath(p) == root or os.path.realpath(p).startswith(root + os.sep)  # noqa: E731
+    access, mkstemp, open_fd = os.access, tempfile.mkstemp, os.open
+
+    def no_access(path, mode, *args, **kwargs):
+        return False if mode & os.W_OK and inside(path) else access(path, mode, *args, **kwargs)
+
+    def no_mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and inside(dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dir))
+        return mkstemp(*args, dir=dir, **kwargs)
+
+    def no_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and inside(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return open_fd(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", no_access)
+    monkeypatch.setattr(tempfile, "mkstemp", no_mkstemp)
+    monkeypatch.setattr(os, "open", no_open)
+
+
+@pytest.mark.parametrize("with_model", [True, False])
+def test_a_complete_read_only_store_serves_as_a_cache(with_model, small, tmp_path, capsys, tiny_bert_dir,
+                                                      monkeypatch):
+    cache = tmp_path / "cache"
+    first = tmp_path / "first.conllu"
+    assert run(["parse", small, "--model", tiny_bert_dir, "--store", cache, "-q", "-o", first], capsys)[0] == 0
+    before = _snapshot(cache)
+    _read_only(monkeypatch, cache)
+    from pmask.perturb.store import writer
+
+    monkeypatch.setattr(writer, "lock_dir", lambda path: pytest.fail(f"{path} was locked for writing"))
+    again = tmp_path / "again.conllu"
+    model = ["--model", tiny_bert_dir] if with_model else []
+    code, _, err = run(["parse", small, *model, "--store", cache, "-q", "-o", again], capsys)
+    assert code == 0, err
+    assert heads_of(first) == heads_of(again)
+    assert _snapshot(cache) == before   # no writer's note, no manifest update, nothing else
