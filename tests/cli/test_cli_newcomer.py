@@ -77,3 +77,27 @@ def test_a_complete_read_only_store_serves_as_a_cache(with_model, small, tmp_pat
     assert code == 0, err
     assert heads_of(first) == heads_of(again)
     assert _snapshot(cache) == before   # no writer's note, no manifest update, nothing else
+
+
+# ---------------------------------------------------------------------------- b: quiet third-party loggers
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, tiny_bert_dir) -> Path:
+    """A store of the two SMALL sentences, layers 2 and 3."""
+    base = tmp_path_factory.mktemp("store")
+    corpus = base / "small.conllu"
+    corpus.write_text(SMALL, encoding="utf-8")
+    out = base / "store"
+    assert main(["impact", str(corpus), "--model", str(tiny_bert_dir), "--layers", "2,3", "-q", "-o", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-v"]])
+def test_a_pdf_heatmap_says_only_what_pmask_says(verbosity, store, tmp_path, capsys):
+    said = {}
+    for suffix in ("png", "pdf"):
+        code, _, err = run(["heatmap", store, "--sentence", "a1", *verbosity, "-o", tmp_path / f"h.{suffix}"], capsys)
+        assert code == 0, err
+        said[suffix] = err.replace(f"h.{suffix}", "h.*").splitlines()
+    assert said["pdf"] == said["png"]   # fontTools' font subsetting (PDF only) says nothing
+    assert all(line.startswith("pmask: ") for line in said["pdf"])
