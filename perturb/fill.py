@@ -142,9 +142,7 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
     tokenizer = model.tokenizer
     for index, matrix in zip(todo, matrices):
         sent = sentences[index]
-        if matrix is None:
-            logger.info("%s: too long for the model, skipped", sent.where() if hasattr(sent, "where")
-                        else f"sentence {sent.id}")
+        if matrix is None:   # the engine has said which sentence, and why
             writer.skip(index, sent.id, len(sent.words))
         else:
             al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned

@@ -101,3 +101,29 @@ def test_a_pdf_heatmap_says_only_what_pmask_says(verbosity, store, tmp_path, cap
         said[suffix] = err.replace(f"h.{suffix}", "h.*").splitlines()
     assert said["pdf"] == said["png"]   # fontTools' font subsetting (PDF only) says nothing
     assert all(line.startswith("pmask: ") for line in said["pdf"])
+
+
+# ---------------------------------------------------------------------------- c: "too long" names the sentence
+
+def _conllu(sent_id: str, words: list[str]) -> str:
+    rows = [f"{k}\t{w}\t{w}\tX\tX\t_\t{0 if k == 1 else 1}\t{'root' if k == 1 else 'dep'}\t_\t_"
+            for k, w in enumerate(words, start=1)]
+    return f"# sent_id = {sent_id}\n" + "\n".join(rows) + "\n\n"
+
+
+def test_too_long_names_the_right_sentence(tmp_path, capsys, tiny_bert_dir):
+    """The tiny model takes 64 tokens: the third sentence (line 9 of the file) is skipped, and the message
+    names it by file, line and id, also when a cache store already holds the first sentence."""
+    corpus = tmp_path / "long.conllu"
+    corpus.write_text(_conllu("s1", ["a", "cat"]) + _conllu("s2", ["dogs", "bark"])
+                      + _conllu("s3", ["the"] * 80), encoding="utf-8")
+    cache = tmp_path / "cache"
+    assert run(["parse", corpus, "--limit", 1, "--model", tiny_bert_dir, "--store", cache, "-q",
+                "-o", tmp_path / "one.conllu"], capsys)[0] == 0
+    code, _, err = run(["parse", corpus, "--model", tiny_bert_dir, "--store", cache, "-o", tmp_path / "all.conllu"],
+                       capsys)
+    assert code == 0, err
+    told = [line for line in err.splitlines() if "too long for" in line or "exceed" in line]
+    assert told and all(f"{corpus}:9 (sentence s3)" in line for line in told), err
+    assert not any("s2" in line or "sentence 1 " in line for line in told), err
+    assert len(told) == 1, err   # said once, not by the engine and by the store again
