@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pmask.common.errors import CorpusError, PmaskError
+from pmask.common.labels import plural
 from pmask.corpora.heads import find_cycle
 from pmask.corpora.sentence import Sentence
 
@@ -117,9 +118,9 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         if limit is not None and len(out) >= limit:
             break
     if len(out) == seen:
-        logger.info("read %d sentences from %s", len(out), name)
+        logger.info("read %s from %s", plural(len(out), "sentence"), name)
     else:
-        logger.info("read %d of %d sentences from %s", len(out), seen, name)
+        logger.info("read %d of %s from %s", len(out), plural(seen, "sentence"), name)
     return out
 
 

@@ -127,3 +127,45 @@ def test_too_long_names_the_right_sentence(tmp_path, capsys, tiny_bert_dir):
     assert told and all(f"{corpus}:9 (sentence s3)" in line for line in told), err
     assert not any("s2" in line or "sentence 1 " in line for line in told), err
     assert len(told) == 1, err   # said once, not by the engine and by the store again
+
+
+# ---------------------------------------------------------------------------- e: messages
+
+def test_counts_take_the_noun_in_the_right_number(tmp_path, capsys):
+    from pmask.common.labels import plural
+
+    assert [plural(1, "treebank"), plural(2, "treebank"), plural(0, "file")] == ["1 treebank", "2 treebanks",
+                                                                                   "0 files"]
+    one = tmp_path / "one.conllu"
+    one.write_text(SMALL.split("\n\n")[0] + "\n\n", encoding="utf-8")
+    code, _, err = run(["parse", one, "--decoder", "right-chain", "-o", tmp_path / "rc.conllu"], capsys)
+    assert code == 0, err
+    assert "read 1 sentence from" in err and "rc.conllu: 1 dependency tree\n" in err, err
+
+
+def test_scores_keep_their_decimals():
+    from pmask.eval.output import fmt_value
+
+    assert [fmt_value(12, True), fmt_value(12.0, True), fmt_value(41.666, True)] == ["12.00", "12.00", "41.67"]
+    assert fmt_value(12, False) == "12"   # a count or a setting stays as it is
+
+
+def test_the_evaluated_row_and_its_settings_name_the_same_layer(small, tmp_path, capsys, tiny_bert_dir):
+    pred = tmp_path / "p.conllu"
+    assert run(["parse", small, "--model", tiny_bert_dir, "--layer", -1, "-q", "-o", pred], capsys)[0] == 0
+    code, out, err = run(["eval", pred, "--gold", small], capsys)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if "layer 3" in line)
+    assert "layer=3" in row and "layer=-1" not in row, row
+
+
+def test_an_existing_store_names_the_flags_that_resume_or_replace_it(small, store, capsys, tiny_bert_dir):
+    code, _, err = run(["impact", small, "--model", tiny_bert_dir, "--layers", "2,3", "-q", "-o", store], capsys)
+    assert code == 1 and "--resume" in err and "--overwrite" in err, err
+
+
+def test_info_on_a_file_says_what_info_reads(small, capsys):
+    code, _, err = run(["info", small], capsys)
+    assert code == 1
+    assert err.count("\n") == 1 and "Not a directory" not in err, err
+    assert str(small) in err and "impact store" in err and "file" in err, err
