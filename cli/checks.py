@@ -81,8 +81,8 @@ def check_command(args: argparse.Namespace) -> None:
     check_outputs(outputs_of(args), inputs)
     _refuse_two_on_stdout(args)
     store = getattr(args, "store", None)
-    if args.command in CACHE_STORE_COMMANDS and store is not None:
-        check_output(Output(store, folder=True))
+    if args.command in CACHE_STORE_COMMANDS and store is not None and not _complete_store(store):
+        check_output(Output(store, folder=True))   # a finished one is only read (one with work left: fill_stores)
     probes = _probes(args)
     if args.command == "parse" and args.decoder is not None:   # else the input's task decides (after reading it)
         check_trees_file(args.output, args.decoder)
@@ -91,6 +91,15 @@ def check_command(args: argparse.Namespace) -> None:
     elif args.command in ("sweep", "bench"):
         for name in probes:
             refuse_layer_zero(args.layers, "layers", name)
+
+
+def _complete_store(path: Any) -> bool:
+    """A finished impact store: read as a cache it needs nothing written (a read-only one serves too)."""
+    if not is_store(path):
+        return False
+    with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
+        return bool(read_manifest(path).get("complete"))
+    return False
 
 
 def _refuse_two_on_stdout(args: argparse.Namespace) -> None:

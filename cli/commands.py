@@ -13,6 +13,7 @@ from pathlib import Path
 from pmask.cli.args import reads_impacts
 from pmask.cli.logs import Outcome
 from pmask.common.files import is_stdout
+from pmask.common.labels import plural
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
@@ -92,7 +93,7 @@ def cmd_eval(args: argparse.Namespace) -> Outcome:
 def cmd_heatmap(args: argparse.Namespace) -> Outcome:
     paths = draw_impact_maps(_impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
                              fmt=args.fmt, pred=args.pred)
-    return Outcome(summary=f"wrote {len(paths)} heatmap(s): {paths[0]}" + (" …" if len(paths) > 1 else ""))
+    return Outcome(summary=f"wrote {plural(len(paths), 'heatmap')}: {paths[0]}" + (" …" if len(paths) > 1 else ""))
 
 
 def cmd_sweep(args: argparse.Namespace) -> Outcome:
@@ -112,7 +113,7 @@ def cmd_sweep(args: argparse.Namespace) -> Outcome:
 def cmd_export(args: argparse.Namespace) -> Outcome:
     layers = None if args.layers in (None, "all") else args.layers
     paths = export_store(args.store, args.output, args.format, layers=layers)
-    return Outcome(summary=f"wrote {len(paths)} file(s) to {args.output}")
+    return Outcome(summary=f"wrote {plural(len(paths), 'file')} to {args.output}")
 
 
 def cmd_report(args: argparse.Namespace) -> Outcome:

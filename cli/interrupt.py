@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pmask.cli.args import reads_impacts
 from pmask.common.errors import StoreError
+from pmask.common.labels import plural
 from pmask.perturb.store.layout import read_manifest
 
 NOTHING = "interrupted: nothing was written (outputs are written only when complete)"
@@ -36,7 +37,7 @@ def stored_sentences(store: Path) -> int | None:
 def _kept(store: Path, count: int | None, how: str) -> str:
     if not count:
         return f"interrupted before any sentence was stored in {store}; nothing was kept"
-    return f"interrupted: {store} keeps {count} finished sentence(s); {how}"
+    return f"interrupted: {store} keeps {plural(count, 'finished sentence')}; {how}"
 
 
 def _is_store(path: object) -> bool:

@@ -29,8 +29,10 @@ from typing import Iterator
 
 logger = logging.getLogger("pmask.cli")
 
-# libraries whose own logging is kept at WARNING or above whatever pmask's level
-LIBRARIES = ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock")
+# libraries whose own logging is kept at WARNING or above whatever pmask's level (fontTools: matplotlib's
+# PDF backend subsets fonts with it, a hundred INFO lines per file; PIL: image plugins at DEBUG)
+LIBRARIES = ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelock", "fontTools", "PIL", "httpx",
+             "httpcore", "fsspec", "asyncio")
 
 
 class StderrHandler(logging.StreamHandler):

@@ -77,6 +77,10 @@ class SettingError(PmaskError):
         return self.render()
 
 
+class StoreSettingError(SettingError, StoreError):
+    """A store refused as asked for; the message names the settings that would change that as ``{name}``."""
+
+
 class UnfinishedStoreError(SettingError, StoreError):
     """A store that holds only part of its corpus (interrupted, or still being written), read where
     a result needs all of it; the message names the setting that accepts part as ``{allow_incomplete}``."""

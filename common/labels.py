@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from pmask.common.options import RANDOM_PREFIX, split_random
 
-__all__ = ["absolute_layer", "probe_label", "run_label", "short_model_name"]
+__all__ = ["absolute_layer", "plural", "probe_label", "run_label", "short_model_name"]
 
 # folder names that say nothing about the model: the parent folder is named with them
 _GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
@@ -53,6 +53,16 @@ def short_model_name(name: str | None) -> str:
             if _GENERIC_FOLDER.match(short) and len(parts) > 1:
                 short = f"{parts[-2]}/{short}"
     return f"{RANDOM_PREFIX}{short}" if random_init else short
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun`` in the number it takes (``many``: an irregular plural, default noun + "s").
+
+    Example:
+        >>> plural(1, "treebank"), plural(2, "treebank"), plural(0, "file"), plural(3, "index", "indices")
+        ('1 treebank', '2 treebanks', '0 files', '3 indices')
+    """
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def absolute_layer(layer: Any, num_layers: Any) -> Any:

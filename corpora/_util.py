@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pmask.common.errors import CorpusError, PmaskError
+from pmask.common.labels import plural
 from pmask.corpora.heads import find_cycle
 from pmask.corpora.sentence import Sentence
 
@@ -41,6 +42,16 @@ def corpus_files(path: Path, suffix: str) -> list[Path]:
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory")
     return [path]
+
+
+def file_lines(text: str) -> list[str]:
+    """``text``'s lines as a file has them: only ``\n`` (or ``\r\n``) ends one, so the other characters
+    ``str.splitlines`` breaks at (U+2028, U+2029, U+0085, ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``) stay in
+    their line and line numbers match an editor's; a final newline starts no extra line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -107,9 +118,9 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         if limit is not None and len(out) >= limit:
             break
     if len(out) == seen:
-        logger.info("read %d sentences from %s", len(out), name)
+        logger.info("read %s from %s", plural(len(out), "sentence"), name)
     else:
-        logger.info("read %d of %d sentences from %s", len(out), seen, name)
+        logger.info("read %d of %s from %s", len(out), plural(seen, "sentence"), name)
     return out
 
 
@@ -120,8 +131,7 @@ def sniff_format(text: str) -> str:
     """The corpus format ``text`` looks like, from its first line that is neither blank nor a
     ``#`` comment: "conllu" (10 tab-separated columns, numeric ID), "dep3" (3 tab-separated
     columns, numeric last), "ptb" (starts with ``(``), else "text"."""
-    for line in text.splitlines():
-        line = line.rstrip("\r")
+    for line in file_lines(text):
         if not line.strip() or line.startswith("#"):
             continue
         if _CONLLU_LINE.fullmatch(line):

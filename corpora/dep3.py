@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
-from pmask.corpora._util import check_heads, corpus_files, display_name, is_stdin, read_utf8, select
+from pmask.corpora._util import check_heads, corpus_files, display_name, file_lines, is_stdin, read_utf8, select
 from pmask.corpora.sentence import Sentence
 
 
@@ -30,9 +30,9 @@ def parse_dep3(text: str, name: str, stem: str) -> Iterator[Sentence]:
         return Sentence(id=sid, words=[c[0] for _, c in rows], xpos=[c[1] for _, c in rows],
                         heads=heads, path=name, line=lines[0])
 
-    for number, line in enumerate(text.splitlines() + [""], start=1):  # a final blank line ends the last one
+    for number, line in enumerate(file_lines(text) + [""], start=1):  # a final blank line ends the last one
         if line.strip():
-            rows.append((number, line.rstrip("\r").split("\t")))
+            rows.append((number, line.split("\t")))
         elif rows:
             count += 1
             yield sentence()

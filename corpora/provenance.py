@@ -19,7 +19,7 @@ from typing import Any
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, is_stdout, sha256_file
-from pmask.common.labels import run_label
+from pmask.common.labels import absolute_layer, run_label
 from pmask.common.version import __version__
 
 logger = logging.getLogger(__name__)
@@ -77,6 +77,14 @@ class Provenance:
         if self.model:
             name = f"{name} ({run_label(self.model, self.impact, self.settings.get('layer', -1))})"
         return name
+
+    def row_settings(self) -> dict[str, Any]:
+        """The settings of the prediction's row, its layer counted from 0 as :meth:`row_name` shows it
+        (``layer=-1`` of a 12-layer model: ``layer=12``)."""
+        settings = dict(self.settings)
+        if "layer" in settings and self.model:
+            settings["layer"] = absolute_layer(settings["layer"], self.model.get("num_layers"))
+        return settings
 
     def write(self, output: str | Path) -> Path | None:
         """Write ``<output>.meta.json``; returns its path (None for standard output: no file beside it)."""

@@ -21,7 +21,7 @@ import nltk
 
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
-from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select, sniff_format
+from pmask.corpora._util import corpus_files, display_name, file_lines, is_stdin, read_utf8, select, sniff_format
 from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
     from pmask.corpora.brackets import from_brackets
 
     name = display_name(path)
-    lines = read_utf8(Path(path)).splitlines()
+    lines = file_lines(read_utf8(Path(path)))
     out: list[nltk.Tree | None] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

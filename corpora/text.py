@@ -6,16 +6,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
-from pmask.corpora._util import display_name, read_utf8, select
+from pmask.corpora._util import display_name, file_lines, read_utf8, select
 from pmask.corpora.sentence import Sentence
 
 
 def parse_text(text: str, name: str) -> Iterator[Sentence]:
-    """One Sentence per non-blank line of ``text``: id = its 1-based line number (as str), words =
-    the line split on whitespace, text = the stripped line. ``name`` stands for the source in
-    messages and ``Sentence.path``. Raises CorpusError when every line is blank."""
+    """One Sentence per non-blank line of ``text`` (lines end at ``\n`` only: :func:`file_lines`): id = its
+    1-based line number (as str), words = the line split on whitespace, text = the stripped line. ``name``
+    stands for the source in messages and ``Sentence.path``. Raises CorpusError when every line is blank."""
     found = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(file_lines(text), start=1):
         words = line.split()
         if words:
             found = True

@@ -15,6 +15,7 @@ from typing import Any, Sequence, cast
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
+from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
 from pmask.corpora import Sentence, read_brackets, read_corpus
 from pmask.corpora.provenance import read_provenance
@@ -198,9 +199,10 @@ class Evaluation(RichDisplay):
     def __repr__(self) -> str:
         """What was scored, on how much, and the comparison's scores (a few lines, whatever the corpus size)."""
         if self.task == "dependency":
-            size = f"{self.score.sentences} sentences, {self.score.total} scored words"
+            size = f"{plural(self.score.sentences, 'sentence')}, {plural(self.score.total, 'scored word')}"
         else:
-            size = f"{self.score.sentences} sentences, {sum(len(g.words) for _, g in self.pairs)} words"
+            words = sum(len(g.words) for _, g in self.pairs)
+            size = f"{plural(self.score.sentences, 'sentence')}, {plural(words, 'word')}"
         meta = self.table.meta if self.table is not None else {}
         if meta.get("unscored"):
             size += f" ({meta['unscored']} unscored)"
@@ -288,7 +290,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     pred_path, gold_path = Path(pred_path), Path(gold_path)
     task, pred = read_prediction(pred_path)
     provenance = read_provenance(pred_path)
-    settings = provenance.settings if provenance is not None else {}
+    settings = provenance.row_settings() if provenance is not None else {}
     name = provenance.row_name() if provenance is not None else "prediction"
     if max_words is None and provenance is not None:
         max_words = (provenance.corpus or {}).get("max_words")
@@ -307,8 +309,8 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
-        logger.warning("%s: %d sentence(s) have no predicted tree and are not scored: %s", pred_path,
-                       len(unscored), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
+        logger.warning("%s: %s without a predicted tree, not scored: %s", pred_path,
+                       plural(len(unscored), "sentence"), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
     return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs, subtypes=subtypes)
 

@@ -149,10 +149,12 @@ def fmt_value(value: Any, percent: bool) -> str:
         return "-"
     if isinstance(value, bool):
         return str(value)
+    if isinstance(value, (int, float)) and percent:   # a score keeps its decimals, whole or not: 12.00
+        return f"{value:.2f}"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return f"{value:.2f}" if percent or not value.is_integer() else str(int(value))
+        return f"{value:.2f}" if not value.is_integer() else str(int(value))
     return str(value)
 
 

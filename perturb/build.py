@@ -80,10 +80,13 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
     """
     for request in requests:
         request.impact.check()
-        check_output(Output(request.output, folder=True))   # the store folder can be written, before any work
+        if not request.output.is_dir():   # a new store folder can be made, before any planning
+            check_output(Output(request.output, folder=True))
     plans = [_plan(spec, request) for request in requests]
     runs = [StoreRun(r.output, len(r.sentences), todo=len(p.todo)) for r, p in zip(requests, plans)]
     work = [k for k, (r, p) in enumerate(zip(requests, plans)) if not (r.resume and p.done)]
+    for k in work:   # a store with work left can be written, before any model work (a finished one is only read)
+        check_output(Output(requests[k].output, folder=True))
     if work:
         init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
         model = (load or spec.load)()

@@ -153,6 +153,13 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
 
 
+def _where(sentence: Any, index: int) -> str:
+    """Where a sentence is: ``file:line (sentence ID)`` for a read one (its place in the corpus, whichever
+    selection the engine was given), else ``sentence INDEX`` (its position in the engine's input)."""
+    where = getattr(sentence, "where", None)
+    return where() if callable(where) else f"sentence {index}"
+
+
 def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, stats: ImpactStats,
                       include_cls: bool) -> WordAlignment | None:
     """The model input of sentence ``index`` (``aligner``: one of ``pmask.perturb.alignment.ALIGNERS``),
@@ -171,8 +178,8 @@ def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, 
     stats.sentences += 1
     alignment = aligner(lm.tokenizer, sentence)
     if len(alignment) > lm.max_length:
-        logger.warning("skipping sentence %d (%r …): %d tokens exceed the model maximum of %d",
-                       index, " ".join(words[:8]), len(alignment), lm.max_length)
+        logger.warning("%s: too long for the model, skipped (%d tokens exceed the model maximum of %d; %r …)",
+                       _where(sentence, index), len(alignment), lm.max_length, " ".join(words[:8]))
         stats.skipped += 1
         stats.skipped_indices.append(index)
         return None

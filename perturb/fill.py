@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
+from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, resolve_layers
 from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
@@ -142,9 +143,7 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
     tokenizer = model.tokenizer
     for index, matrix in zip(todo, matrices):
         sent = sentences[index]
-        if matrix is None:
-            logger.info("%s: too long for the model, skipped", sent.where() if hasattr(sent, "where")
-                        else f"sentence {sent.id}")
+        if matrix is None:   # the engine has said which sentence, and why
             writer.skip(index, sent.id, len(sent.words))
         else:
             al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
@@ -213,8 +212,8 @@ def _compute_distributed(model: Any, request: FillRequest, settings: StoreSettin
         share = balance(todo, [len(sentences[i].words) for i in todo], info.world_size)[info.rank]
         assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if info.is_main and todo:
-            logger.info("%s: computing %d of %d sentences (%d already stored) on %d ranks, layers %s", out,
-                        len(todo), len(sentences), len(sentences) - len(todo), info.world_size,
+            logger.info("%s: computing %d of %s (%d already stored) on %d ranks, layers %s", out,
+                        len(todo), plural(len(sentences), "sentence"), len(sentences) - len(todo), info.world_size,
                         list(writer.settings.layers_resolved))
         logger.debug("%s: %s computes %d sentences", out, info, len(share))
         bar = GlobalProgress(group, len(todo), enabled=request.progress and bool(todo))
@@ -307,8 +306,8 @@ def _compute_here(model: Any, request: FillRequest, settings: StoreSettings, cor
         reused = _stored(writer.manifest)
         assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if todo:
-            logger.info("%s: computing %d of %d sentences (%d already stored), layers %s", out, len(todo),
-                        n, n - len(todo), list(writer.settings.layers_resolved))
+            logger.info("%s: computing %d of %s (%d already stored), layers %s", out, len(todo),
+                        plural(n, "sentence"), n - len(todo), list(writer.settings.layers_resolved))
             stats = _new_stats()
             computed = _fill(model, request, writer, todo, progress=request.progress, stats=stats)
     return _summary(request, writer.manifest, computed, reused, t0, stats, added)

@@ -24,6 +24,7 @@ import numpy as np
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
+from pmask.common.labels import plural
 from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
@@ -286,7 +287,7 @@ class ParseResult:
         part = (p.corpus or {}).get("unfinished_store")
         partial = (f" (only {part['sentences']} of {part['of']} sentences: the store {part['store']} is unfinished)"
                    if part else "")
-        return f"{self.output}: {p.parsed} {p.task} trees{skipped}{partial}"
+        return f"{self.output}: {plural(p.parsed, f'{p.task} tree')}{skipped}{partial}"
 
 
 def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSettings, *, deprel: str = "_",

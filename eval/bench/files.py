@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.files import atomic_write, make_output_folder
-from pmask.common.labels import probe_label, run_label
+from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import has_heads
 from pmask.eval.output import new_figure, save_figure
 from pmask.trees.registry import decoder_task, task_info
@@ -121,7 +121,7 @@ def _title_lines(result: Any) -> list[str]:
             f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
             f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}, "
             f"max-words {getattr(s, 'max_words', None) or 'none'}; "
-            f"{len(result.treebanks)} treebanks, {result.timing.get('total_seconds', 0):.1f} s"]
+            f"{plural(len(result.treebanks), 'treebank')}, {result.timing.get('total_seconds', 0):.1f} s"]
 
 
 def best_table(result: Any) -> list[str]:

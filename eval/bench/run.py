@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
+from pmask.common.labels import plural
 from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
@@ -152,7 +153,8 @@ class BenchResult(RichDisplay):
     def describe(self, out_dir: str | os.PathLike) -> str:
         """One line: treebanks, rows, impacts computed/reused and seconds."""
         t = self.timing
-        return (f"{out_dir}: {len(self.treebanks)} treebanks, {len(self.rows)} rows; impacts {t.get('computed', 0)} "
+        return (f"{out_dir}: {plural(len(self.treebanks), 'treebank')}, {plural(len(self.rows), 'row')}; "
+                f"impacts {t.get('computed', 0)} "
                 f"computed, {t.get('reused', 0)} reused; {t.get('total_seconds', 0.0):.1f} s")
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pmask.common.labels import plural
 from pmask.eval.display.markup import COLOURS, el, esc, frame, png_img, scroll, style
 from pmask.eval.output import ALL_PERCENT_KEYS, LABELS, best_indices, fmt_value, plain_value
 
@@ -144,7 +145,7 @@ def bench_html(result: Any) -> str:
                   html_table(["Treebank"] + names, rows, numeric=[False] + [True] * len(names),
                              percent=[False] + [True] * len(names))]
     model = result.model.get("name", result.settings.model.name)
-    note = (f"{len(result.treebanks)} treebanks, {len(result.rows)} rows; "
+    note = (f"{plural(len(result.treebanks), 'treebank')}, {plural(len(result.rows), 'row')}; "
             f"metric {result.settings.model.impact.metric}, "
             f"root {result.settings.root}; {result.timing.get('total_seconds', 0.0):.1f} s")
     return frame("".join(parts), f"pmask bench: {model}", note)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from pmask.common.errors import PmaskError
-from pmask.common.labels import probe_label
+from pmask.common.labels import plural, probe_label
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +105,8 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
             continue
         items[str(k)] = encode_item(select_heads(np.asarray(item.matrix)))
     if mismatched:
-        logger.warning("%s: %d sentence(s) have other words in the store and are shown without impacts: %s",
-                       store_dir, len(mismatched), ", ".join(mismatched[:5]))
+        logger.warning("%s: %s with other words in the store, shown without impacts: %s",
+                       store_dir, plural(len(mismatched), "sentence"), ", ".join(mismatched[:5]))
     if not items:
         raise PmaskError(f"{store_dir}: the store holds none of the report's sentences (matched by sentence id)")
     default = _absolute(chosen_layer, store.num_layers)

@@ -9,8 +9,11 @@ Example:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
+from pmask.common.errors import StoreError
+from pmask.common.labels import plural
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.state import store_state
 
@@ -38,6 +41,8 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
     Raises:
         StoreError: not a store, or an unreadable manifest.
     """
+    if Path(path).is_file():
+        raise StoreError(f"{path}: a file; pmask info describes an impact store, the folder 'pmask impact -o' writes")
     manifest = read_manifest(path)
     state = store_state(path, manifest)
     entries = manifest["sentences"]
@@ -104,7 +109,7 @@ def describe_store_info(info: dict[str, Any]) -> str:
                  if info["layers_being_added"] else "")
     versions = info["versions"]
     lines = [
-        f"store     {info['store']}: {state}, {s['stored']} of {s['corpus']} sentences stored "
+        f"store     {info['store']}: {state}, {s['stored']} of {plural(s['corpus'] or 0, 'sentence')} stored "
         f"({s['skipped_too_long']} skipped as too long)",
         *([f"state     {info['why']}"
            + (f"; {info['unmerged']} more sentences are in index parts, which --resume merges"
@@ -119,6 +124,6 @@ def describe_store_info(info: dict[str, Any]) -> str:
         + (", [CLS] row kept" if st["include_cls"] else ""),
         f"made      {info['created']} with pmask {versions.get('pmask', '?')} (torch {versions.get('torch', '?')}, "
         f"transformers {versions.get('transformers', '?')}); updated {info['updated']}",
-        f"size      {info['shards']} shard(s), {_size(info['bytes'])}",
+        f"size      {plural(info['shards'], 'shard')}, {_size(info['bytes'])}",
     ]
     return "\n".join(lines)

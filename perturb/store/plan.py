@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.common.errors import LayerError, StoreError
+from pmask.common.errors import LayerError, StoreError, StoreSettingError
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE
 from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
@@ -38,7 +38,8 @@ def existing_manifest(path: Path, resume: bool, overwrite: bool) -> dict[str, An
     if not path.exists() or not _contents(path) or overwrite or _holds_nothing(path):
         return None
     if not resume:
-        raise StoreError(f"{path} exists; resume it, overwrite it or choose another directory")
+        raise StoreSettingError(f"{path}: a store is already there; give {{resume}} to continue it, {{overwrite}} to "
+                                f"replace it, or choose another directory")
     return read_manifest(path)
 
 

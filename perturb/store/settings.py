@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
+from pmask.common.labels import plural
 from pmask.common.options import METRICS, PROBES, SUBWORD_POLICIES, resolve_layers, split_random
 from pmask.perturb.impact_settings import ImpactSettings
 
@@ -145,7 +146,7 @@ class CorpusInfo:
 
     def describe(self) -> str:
         where = f" from {self.path}" if self.path else ""
-        return f"{self.n_sentences} sentences{where} (sha256 {self.sentences_sha256[:12]})"
+        return f"{plural(self.n_sentences, 'sentence')}{where} (sha256 {self.sentences_sha256[:12]})"
 
 
 def norm_model(name: str) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import UnfinishedStoreError
+from pmask.common.labels import plural
 from pmask.common.options import RANDOM_PREFIX, default_metric
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.store.layout import read_manifest
@@ -55,7 +56,7 @@ class StoreState:
         skipped = f", {self.skipped} of them skipped as too long" if self.skipped else ""
         unmerged = (f"; {self.unmerged} more are in index parts left by an interrupted torchrun run, "
                     f"which --resume merges" if self.unmerged else "")
-        return f"{self.held} of {self.corpus} sentences{skipped}{unmerged}"
+        return f"{self.held} of {plural(self.corpus, 'sentence')}{skipped}{unmerged}"
 
     def why(self) -> str:
         """Why it is unfinished: a writer at work, one that may be, or an interrupted run."""

@@ -271,7 +271,7 @@ def test_export_command(store, tmp_path, capsys):
     code, out, err = run(["export", store, "--format", "npy", "--layers", "-1", "-o", tmp_path / "npy"], capsys)
     assert code == 0, err
     files = sorted((tmp_path / "npy").glob("*.npy"))
-    assert len(files) == 2 and f"wrote {len(files) + 1} file(s)" in err   # + index.json
+    assert len(files) == 2 and f"wrote {len(files) + 1} files" in err   # + index.json
     stored = ImpactStore.open(store)
     for path, sent_id, n in zip(files, ("a1", "a2"), (5, 3)):
         matrix = np.load(path)

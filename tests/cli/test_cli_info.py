@@ -28,7 +28,7 @@ def test_info_as_text(store, capsys, tiny_bert_dir, monkeypatch):
     monkeypatch.setattr(model_spec.ModelSpec, "load", lambda self: pytest.fail("info loaded a model"))
     assert main(["info", str(store)]) == 0
     out = capsys.readouterr().out
-    assert "complete, 1 of 1 sentences stored" in out
+    assert "complete, 1 of 1 sentence stored" in out
     assert "small.conllu" in out and "read as conllu, limit none, max-words 4" in out
     assert str(Path(tiny_bert_dir).resolve()) in out and "BertForMaskedLM" in out
     assert "layers    1, 3" in out and "settings  probe pair, metric cos, subword avg, tokenize words" in out

@@ -43,14 +43,14 @@ def interrupted(args: list, capsys) -> str:
 def test_impact_says_how_many_sentences_the_store_keeps(small, tmp_path, capsys, tiny_bert_dir,
                                                          ctrl_c_after_one_sentence):
     err = interrupted(["impact", small, "--model", tiny_bert_dir, "-o", tmp_path / "s"], capsys)
-    assert "keeps 1 finished sentence(s)" in err and "--resume" in err
+    assert "keeps 1 finished sentence;" in err and "--resume" in err
 
 
 def test_parse_with_a_cache_store_resumes_without_a_flag(small, tmp_path, capsys, tiny_bert_dir,
                                                          ctrl_c_after_one_sentence):
     err = interrupted(["parse", small, "--model", tiny_bert_dir, "--store", tmp_path / "c", "-o",
                        tmp_path / "p.conllu"], capsys)
-    assert "keeps 1 finished sentence(s)" in err and "rerun the same command" in err and "--resume" not in err
+    assert "keeps 1 finished sentence;" in err and "rerun the same command" in err and "--resume" not in err
 
 
 def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, monkeypatch):

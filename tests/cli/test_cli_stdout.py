@@ -115,7 +115,7 @@ def test_summary_lines_and_a_displaced_table_go_to_stderr(work, capsys):
     code, out, err = run(capsys, work, Path(), ["eval", "{work}/pred.conllu", "--gold", "{conllu}", "--json", "-"])
     assert code == 0 and json.loads(out)["uas"] >= 0 and "**Dependency comparison**" in err   # the table is shown on stderr instead
     code, out, err = run(capsys, work, Path(), ["export", "{work}/store", "--format", "json", "-o", "-"])
-    assert code == 0 and "wrote" not in out and "pmask: wrote 1 file(s) to -" in err
+    assert code == 0 and "wrote" not in out and "pmask: wrote 1 file to -" in err
 
 
 TO_FILES: dict[str, list[str]] = {

@@ -78,7 +78,7 @@ def test_the_named_command_finishes_the_store(unfinished, small, tmp_path, capsy
 
 def test_allow_incomplete_warns_and_the_outputs_say_what_they_cover(unfinished, tmp_path, capsys):
     code, out, err = run(["parse", unfinished, "--allow-incomplete", "-o", tmp_path / "p.conllu"], capsys)
-    assert code == 0 and "1 dependency trees (only 1 of 2 sentences: the store" in err
+    assert code == 0 and "1 dependency tree (only 1 of 2 sentences: the store" in err
     assert "unfinished store (its run was interrupted): using the 1 of 2 sentences it holds" in err
     meta = json.loads((tmp_path / "p.conllu.meta.json").read_text())
     assert meta["corpus"]["unfinished_store"] == {"store": str(unfinished), "complete": False, "sentences": 1,
@@ -135,6 +135,6 @@ def test_a_cache_store_read_without_a_model_is_refused_and_rerunning_with_the_mo
     code, _, err = run(["parse", small, "--store", cache, "-o", out], capsys)
     assert code == 1 and "unfinished store: it holds 1 of 2 sentences" in err and not out.exists()
     code, _, err = run(["parse", small, "--store", cache, "--allow-incomplete", "-o", out], capsys)
-    assert code == 0 and "1 dependency trees (only 1 of 2 sentences" in err and "skipped" not in err
+    assert code == 0 and "1 dependency tree (only 1 of 2 sentences" in err and "skipped" not in err
     code, _, err = run(["parse", small, "--model", tiny_bert_dir, "--store", cache, "-o", out], capsys)
     assert code == 0 and "2 dependency trees" in err and "only" not in err   # resumed, as before

@@ -132,3 +132,28 @@ def test_max_words_is_a_generic_length_filter_for_conllu():
     """Documented: max_words skips longer sentences in every format, CoNLL-U included."""
     every = read_conllu(DATA / "mini.conllu")
     assert [s.id for s in read_conllu(DATA / "mini.conllu", max_words=3)] == [s.id for s in every if len(s) <= 3]
+
+
+# --------------------------------------------------------------------------- issue 27, item 9d: what ends a line
+#: Characters str.splitlines() would break a line at that are not a newline in a file.
+NOT_NEWLINES = ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"]
+
+
+@pytest.mark.parametrize("char", NOT_NEWLINES, ids=[f"U+{ord(c):04X}" for c in NOT_NEWLINES])
+def test_text_lines_end_at_newlines_only(tmp_path, char):
+    path = tmp_path / "t.txt"
+    path.write_text(f"one two{char}three\r\n\nfour five\n", encoding="utf-8")
+    sentences = read_text(path)
+    assert [s.words for s in sentences] == [["one", "two", "three"], ["four", "five"]]
+    assert [(s.id, s.line) for s in sentences] == [("1", 1), ("3", 3)]
+    assert read_corpus(path)[1].line == 3   # the format is sniffed from lines split the same way
+
+
+@pytest.mark.parametrize("char", NOT_NEWLINES[:2], ids=["U+2028", "U+2029"])
+def test_dep3_and_bracket_lines_end_at_newlines_only(tmp_path, char):
+    dep3 = tmp_path / "t.dp"
+    dep3.write_text(f"a{char}b\tX\t0\n\nc\tX\t0\n", encoding="utf-8")
+    assert [s.line for s in read_dep3(dep3)] == [1, 3]
+    trees = tmp_path / "t.mrg"
+    trees.write_text(f"(S (X a{char}b))\n(S (X c))\n", encoding="utf-8")
+    assert len(read_brackets(trees)) == 2

@@ -102,9 +102,9 @@ def test_resolve_layers():
 def test_existing_directory_needs_resume_or_overwrite(tmp_path):
     sents = _sentences()
     _write(tmp_path / "st", sents)
-    with pytest.raises(StoreError, match="exists; resume it, overwrite it or choose another directory"):
+    with pytest.raises(StoreError, match="a store is already there; give resume to continue it, overwrite to replace it"):
         _write(tmp_path / "st", sents)
-    with pytest.raises(StoreError, match="exists; resume it"):
+    with pytest.raises(StoreError, match="a store is already there; give resume"):
         plan_store(tmp_path / "st", sents, SETTINGS)
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")

@@ -92,7 +92,7 @@ def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_
         compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
     partial = ImpactStore.open(out)
     assert partial.indices == [0, 1, 2] and not partial.complete   # the 3rd was flushed on the way out
-    with pytest.raises(StoreError, match="exists; resume it"):
+    with pytest.raises(StoreError, match="a store is already there; give resume"):
         compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), progress=False))
     summary = compute_store(tiny, FillRequest(corpus, out, layers=[-1], resume=True, progress=False))  # fewer layers
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (2, 3, 1)

@@ -59,7 +59,7 @@ def test_parts_of_a_killed_run_are_verified_and_merged_on_resume(tmp_path):
     for w in writers:   # the ranks die without a merge; rank 0's lock goes with it
         w._pending = type(w._pending)()
         w.close()
-    with pytest.raises(StoreError, match="exists; resume it"):
+    with pytest.raises(StoreError, match="a store is already there; give resume"):
         plan_store(st, sents, SETTINGS)
     assert plan_store(st, sents, SETTINGS, resume=True) == [0, 1, 2, 3, 4]   # planning reads the manifest only
     with StoreWriter.open(st, SETTINGS, CorpusInfo.of(sents), resume=True, shard_size=2) as w:   # one process now
