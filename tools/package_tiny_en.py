@@ -7,7 +7,8 @@ the weights' SHA-256 and the defaults chosen for the model. The model card (READ
 NOTICE are written by hand and kept.
 
 Example:
-    python tools/package_tiny_en.py /work/runs/RUN/step-01200 --metric dist --layer 2
+    python tools/package_tiny_en.py /work/runs/RUN/step-02000 --metric prob --layer 2 \
+        --selection /work/runs/RUN/select.jsonl --rule '...'
 """
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def main(argv=None) -> None:
     p.add_argument("--metric", default="dist", help="default metric recorded for the pair probe")
     p.add_argument("--layer", type=int, default=2, help="default layer recorded")
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--selection", type=Path, default=None,
+                   help="the JSON lines of train_tiny_en.py --select that chose the checkpoint (recorded)")
+    p.add_argument("--rule", default="", help="the selection rule, in words (recorded)")
     args = p.parse_args(argv)
 
     import torch
@@ -70,6 +74,8 @@ def main(argv=None) -> None:
         "training": {"step": step, **{k: train.get(k) for k in ("command", "args", "data", "wall_s", "train_s",
                                                                "tokens_seen", "torch")}},
         "checkpoint_scores": row,
+        "selection": {"rule": args.rule, "candidates": [json.loads(line) for line in
+                      args.selection.read_text().splitlines() if line.strip()]} if args.selection else None,
         "weights": {"file": "model.safetensors", "stored_dtype": "float16",
                     "sha256": sha256(args.out / "model.safetensors")},
         "license": "Apache-2.0 (see NOTICE)",

