@@ -98,7 +98,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     impacts = None
     if get_decoder(decoder).needs_model:
         loaded = None if model is None or isinstance(model, str) else model
-        if faithful and metric is None:
+        if faithful and metric is None and probe == "pair":
             metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,

@@ -38,7 +38,8 @@ def _model(args: argparse.Namespace) -> ModelSpec:
     probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
     metric = args.metric
     source = getattr(args, "source", None)
-    if metric is None and getattr(args, "faithful", False) and not (source and is_store(source)):
+    if metric is None and getattr(args, "faithful", False) and probe in (None, "pair") \
+            and not (source and is_store(source)):
         metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
     return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(metric, args.subword,
                      args.tokenize, probe), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,

@@ -32,7 +32,7 @@ run pmask eval pud.conllu --gold "$PUD" --baselines --json pud-eval.json
 run pmask parse $STORE --root free -o pud-free.conllu
 run pmask eval pud-free.conllu --gold "$PUD" --baselines
 run pmask report pud.conllu --gold "$PUD" --store $STORE --bench bench-pud -o pud-report.html
-run python "$REPO/benchmarks/report_load.py" pud-report.html --repeat 1 --sentence n01001011 \
+run python "$REPO/benchmarks/report_load.py" pud-report.html --repeat 1 --sentence n01002042 \
   --screenshot "$REPO/docs/report.png"
 
 # the notebook's screenshot

