@@ -98,11 +98,10 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     impacts = None
     if get_decoder(decoder).needs_model:
         loaded = None if model is None or isinstance(model, str) else model
-        if faithful and metric is None and probe == "pair":
-            metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,
                          batch_tokens=batch_tokens, head=head)
+        spec = spec.for_faithful() if faithful else spec
         spec = (spec if loaded is not None else spec.or_default()).with_defaults()   # None: the bundled model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)

@@ -36,14 +36,12 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def _model(args: argparse.Namespace) -> ModelSpec:
     probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
-    metric = args.metric
-    source = getattr(args, "source", None)
-    if metric is None and getattr(args, "faithful", False) and probe in (None, "pair") \
-            and not (source and is_store(source)):
-        metric = "dist"   # the authors' pipeline measures distances, whatever a bundled model's default
-    return ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(metric, args.subword,
+    spec = ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
                      args.tokenize, probe), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
                      threads=args.threads, head=args.head)
+    source = getattr(args, "source", None)
+    faithful = getattr(args, "faithful", False) and not (source and is_store(source))   # a store has its metric
+    return spec.for_faithful() if faithful else spec
 
 
 def _impact_source(args: argparse.Namespace) -> ImpactSource:

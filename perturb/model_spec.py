@@ -68,6 +68,13 @@ class ModelSpec:
             spec = replace(spec, impact=replace(spec.impact, metric=metric))
         return spec
 
+    def for_faithful(self) -> ModelSpec:
+        """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
+        metric is ``dist`` unless one was given (whatever a bundled model's recorded default)."""
+        if self.impact.metric is None and self.impact.probe in (None, "pair"):
+            return replace(self, impact=replace(self.impact, metric="dist"))
+        return self
+
     def for_probe(self, probe: str) -> ModelSpec:
         """This spec for ``probe`` (of several run with one model): :meth:`or_default`, the probe's own
         default metric unless one was given, and the head only for a probe that keeps every head."""

@@ -204,12 +204,13 @@ def _mlm_top1(model, tokenizer, sents, seed: int, rate: float) -> float:
     return 100.0 * hit / total
 
 
-def syntax_scores(model_dir: Path, sents, metrics=("dist", "prob")) -> dict[str, list[float]]:
-    """UAS per metric and layer: Eisner, gold root, pair probe, punctuation included."""
+def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[float]]:
+    """UAS per metric and layer: Eisner, gold root, pair probe, punctuation included (``model``: a
+    folder, a name, or a LoadedModel already in memory)."""
     from pmask.eval import DependencyScore
     from pmask.perturb import impact_matrices, load_model
     from pmask.trees import dependency_scores, eisner
-    loaded = load_model(str(model_dir), device="cpu", dtype="float32")
+    loaded = load_model(str(model), device="cpu", dtype="float32") if isinstance(model, (str, Path)) else model
     out = {}
     for metric in metrics:
         scores = None
@@ -241,7 +242,7 @@ def score_folder(folder: str) -> None:
     out = {"model": folder}
     for half, sents in (("even", even), ("odd", odd)):
         out[half] = {"mlm_top1": round(mlm_top1(loaded.model, loaded.tokenizer, sents), 2),
-                     "uas": syntax_scores(folder, sents),
+                     "uas": syntax_scores(loaded, sents),
                      "uas_random_twin": syntax_scores(f"random:{folder}", sents),
                      "right-chain": baseline_uas(sents), "random-projective": baseline_uas(sents, "random-projective")}
         print(json.dumps({half: out[half]}), flush=True)
@@ -255,7 +256,7 @@ def select_checkpoints(ckpts: list[Path], n: int) -> None:
     for ckpt in ckpts:
         loaded = load_model(str(ckpt), device="cpu", dtype="float32")
         row = {"checkpoint": str(ckpt), "mlm_top1_even": round(mlm_top1(loaded.model, loaded.tokenizer, even), 2),
-               "uas_even": syntax_scores(ckpt, even[:n]), "sentences": n}
+               "uas_even": syntax_scores(loaded, even[:n]), "sentences": n}
         print(json.dumps(row), flush=True)
 
 
@@ -263,7 +264,9 @@ def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
     row = {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
            "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2)}
     if n:   # the UAS part costs minutes per checkpoint on 2 cores: --eval-sentences 0 leaves it to --score
-        row |= {"uas_even": syntax_scores(ckpt, even[:n]), "uas_odd": syntax_scores(ckpt, odd[:n])}
+        from pmask.perturb import load_model
+        saved = load_model(str(ckpt), device="cpu", dtype="float32")   # as pmask loads it: eval mode, its tokenizer
+        row |= {"uas_even": syntax_scores(saved, even[:n]), "uas_odd": syntax_scores(saved, odd[:n])}
     return row
 
 

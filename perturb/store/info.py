@@ -9,10 +9,8 @@ Example:
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-from pmask.common.errors import StoreError
 from pmask.common.labels import plural
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.state import store_state
@@ -41,8 +39,6 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
     Raises:
         StoreError: not a store, or an unreadable manifest.
     """
-    if Path(path).is_file():
-        raise StoreError(f"{path}: a file; pmask info describes an impact store, the folder 'pmask impact -o' writes")
     manifest = read_manifest(path)
     state = store_state(path, manifest)
     entries = manifest["sentences"]

@@ -70,6 +70,8 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
         text = mf.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise StoreError(f"{path}: not an impact store (no {MANIFEST})") from None
+    except NotADirectoryError:
+        raise StoreError(f"{path}: a file, not an impact store (the folder 'pmask impact -o' writes)") from None
     except OSError as err:
         raise StoreError(f"{mf}: cannot read: {err.strerror or err}") from None
     try:
