@@ -24,6 +24,8 @@ METRICS: dict[str, str] = {
             "MLM head applied to the layer's state, at each piece p of word i",
     "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p "
            "at each piece p of word i",
+    "cpmi": "conditional PMI (Hoover et al. 2021): log p(word i | x without i) - log p(word i | x without i, j) "
+            "in nats under the MLM head, word i's pieces by the left-to-right chain rule",
 }
 
 #: Metrics of the other probes (see :data:`PROBES` and :data:`PROBE_METRICS`).
@@ -81,6 +83,8 @@ PUNCT_MODES: dict[str, str] = {
 TOKENIZE_MODES: dict[str, str] = {
     "words": "tokenise every word separately (the paper's setting)",
     "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
+    "words-ptb": "as words, after Hoover et al. 2021's adjustments: PTB bracket tokens (-LRB- ...) read as brackets, "
+                 "and the n of a word tokenised n ' t moved onto the previous word's last piece (their --faithful)",
 }
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
@@ -97,7 +101,7 @@ PROBES: dict[str, str] = {
 
 #: The metrics each probe takes; the first is its default.
 PROBE_METRICS: dict[str, tuple[str, ...]] = {
-    "pair": ("dist", "cos", "prob"),
+    "pair": ("dist", "cos", "prob", "cpmi"),
     "single": ("dist", "cos", "prob"),
     "attention": ("weight",),
     "distance": ("l2", "l1", "cos", "jsd", "hellinger"),
@@ -107,6 +111,17 @@ PROBE_METRICS: dict[str, tuple[str, ...]] = {
 PROBE_SUBWORDS: dict[str, tuple[str, ...]] = {
     "pair": tuple(SUBWORD_POLICIES), "single": tuple(SUBWORD_POLICIES), "attention": ("avg",),
     "distance": ("avg", "first"),
+}
+
+#: Metrics that fix the subword policy: the chain rule sums word i's per-piece log-probabilities.
+METRIC_SUBWORDS: dict[str, str] = {"cpmi": "sum"}
+
+#: How F is made symmetric before decoding (``--symmetrize``; Hoover et al. 2021's options).
+SYMMETRIZE_MODES: dict[str, str] = {
+    "none": "F as it is (the default)",
+    "sum": "F + F transposed",
+    "triu": "the upper triangle mirrored: triu(F) + triu(F) transposed",
+    "tril": "the lower triangle mirrored: tril(F) + tril(F) transposed",
 }
 
 #: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
@@ -204,6 +219,25 @@ def default_metric(probe: str | None) -> str:
     return PROBE_METRICS[check_choice("probe", probe or "pair", PROBES)][0]
 
 
+def default_subword(metric: str | None) -> str:
+    """The subword policy a metric uses when none is given (``sum`` for cpmi, else ``avg``).
+
+    Example:
+        >>> default_subword("cpmi"), default_subword("dist")
+        ('sum', 'avg')
+    """
+    return METRIC_SUBWORDS.get(metric or "", "avg")
+
+
+def check_context(context: int | None) -> int:
+    """``context`` (words of neighbouring sentences, ``--context``) as an int >= 0, else an :class:`OptionError`."""
+    if context is None:
+        return 0
+    if isinstance(context, bool) or not isinstance(context, int) or context < 0:
+        raise OptionError(f"context must be a whole number of words >= 0, got {context!r}")
+    return context
+
+
 def has_heads(probe: str | None, metric: str | None) -> bool:
     """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
     return (probe or "pair", metric or default_metric(probe)) in HEAD_METRICS
@@ -253,6 +287,9 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
     probe = check_choice("probe", probe, PROBES)
     if metric not in PROBE_METRICS[probe]:
         raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(PROBE_METRICS[probe])}, not {metric}")
+    if metric in METRIC_SUBWORDS and subword != METRIC_SUBWORDS[metric]:
+        raise SettingError(f"{{metric}} {metric} takes {{subword}} {METRIC_SUBWORDS[metric]} only, not {subword} "
+                           "(the chain rule sums the log-probabilities of word i's pieces)")
     if subword not in PROBE_SUBWORDS[probe] or (has_heads(probe, metric) and subword != "avg"):
         allowed = "avg" if has_heads(probe, metric) else " or ".join(PROBE_SUBWORDS[probe])
         raise SettingError(f"{{probe}} {probe} with {{metric}} {metric} takes {{subword}} {allowed}, not {subword} "

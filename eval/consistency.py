@@ -34,7 +34,7 @@ from pmask.perturb.model_spec import absolute_if_local
 logger = logging.getLogger(__name__)
 
 #: Fields that must agree (a difference is refused), in the order they are reported.
-MUST_AGREE = ("model", "random_init", "probe", "metric", "subword", "tokenize", "head")
+MUST_AGREE = ("model", "random_init", "probe", "metric", "subword", "tokenize", "context", "head")
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class Origin:
 def _impact(record: dict[str, Any], probe_default: str | None = None) -> ImpactSettings:
     """The impact settings a meta.json, manifest or results.json records (None where it says nothing)."""
     return ImpactSettings(record.get("metric"), record.get("subword"), record.get("tokenize"),
-                          record.get("probe") or probe_default)
+                          record.get("probe") or probe_default, record.get("context"))
 
 
 def _model(name: Any) -> str | None:
@@ -151,7 +151,7 @@ def _bench_impact(settings: dict[str, Any]) -> ImpactSettings:
     probes = settings.get("probes") or ["pair"]
     if len(probes) == 1:
         return _impact({**settings, "probe": probes[0]})
-    return ImpactSettings(None, settings.get("subword"), settings.get("tokenize"), None)
+    return ImpactSettings(None, settings.get("subword"), settings.get("tokenize"), None, settings.get("context"))
 
 
 def source_origin(source: Any) -> Origin:

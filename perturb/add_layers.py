@@ -80,6 +80,9 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
     if stored.impact.tokenize != "words":   # surface alignment needs each sentence's text, which a store does not keep
         raise StoreError(f"{path}: layers can be added only to stores made with tokenize 'words', this one used "
                          f"{stored.impact.tokenize!r}; compute a new store with every layer you need")
+    if stored.impact.context:   # the neighbours' words are not kept either
+        raise StoreError(f"{path}: layers cannot be added to a store made with context {stored.impact.context}; "
+                         "compute a new store with every layer you need")
     wanted = tuple(wanted)
     mine = store_settings(model, stored.impact, list(wanted), resolved=wanted, include_cls=bool(stored.include_cls))
     problems = settings_mismatches(stored, mine, more_layers=True)

@@ -81,7 +81,7 @@ class CheckpointParts:
         """Why metric ``prob`` cannot be computed with these weights (None when it can)."""
         if not self.encoder_only:
             return None
-        return (f"metric 'prob' needs a trained masked-LM head and model {name!r} is {self._what()}; "
+        return (f"metric 'prob' needs a trained masked-LM head (so does 'cpmi') and model {name!r} is {self._what()}; "
                 "use metric dist or cos, which use only the encoder")
 
     def explains(self, text: str) -> bool:

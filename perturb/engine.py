@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
-from pmask.common.options import PROBE_METRICS, check_choice, resolve_layers
+from pmask.common.options import PROBE_METRICS, check_choice, default_subword, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
 from pmask.perturb.encoders import Encoder, make_encoder, pack
@@ -42,6 +42,9 @@ from pmask.perturb.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.model import LoadedModel
 
 logger = logging.getLogger(__name__)
+
+#: Metrics compared as natural-log probabilities of the original pieces (base − current).
+LOG_PROB_METRICS = ("cpmi",)
 
 # Tokens per forward batch. CPU: 2048 keeps bert-base's activations (2048 × 3072 float32
 # = 25 MB) small and is on the flat part of the throughput curve (1024 and 4096 measured 4–10 %
@@ -100,7 +103,7 @@ class BatchPart:
 
 def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
                     layers: Sequence[int] | int | str = (-1,),
-                    metric: str = "dist", subword: str = "avg", *, batch_tokens: int | None = None,
+                    metric: str = "dist", subword: str | None = None, *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
                     fast_path: bool | None = None, tokenize: str = "words",
                     job_type: type[SentenceJob] = SentenceJob) -> Iterator[np.ndarray | None]:
@@ -112,8 +115,10 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
             tokenisation modes that rebuild the running text).
         layers: hidden-state indices (0 = embeddings … ``num_layers`` = last; negative count from
             the end) or ``"all"`` (1 … num_layers); see :func:`pmask.common.options.resolve_layers`.
-        metric: ``dist`` | ``cos`` | ``prob`` (:data:`pmask.common.options.METRICS`).
-        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`).
+        metric: ``dist`` | ``cos`` | ``prob`` | ``cpmi`` (:data:`pmask.common.options.METRICS`; ``cpmi``:
+            :mod:`pmask.perturb.probes.cpmi`, its own sequences and reads).
+        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`);
+            None = the metric's default (``sum`` for ``cpmi``, which takes no other, else ``avg``).
         batch_tokens: tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
         include_cls: add row/column 0 for the first special token (row 0 = impact of word j on
             that token's state, unmasked vs j masked; column 0 = 0).
@@ -139,7 +144,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         (1, 3, 3)
     """
     # OptionError, a ValueError like every bad argument here; the engine runs probes pair and single
-    impact = ImpactSettings(check_choice("metric", metric, PROBE_METRICS["pair"]), subword, tokenize).check()
+    metric = check_choice("metric", metric, PROBE_METRICS["pair"])
+    impact = ImpactSettings(metric, subword or default_subword(metric), tokenize).check()
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
@@ -148,8 +154,12 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats = stats if stats is not None else ImpactStats()
     encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
     stats.fast_path = encoder.fast
-    if metric == "prob":
+    if metric in LOG_PROB_METRICS + ("prob",):
         encoder.check_prob(settings.layers)
+    if metric == "cpmi" and job_type is SentenceJob:
+        from pmask.perturb.probes.cpmi import CpmiJob
+
+        job_type = CpmiJob
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
 
 
@@ -212,7 +222,7 @@ class BatchRunner:
         self.stats = stats
         self.aligner = get_aligner(settings.impact.tokenize)
         hidden = int(getattr(lm.model.config, "hidden_size", 0) or getattr(lm.model.config, "dim", 0))
-        self.value_shape = () if settings.impact.metric == "prob" else (hidden,)
+        self.value_shape = () if settings.impact.metric in LOG_PROB_METRICS + ("prob",) else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
         self.pending: deque[SentenceJob | SkippedSentence] = deque()
@@ -334,10 +344,11 @@ class BatchRunner:
         batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
                      np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)
         with torch.inference_mode():
-            if metric == "prob":
+            if metric in LOG_PROB_METRICS + ("prob",):
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
                                          device=device)
-                values = self.encoder.probs(batch, self.settings.layers, tokens, self.value_dtype)    # [N, nl]
+                values = self.encoder.probs(batch, self.settings.layers, tokens, self.value_dtype,
+                                            log=metric in LOG_PROB_METRICS)    # [N, nl]
             else:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
             # base states first (a comparison's base may sit in this very batch), then comparisons

@@ -24,6 +24,7 @@ from pmask.common.options import check_attention_layers, resolve_layers
 from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
+from pmask.perturb.context import add_context
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import (
@@ -136,13 +137,13 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
         kwargs["batch_tokens"] = request.batch_tokens
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
-    matrices = probe_matrices(model, [sentences[i] for i in todo], str(impact.probe), layers=list(layers),
+    chosen = add_context([sentences[i] for i in todo], impact.context or 0)   # the neighbours' words, if asked
+    matrices = probe_matrices(model, chosen, str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,
                               tokenize=impact.tokenize, **kwargs)
     computed = 0
     tokenizer = model.tokenizer
-    for index, matrix in zip(todo, matrices):
-        sent = sentences[index]
+    for index, sent, matrix in zip(todo, chosen, matrices):
         if matrix is None:   # the engine has said which sentence, and why
             writer.skip(index, sent.id, len(sent.words))
         else:
@@ -331,5 +332,5 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
     matrices = probe_matrices(model, list(sentences), str(impact.probe), layers=absolute, metric=impact.metric,
                               subword=str(impact.subword), include_cls=include_cls, progress=progress, stats=stats,
-                              tokenize=str(impact.tokenize), **kwargs)
+                              tokenize=str(impact.tokenize), context=impact.context or 0, **kwargs)
     yield from zip(sentences, matrices)

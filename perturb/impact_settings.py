@@ -9,9 +9,11 @@ and descriptions of each setting's values live in :mod:`pmask.common.options`.
 
 Example:
     >>> ImpactSettings(metric="cos").as_dict()
-    {'metric': 'cos', 'subword': 'avg', 'tokenize': 'words', 'probe': 'pair'}
+    {'metric': 'cos', 'subword': 'avg', 'tokenize': 'words', 'probe': 'pair', 'context': 0}
     >>> ImpactSettings(None, "first", None, None).with_defaults()
-    ImpactSettings(metric='dist', subword='first', tokenize='words', probe='pair')
+    ImpactSettings(metric='dist', subword='first', tokenize='words', probe='pair', context=0)
+    >>> ImpactSettings("cpmi", None, None, None).with_defaults().subword   # the chain rule sums pieces
+    'sum'
     >>> ImpactSettings(None, None, None, "distance").with_defaults().metric   # each probe's own default
     'l2'
 """
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from pmask.common.options import check_probe, default_metric
+from pmask.common.options import check_context, check_probe, default_metric, default_subword
+from pmask.common.errors import SettingError
 from pmask.perturb.alignment import get_aligner
 
 
@@ -35,14 +38,16 @@ class ImpactSettings:
     subword: str | None = "avg"
     tokenize: str | None = "words"
     probe: str | None = "pair"
+    context: int | None = 0     # words of neighbouring sentences given as context (``--context``; 0 = none)
 
     def with_defaults(self) -> ImpactSettings:
         """These settings with every unset field given its default (avg, words, pair, and the probe's
         own default metric: dist for pair and single)."""
         default = ImpactSettings()
         probe = self.probe or default.probe
-        return ImpactSettings(self.metric or default_metric(probe), self.subword or default.subword,
-                              self.tokenize or default.tokenize, probe)
+        metric = self.metric or default_metric(probe)
+        return ImpactSettings(metric, self.subword or default_subword(metric), self.tokenize or default.tokenize,
+                              probe, self.context or 0)
 
     def check(self, head: str | int | None = None) -> ImpactSettings:
         """These settings, or a one-line error: an ``OptionError`` (a ``ValueError``) naming the first
@@ -51,13 +56,17 @@ class ImpactSettings:
         ``pmask.perturb.alignment.ALIGNERS``."""
         check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
+        check_context(self.context)
+        if self.context and self.tokenize == "text":
+            raise SettingError("{context} pads the words of a sentence with its neighbours' words; it takes "
+                               "{tokenize} words or words-ptb, not text")
         return self
 
-    def as_dict(self) -> dict[str, str | None]:
-        """``{"metric", "subword", "tokenize", "probe"}``, in that order (as provenance records them)."""
+    def as_dict(self) -> dict[str, str | int | None]:
+        """``{"metric", "subword", "tokenize", "probe", "context"}``, in that order (as provenance records them)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def conflicts(self, other: ImpactSettings) -> list[tuple[str, str, str | None]]:
+    def conflicts(self, other: ImpactSettings) -> list[tuple[str, str | int, str | int | None]]:
         """``(name, mine, theirs)`` for each field set here that differs from ``other``'s."""
         theirs = other.as_dict()
         return [(name, mine, theirs[name]) for name, mine in self.as_dict().items()
@@ -65,4 +74,4 @@ class ImpactSettings:
 
 
 #: Nothing chosen: the defaults, or a store's own settings when a store is read.
-UNSET = ImpactSettings(None, None, None, None)
+UNSET = ImpactSettings(None, None, None, None, None)

@@ -13,10 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, check_probe, has_heads, split_random
+from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, split_random
 from pmask.perturb.bundled import DEFAULT_MODEL, announce_default, bundled_model
 from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.store.settings import norm_model
+
+#: Words of context ``--faithful --metric cpmi`` pads each sentence to (Hoover et al.'s PUD runs: ``--pad 30``).
+FAITHFUL_CPMI_CONTEXT = 30
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,13 @@ class ModelSpec:
 
     def for_faithful(self) -> ModelSpec:
         """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
-        metric is ``dist`` unless one was given (whatever a bundled model's recorded default)."""
+        metric is ``dist`` unless one was given (whatever a bundled model's recorded default). With
+        metric ``cpmi`` it is Hoover et al.'s pipeline: tokenisation ``words-ptb`` and 30 words of
+        context (their PUD runs' ``--pad 30``) unless given."""
+        if self.impact.metric == "cpmi":
+            return replace(self, impact=replace(self.impact, tokenize=self.impact.tokenize or "words-ptb",
+                                                context=FAITHFUL_CPMI_CONTEXT if self.impact.context is None
+                                                else self.impact.context))
         if self.impact.metric is None and self.impact.probe in (None, "pair"):
             return replace(self, impact=replace(self.impact, metric="dist"))
         return self
@@ -115,7 +124,8 @@ class ModelSpec:
         if impact.probe is not None:   # what the probe needs from the model is checked at load, in one line
             from pmask.perturb.probes.support import check_support
 
-            check_support(model, impact.probe, impact.metric, subword=impact.subword or "avg", head=self.head)
+            check_support(model, impact.probe, impact.metric, subword=impact.subword or default_subword(impact.metric),
+                          head=self.head)
         return model
 
 

@@ -13,16 +13,24 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pmask.common.options import TOKENIZE_MODES, check_choice
+from pmask.perturb.alignment.context import add_context_pieces, ptb_align, sentence_context
 from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
 from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.words import align, sentence_words
 
+
+def words_align(tokenizer: Any, sentence: Any) -> WordAlignment:
+    """The ``words`` alignment (:func:`align`), laid out with the sentence's context words if it carries any."""
+    return add_context_pieces(tokenizer, align(tokenizer, sentence), sentence)
+
+
 #: Tokenisation mode -> aligner; its keys are exactly ``TOKENIZE_MODES`` (checked below).
-ALIGNERS: dict[str, Callable[..., WordAlignment]] = {"words": align, "text": surface_align}
+ALIGNERS: dict[str, Callable[..., WordAlignment]] = {"words": words_align, "text": surface_align,
+                                                     "words-ptb": ptb_align}
 assert set(ALIGNERS) == set(TOKENIZE_MODES), "every tokenisation mode needs exactly one aligner"
 
-__all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentence", "get_aligner",
-           "sentence_words", "surface_align", "surface_layout"]
+__all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentence", "get_aligner", "ptb_align",
+           "sentence_context", "sentence_words", "surface_align", "surface_layout", "words_align"]
 
 
 def get_aligner(name: str | None) -> Callable[..., WordAlignment]:

@@ -57,12 +57,13 @@ class Encoder(ABC):
         if self.no_prob:
             raise ModelError(self.no_prob)
         if self.head is None:
-            raise ModelError(f"metric 'prob' is not supported for model {self.name!r}: no MLM head that "
+            raise ModelError(f"metric 'prob' (or 'cpmi') is not supported for model {self.name!r}: no MLM head that "
                              "reproduces the model's own logits was found")
 
     def probs(self, batch: PackedBatch, layers: Sequence[int], token_ids: torch.Tensor,
-              dtype: torch.dtype) -> torch.Tensor:
-        """P(original token | layer-l state) at the reads: token_ids [N] → [N, len(layers)] in ``dtype``."""
+              dtype: torch.dtype, log: bool = False) -> torch.Tensor:
+        """P(original token | layer-l state) at the reads: token_ids [N] → [N, len(layers)] in ``dtype``
+        (natural-log probabilities with ``log``)."""
         self.check_prob(layers)
         assert self.head is not None   # check_prob refused a missing head
-        return gather_probs(self.head, self.states(batch, layers), token_ids, dtype)
+        return gather_probs(self.head, self.states(batch, layers), token_ids, dtype, log=log)

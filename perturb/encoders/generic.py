@@ -57,21 +57,21 @@ class GenericEncoder(Encoder):
         if self.no_prob:
             raise ModelError(self.no_prob)
         if self.head is None and any(k != self.num_layers for k in layers):
-            raise ModelError(f"metric 'prob' at intermediate layers is not supported for model {self.name!r}: "
+            raise ModelError(f"metric 'prob' (or 'cpmi') at intermediate layers is not supported for model {self.name!r}: "
                              "its MLM head could not be identified (applying it to the last hidden state does not "
                              "reproduce the model's logits); use the last layer or metric 'dist'")
 
     def probs(self, batch: PackedBatch, layers: Sequence[int], token_ids: torch.Tensor,
-              dtype: torch.dtype) -> torch.Tensor:
+              dtype: torch.dtype, log: bool = False) -> torch.Tensor:
         if self.head is not None:
-            return super().probs(batch, layers, token_ids, dtype)
+            return super().probs(batch, layers, token_ids, dtype, log)
         self.check_prob(layers)
         self.work = batch.work(partial_top=False)
-        out = [self._segment_logit_probs(batch, seg, token_ids[seg.reads], dtype) for seg in batch.segments]
+        out = [self._segment_logit_probs(batch, seg, token_ids[seg.reads], dtype, log) for seg in batch.segments]
         return torch.cat(out)[:, None].expand(-1, len(layers))
 
     def _segment_logit_probs(self, batch: PackedBatch, seg: Segment, token_ids: torch.Tensor,
-                             dtype: torch.dtype) -> torch.Tensor:
+                             dtype: torch.dtype, log: bool = False) -> torch.Tensor:
         """Probabilities [reads] of the original tokens under the model's own logits, in row chunks."""
         rows = batch.rows(seg)
         local = batch.read_token[seg.reads] - seg.first_token
@@ -83,7 +83,7 @@ class GenericEncoder(Encoder):
             sel = (local >= lo) & (local < hi)
             logits = self.model(input_ids=rows[r0:r0 + step]).logits
             logits = logits.reshape(-1, logits.shape[-1])
-            out.append(token_probs(logits[local[sel] - lo][:, None], token_ids[sel], dtype)[:, 0])
+            out.append(token_probs(logits[local[sel] - lo][:, None], token_ids[sel], dtype, log)[:, 0])
         return torch.cat(out)
 
 

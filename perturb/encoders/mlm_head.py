@@ -57,18 +57,21 @@ def find_head(model: torch.nn.Module, last_hidden: torch.Tensor, logits: torch.T
 
 
 def gather_probs(logits_fn: Callable[[torch.Tensor], torch.Tensor], states: torch.Tensor, token_ids: torch.Tensor,
-                 dtype: torch.dtype, chunk: int = 256) -> torch.Tensor:
-    """P(token_ids[r] | states[r, l]) under ``logits_fn``: states [N, nl, D], token_ids [N] → [N, nl].
+                 dtype: torch.dtype, chunk: int = 256, log: bool = False) -> torch.Tensor:
+    """P(token_ids[r] | states[r, l]) under ``logits_fn``: states [N, nl, D], token_ids [N] → [N, nl]
+    (natural-log probabilities with ``log``).
 
     Computed in chunks of reads so that the [chunk, nl, V] logits stay small for big vocabularies.
     """
-    out = [token_probs(logits_fn(states[s:s + chunk]), token_ids[s:s + chunk], dtype)
+    out = [token_probs(logits_fn(states[s:s + chunk]), token_ids[s:s + chunk], dtype, log)
            for s in range(0, states.shape[0], chunk)]
     return torch.cat(out) if out else states.new_zeros((0, states.shape[1]), dtype=dtype)
 
 
-def token_probs(logits: torch.Tensor, token_ids: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Softmax probability of ``token_ids`` [N] under ``logits`` [N, nl, V] → [N, nl] in ``dtype``."""
+def token_probs(logits: torch.Tensor, token_ids: torch.Tensor, dtype: torch.dtype, log: bool = False) -> torch.Tensor:
+    """Softmax probability of ``token_ids`` [N] under ``logits`` [N, nl, V] → [N, nl] in ``dtype``
+    (its natural log with ``log``)."""
     logp = torch.log_softmax(logits.to(dtype), dim=-1)
     idx = token_ids[:, None, None].expand(-1, logits.shape[1], 1)
-    return logp.gather(-1, idx)[..., 0].exp()
+    picked = logp.gather(-1, idx)[..., 0]
+    return picked if log else picked.exp()

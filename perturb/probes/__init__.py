@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.common.options import PROBES, check_probe, default_metric, has_heads
+from pmask.common.options import PROBES, check_probe, default_metric, default_subword, has_heads
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,8 @@ assert set(PROBE_RUNNERS) == set(PROBES), "every probe needs exactly one runner"
 
 
 def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
-                   layers: Sequence[int] | int | str = (-1,), metric: str | None = None, subword: str = "avg",
-                   **kwargs: Any) -> Iterator[np.ndarray | None]:
+                   layers: Sequence[int] | int | str = (-1,), metric: str | None = None, subword: str | None = None,
+                   context: int = 0, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Yield one array per sentence (None = too long for the model), in input order, for ``probe``.
 
     Args:
@@ -75,7 +75,9 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         probe: a key of :data:`PROBE_RUNNERS`.
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
         metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
-        subword: the subword policy.
+        subword: the subword policy (None: the metric's default, see :func:`pmask.common.options.default_subword`).
+        context: words of neighbouring sentences given as context (:func:`pmask.perturb.context.add_context`;
+            the sentences must then be read from a file).
         kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``
             (see :func:`pmask.perturb.engine.impact_matrices`).
 
@@ -85,7 +87,12 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         to word i (``n + 1`` with ``include_cls``, index 0 = the first special token).
     """
     metric = metric or default_metric(probe)
+    subword = subword or default_subword(metric)
     check_probe(probe, metric, subword)
+    if context:
+        from pmask.perturb.context import add_context
+
+        sentences = add_context(list(sentences), context)
     return PROBE_RUNNERS[probe].run(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
 
 

@@ -15,7 +15,14 @@ from typing import Any, Sequence
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.common.options import check_attention_layers, check_probe, default_metric, has_heads, resolve_layers
+from pmask.common.options import (
+    check_attention_layers,
+    check_probe,
+    default_metric,
+    default_subword,
+    has_heads,
+    resolve_layers,
+)
 from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
@@ -71,7 +78,7 @@ def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Enc
 
 
 def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequence[int] | int | str = (-1,),
-                  subword: str = "avg", head: str | int | None = None) -> None:
+                  subword: str | None = None, head: str | int | None = None) -> None:
     """Refuse now, in one line, a probe setting the loaded model cannot compute.
 
     Args:
@@ -85,11 +92,12 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
     metric = metric or default_metric(probe)
+    subword = subword or default_subword(metric)
     check_probe(probe, metric, subword, head)
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
     if has_heads(probe, metric):
         check_head(head, attention_heads(lm))
         attention_path(lm)
-    if metric == "prob":
+    if metric in ("prob", "cpmi"):
         make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)

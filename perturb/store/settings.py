@@ -80,6 +80,7 @@ class StoreSettings:
             "heads": self.heads,
             "include_cls": self.include_cls,
             "tokenize": self.impact.tokenize,
+            "context": self.impact.context or 0,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
                        "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
         }
@@ -91,7 +92,7 @@ class StoreSettings:
         resolved = layers.get("resolved")
         # a store written before probes were recorded holds pair
         impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"),
-                                manifest.get("probe") or "pair")
+                                manifest.get("probe") or "pair", manifest.get("context", 0))
         return cls(model=model.get("name"), impact=impact,
                    layers=tuple(requested) if isinstance(requested, list) else requested,
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
