@@ -25,7 +25,7 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import plural
-from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES
+from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES, SYMMETRIZE_MODES, check_choice
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
@@ -78,6 +78,8 @@ class ParseSettings:
     multiroot: bool = False
     seed: int = 0
     bias: float = 0.0           # distance-split's right-branching bias λ (Kim et al. 2020)
+    symmetrize: str = "none"    # F made symmetric before decoding: none, sum, triu, tril (Hoover et al. 2021)
+    absolute: bool = False      # |F| before symmetrizing (their --absolute_value)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings that matter for this decoder (no layer for baselines, no root, faithful or
@@ -86,7 +88,8 @@ class ParseSettings:
         if self.decoder != "distance-split":
             data.pop("bias")
         if not decoder_needs_model(self.decoder):
-            data.pop("layer")  # baselines read no impacts
+            for name in ("layer", "symmetrize", "absolute"):
+                data.pop(name)  # baselines read no impacts
         if self.decoder in DECODERS and DECODERS[self.decoder].task == "constituency":
             for name in ("root", "faithful", "multiroot"):
                 data.pop(name)
@@ -181,8 +184,9 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
     if settings.faithful and not dec.supports_faithful:
         raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ' and ')} decoders only")
-    if settings.faithful and settings.root != "gold":
+    if settings.faithful and settings.root != "gold" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
+    check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
     if settings.root == "gold" and dec.task == "dependency":
         lacking = next((s for s in sentences if s.root is None), None)
         if lacking is not None:
@@ -260,7 +264,8 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                             root=sent.root if settings.root == "gold" and task == "dependency" else None,
                             multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
                             where=sent.where(), distance=bool(getattr(impact, "distance", False)),
-                            bias=settings.bias)
+                            bias=settings.bias, symmetrize=settings.symmetrize, absolute=settings.absolute,
+                            keep=None if sent.upos is None else [u != "PUNCT" for u in sent.upos])
             out = decode(settings.decoder, x)
             summary.parsed += 1
             if task == "dependency":

@@ -43,6 +43,7 @@ from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
+from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class DecodeInput:
         distance: ``F`` is a distance (low = close; probe ``distance``): the spanning-tree decoders
             and MART read ``-F``, ``distance-split`` reads ``F`` itself (and ``-F`` otherwise).
         bias: λ, the right-branching bias of ``distance-split`` (Kim et al. 2020).
+        keep: words the undirected decoders keep in faithful mode (False: punctuation, left out).
+        symmetrize, absolute: how F is made symmetric, after ``|F|`` with ``absolute``, before any
+            decoder reads it (:func:`pmask.trees.undirected.symmetrize`).
     """
 
     words: Sequence[str]
@@ -73,6 +77,9 @@ class DecodeInput:
     where: str | None = None
     distance: bool = False
     bias: float = 0.0
+    keep: Sequence[bool] | None = None
+    symmetrize: str = "none"
+    absolute: bool = False
     rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +106,7 @@ class Decoder:
     description: str
     baseline: bool = False          # an uninformed baseline (reported next to model rows)
     supports_faithful: bool = False  # has the authors' mode on the [CLS] layout
+    undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
 
 
 # ---------------------------------------------------------------------------- adapters (one signature)
@@ -106,7 +114,9 @@ class Decoder:
 def _need_F(x: DecodeInput, name: str) -> np.ndarray:
     if x.F is None:
         raise DecodeError(f"{x.place}{name} needs an impact matrix F")
-    return x.F
+    if x.symmetrize == "none" and not x.absolute:
+        return x.F
+    return symmetrize(np.asarray(x.F, dtype=np.float64), x.symmetrize, x.absolute)
 
 
 def _affinity(x: DecodeInput, name: str) -> np.ndarray:
@@ -134,6 +144,15 @@ def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable)
     return run
 
 
+def _undirected(name: str, algorithm: Callable) -> Callable[[DecodeInput], Any]:
+    def run(x: DecodeInput) -> np.ndarray:
+        W = check_square(_affinity(x, name), x.n, x.where)
+        if x.faithful and x.keep is None:
+            raise DecodeError(f"{x.place}faithful {name} leaves punctuation out of the tree, which needs UPOS tags")
+        return orient(algorithm(W, x.keep if x.faithful else None), x.n, x.root)
+    return run
+
+
 def _random_scores(algorithm: Callable) -> Callable[[DecodeInput], Any]:
     def run(x: DecodeInput) -> np.ndarray:
         return algorithm(baselines.random_scores(x.n, x.rng), root=x.root, multiroot=x.multiroot, where=x.where)
@@ -156,6 +175,12 @@ _ENTRIES = [
             "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
     Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
             "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True),
+    Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
+            "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
+            "--root only directs its edges", supports_faithful=True, undirected=True),
+    Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
+            "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
+            "--root only directs them", supports_faithful=True, undirected=True),
     Decoder("right-chain", "dependency", lambda x: baselines.right_chain(x.n, root=x.root), False,
             "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True),
     Decoder("left-chain", "dependency", lambda x: baselines.left_chain(x.n, root=x.root), False,

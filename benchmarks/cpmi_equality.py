@@ -1,0 +1,126 @@
+"""pmask's CPMI (``--faithful --metric cpmi``) against Hoover et al.'s code, head for head, and their relative cost.
+
+Runs ``tools/cpmi_authors.py`` under the authors' environment (see its docstring) unless
+``--authors JSON`` gives its output, computes the same sentences with pmask (float32, batched,
+tokenisation ``words-ptb``, ``--context`` = their ``--pad``), then compares:
+
+- the matrices (largest absolute difference, and relative to the largest value);
+- the trees: for absolute value or not × symmetrisation sum/triu/tril/none × projective
+  (``mst-projective``) or not (``mst``), the undirected edges between non-punctuation words,
+  sentence by sentence;
+- their UUAS (pooled and per-sentence mean, :mod:`pmask.eval.hoover_uuas`) from pmask's trees
+  against their own counts.
+
+Prints one table and exits 1 on any difference beyond ``--atol``. Example:
+
+    python benchmarks/cpmi_equality.py --model models/pmask-tiny-en --n 100 --pad 0 \\
+        --authors-python /work/anchors/cpmi/venv/bin/python --authors-repo /work/anchors/cpmi/src
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pmask.corpora import read_corpus
+from pmask.eval.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
+from pmask.perturb import ImpactStats, load_model
+from pmask.perturb.fill import iter_impacts
+from pmask.perturb.impact_settings import ImpactSettings
+from pmask.trees.registry import DecodeInput, decode
+
+PUD = "/work/shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"
+KINDS = {"projective": "mst-projective", "nonproj": "mst"}
+MODES = ("sum", "triu", "tril", "none")
+
+
+def authors(args: argparse.Namespace) -> dict:
+    if args.authors:
+        return json.loads(Path(args.authors).read_text())
+    out = Path(args.workdir) / f"authors-{Path(args.model).name}-n{args.n}-pad{args.pad}.json"
+    cmd = [args.authors_python, str(Path(__file__).resolve().parents[1] / "tools" / "cpmi_authors.py"),
+           "--repo", args.authors_repo, "--model", str(Path(args.model).resolve()), "--conllu", args.conllu,
+           "--n", str(args.n), "--pad", str(args.pad), "--threads", str(args.threads), "-o", str(out)]
+    if args.head_at_target:
+        cmd.append("--head-at-target")
+    subprocess.run(cmd, check=True)
+    return json.loads(out.read_text())
+
+
+def pmask_matrices(args: argparse.Namespace, sentences: list) -> tuple[list[np.ndarray], float, ImpactStats]:
+    torch.set_num_threads(args.threads)
+    lm = load_model(args.model, dtype="float32")
+    impact = ImpactSettings("cpmi", "sum", "words-ptb", "pair", args.pad)
+    stats = ImpactStats()
+    t0 = time.perf_counter()
+    out = [F[0] for _, F in iter_impacts(lm, sentences, layers=[-1], impact=impact, progress=False, stats=stats)]
+    return out, time.perf_counter() - t0, stats
+
+
+def compare(args: argparse.Namespace) -> int:
+    sentences = read_corpus(args.conllu, limit=args.n)
+    theirs = authors(args)
+    mine, seconds, stats = pmask_matrices(args, sentences)
+    worst = max(float(np.abs(a - np.asarray(t["matrix"])).max()) for a, t in zip(mine, theirs["sentences"]))
+    scale = max(float(np.abs(a).max()) for a in mine)
+    print(f"model {args.model}, {len(sentences)} sentences, context {args.pad}: largest |difference| {worst:.3g} "
+          f"(largest |CPMI| {scale:.3g})")
+    print(f"pmask: {seconds:.2f} s, {stats.forward_sequences} sequences; theirs: {theirs['matrix_seconds']:.2f} s "
+          f"({'head at target' if theirs.get('head_at_target') else 'unpatched'}) -> {theirs['matrix_seconds'] / seconds:.1f}x")
+    failures = int(worst > args.atol)
+    if "plain" not in theirs["sentences"][0]:
+        return failures
+    print("| absolute | decoder | symmetrize | trees equal | pmask UUAS pooled / mean | theirs pooled / mean |")
+    print("|---|---|---|---:|---:|---:|")
+    for absolute in (False, True):
+        key = "abs" if absolute else "plain"
+        for kind, decoder in KINDS.items():
+            for mode in MODES:
+                equal, mine_scores, their_common, their_gold, their_values = 0, [], 0, 0, []
+                for s, F, t in zip(sentences, mine, theirs["sentences"]):
+                    heads = decode(decoder, DecodeInput(words=s.words, F=F, root=None, faithful=True,
+                                                        keep=[u != "PUNCT" for u in s.upos], symmetrize=mode,
+                                                        absolute=absolute))
+                    theirs_edges = {tuple(sorted(e)) for e in t[key][kind]["edges"][mode]}
+                    equal += predicted_edges(heads, s.upos) == theirs_edges
+                    mine_scores.append(sentence_uuas(heads, s.heads, s.upos))
+                    their_common += t[key][kind]["n_common"][mode]
+                    their_gold += t[key]["number_edges"]
+                    if t[key][kind]["uuas"][mode] is not None:
+                        their_values.append(t[key][kind]["uuas"][mode])
+                pooled, mean = corpus_uuas(mine_scores)
+                their_pooled, their_mean = their_common / their_gold, float(np.mean(their_values))
+                same = equal == len(sentences) and abs(pooled - their_pooled) < 1e-12 and abs(mean - their_mean) < 1e-12
+                failures += not same
+                print(f"| {absolute} | {decoder} | {mode} | {equal}/{len(sentences)} | {pooled:.4f} / {mean:.4f} | "
+                      f"{their_pooled:.4f} / {their_mean:.4f} |")
+    return failures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--conllu", default=PUD)
+    ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--pad", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--atol", type=float, default=1e-3)
+    ap.add_argument("--authors", default=None, help="a JSON written by tools/cpmi_authors.py")
+    ap.add_argument("--authors-python", default="/work/anchors/cpmi/venv/bin/python")
+    ap.add_argument("--authors-repo", default="/work/anchors/cpmi/src")
+    ap.add_argument("--head-at-target", action="store_true", help="their code with the MLM head at the read only")
+    ap.add_argument("--workdir", default=".")
+    args = ap.parse_args()
+    failures = compare(args)
+    print("equal" if not failures else f"{failures} differences", file=sys.stderr)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
