@@ -34,6 +34,7 @@ from pmask.common.options import (
     PUNCT_MODES,
     ROOT_MODES,
     SUBWORD_POLICIES,
+    SYMMETRIZE_MODES,
     TOKENIZE_MODES,
     parse_head,
     split_probes,
@@ -79,6 +80,16 @@ def seconds_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, not '{text}'") from None
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
+def count_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
 
 
@@ -148,6 +159,10 @@ def add_model(p: argparse.ArgumentParser, several_probes: bool = False) -> None:
                    help="merge policy over the measured word's pieces (default: avg; a store's own)")
     g.add_argument("--tokenize", default=None, choices=list(TOKENIZE_MODES),
                    help="; ".join(f"{k}: {v}" for k, v in TOKENIZE_MODES.items()) + " (default: words; a store's own)")
+    g.add_argument("--context", type=count_arg, default=None, metavar="N",
+                   help="give the model neighbouring sentences of the same file around each sentence until it has "
+                        "at least N words (Hoover et al.'s --pad; never masked or scored; default 0, 30 with "
+                        "--faithful --metric cpmi; a store's own)")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:K")
     g.add_argument("--dtype", default="auto", choices=list(DTYPES), help="auto = the engine's default for the device")
     g.add_argument("--batch-tokens", type=positive_int, default=None, metavar="N",
@@ -163,9 +178,19 @@ def add_bias(p: argparse.ArgumentParser) -> None:
                    help="right-branching bias of the distance-split decoder (Kim et al. 2020; 0 = none)")
 
 
+def add_symmetrize(p: argparse.ArgumentParser) -> None:
+    """``--symmetrize`` and ``--absolute``: how F is made symmetric before any decoder reads it."""
+    p.add_argument("--symmetrize", default=None, choices=list(SYMMETRIZE_MODES),
+                   help="make F symmetric before decoding: " + "; ".join(f"{k}: {v}" for k, v in SYMMETRIZE_MODES.items())
+                        + " (default none; sum with --faithful --metric cpmi)")
+    p.add_argument("--absolute", action="store_true", help="decode |F| (Hoover et al.'s --absolute_value), before "
+                                                          "--symmetrize")
+
+
 def add_decoder(p: argparse.ArgumentParser, default: str | None, text: str) -> None:
     p.add_argument("--decoder", "-d", default=default, choices=decoder_names(), metavar="NAME", help=text)
     add_bias(p)
+    add_symmetrize(p)
 
 
 def reads_impacts(args: argparse.Namespace) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pmask.cli.args import reads_impacts
 from pmask.cli.logs import Outcome
+from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
 from pmask.common.labels import plural
 from pmask.corpora.spec import CorpusSpec
@@ -26,7 +27,7 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import default_decoder
+from pmask.trees.registry import FAITHFUL_CPMI_DECODER, default_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
 
@@ -37,9 +38,13 @@ def _corpus(args: argparse.Namespace, path: Path) -> CorpusSpec:
 def _model(args: argparse.Namespace) -> ModelSpec:
     probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
     spec = ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
-                     args.tokenize, probe), device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens,
-                     threads=args.threads, head=args.head)
+                     args.tokenize, probe, args.context), device=args.device, dtype=args.dtype,
+                     batch_tokens=args.batch_tokens, threads=args.threads, head=args.head)
     source = getattr(args, "source", None)
+    corpus = source if source is not None else getattr(args, "input", None)
+    if args.context and corpus is not None and str(corpus) == "-":
+        raise SettingError("{context} takes neighbouring sentences from the corpus file, which standard input is not; "
+                           "give the corpus as a file")
     faithful = getattr(args, "faithful", False) and not (source and is_store(source))   # a store has its metric
     return spec.for_faithful() if faithful else spec
 
@@ -68,9 +73,11 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    settings = ParseSettings(decoder=args.decoder or default_decoder(source.sentences), layer=args.layer,
-                             root=args.root, faithful=args.faithful, multiroot=args.multiroot, seed=args.seed,
-                             bias=args.bias)
+    cpmi = args.faithful and needs_model and source.impact_settings().get("metric") == "cpmi"
+    settings = ParseSettings(decoder=args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences)),
+                             layer=args.layer, root=args.root, faithful=args.faithful, multiroot=args.multiroot,
+                             seed=args.seed, bias=args.bias, absolute=args.absolute,
+                             symmetrize=args.symmetrize or ("sum" if cpmi else "none"))
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())
 
@@ -99,7 +106,8 @@ def cmd_sweep(args: argparse.Namespace) -> Outcome:
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
                           progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
-                          label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete)
+                          label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete,
+                          symmetrize=args.symmetrize or "none", absolute=args.absolute)
     if args.plot:
         result.plot(args.plot)
     if args.json:
@@ -126,7 +134,8 @@ def cmd_bench(args: argparse.Namespace) -> Outcome:
     settings = BenchSettings(
         model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
         decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        probes=args.probe, bias=args.bias, max_words=args.max_words)
+        probes=args.probe, bias=args.bias, max_words=args.max_words, symmetrize=args.symmetrize or "none",
+        absolute=args.absolute)
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
     if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         return Outcome()

@@ -16,6 +16,7 @@ from pmask.cli.args import (
     add_allow_incomplete,
     add_bias,
     add_decoder,
+    add_symmetrize,
     add_input,
     add_model,
     add_output,
@@ -107,7 +108,9 @@ def _add_parse_parser(sub: argparse._SubParsersAction) -> None:
     add_root(p)
     p.add_argument("--faithful", action="store_true",
                    help="the authors' pipeline: [CLS] layout, their softmax, multi-child-ROOT Eisner / product CLE; "
-                        "metric dist unless --metric is given")
+                        "metric dist unless --metric is given. With --metric cpmi, Hoover et al.'s: tokenize "
+                        "words-ptb, --context 30, --symmetrize sum, decoder mst-projective (or mst), punctuation "
+                        "left out of the tree")
     p.add_argument("--multiroot", action="store_true", help="allow several words under ROOT (free root only)")
     add_store_cache(p)
     add_allow_incomplete(p)
@@ -247,6 +250,7 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
                        ",".join(task_info(t).default_decoders) for t in ("dependency", "constituency"))))
     add_bias(p)
+    add_symmetrize(p)
     add_root(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
     p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)

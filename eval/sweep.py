@@ -72,7 +72,8 @@ def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, se
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str = "gold", faithful: bool = False, punct: str = "include", seed: int = 0,
-                 baselines: bool = False, label: str | Path | None = None, bias: float = 0.0) -> SweepResult:
+                 baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
+                 symmetrize: str = "none", absolute: bool = False) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -80,7 +81,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         layers: layer indices (0 = embeddings, negative from the end) or "all".
         decoder: default: :func:`~pmask.trees.registry.default_decoder` (``eisner`` for dependency
             gold, ``mart`` for constituency gold).
-        root, faithful, punct, seed, bias: as for :class:`~pmask.trees.induce.ParseSettings` and the metrics.
+        root, faithful, punct, seed, bias, symmetrize, absolute: as for :class:`~pmask.trees.induce.ParseSettings`
+            and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
 
@@ -90,7 +92,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     sentences = source.sentences
     decoder = decoder or default_decoder(sentences)
     task = decoder_task(decoder)
-    checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias)
+    checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias,
+                            symmetrize=symmetrize, absolute=absolute)
     _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))
     per_layer = source.impacts_by_layers(layers, include_cls=faithful)
     probe = str(source.impact_settings().get("probe", "pair"))   # a cache store's own probe
@@ -98,7 +101,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():
-        settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, seed=seed, bias=bias)
+        settings = replace(checked, layer=layer)
         score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
         rows.append((layer, score.to_dict()))
     base: dict[str, float] = {}
@@ -136,8 +139,8 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
         progress: progress bars.
         label: the corpus name in the table (default: ``source.path``).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
-        options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``
-            (see :func:`sweep_layers`).
+        options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``,
+            ``symmetrize``, ``absolute`` (see :func:`sweep_layers`).
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's

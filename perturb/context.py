@@ -13,6 +13,7 @@ Example:
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -68,7 +69,13 @@ def add_context(sentences: Sequence[Any], words: int) -> list[Any]:
             raise CorpusError("--context takes neighbouring sentences from the corpus file; "
                               f"{getattr(sentence, 'id', 'a sentence')!r} was not read from a file")
         if path not in files:
-            whole = read_corpus(path)
+            quiet = logging.getLogger("pmask.corpora")
+            level = quiet.level
+            quiet.setLevel(logging.WARNING)   # the file was announced when it was read for its sentences
+            try:
+                whole = read_corpus(path)
+            finally:
+                quiet.setLevel(level)
             files[path] = (whole, {int(s.line): k for k, s in enumerate(whole) if s.line is not None})
         whole, at_line = files[path]
         index = at_line.get(int(line))

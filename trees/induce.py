@@ -322,6 +322,9 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
         check_settings(settings, source.sentences, str(impact.get("probe", "pair")))   # a cache store's own probe
+        if settings.faithful and impact.get("metric") == "cpmi" and not dec.undirected:
+            raise SettingError(f"{{faithful}} with {{metric}} cpmi is Hoover et al.'s pipeline, which decodes with "
+                               f"mst-projective or mst, not {settings.decoder}")
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
     corpus = corpus_record(source.corpus, source.selection.format, source.selection.limit, source.selection.max_words)

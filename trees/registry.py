@@ -208,6 +208,9 @@ _ENTRIES = [
             "uniformly random binary bracketing", baseline=True),
 ]
 
+#: What ``--faithful --metric cpmi`` decodes with when no decoder is named (Hoover et al.'s projective trees).
+FAITHFUL_CPMI_DECODER = "mst-projective"
+
 #: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
 DECODERS: Mapping[str, Decoder] = MappingProxyType({d.name: d for d in _ENTRIES})
 

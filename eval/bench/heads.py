@@ -89,4 +89,5 @@ def _key(tb: Any) -> str:
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,
            settings: Any) -> tuple[Any, list[Any]]:
     return sc.score_decoder(sentences, impacts, decoder=decoder, layer=layer, root=settings.root,
-                            punct=settings.punct, seed=settings.seed, bias=settings.bias)
+                            punct=settings.punct, seed=settings.seed, bias=settings.bias,
+                            symmetrize=settings.symmetrize, absolute=settings.absolute)

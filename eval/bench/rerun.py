@@ -33,9 +33,11 @@ from pmask.perturb.store import read_manifest
 logger = logging.getLogger(__name__)
 
 #: Settings that decide what the stores hold (a difference needs another OUTDIR), as ``results.json`` names them.
-STORE_FIELDS = ("subword", "tokenize", "limit", "max_words")
+STORE_FIELDS = ("subword", "tokenize", "limit", "max_words", "context")
 #: Settings that decide only how the stored impacts are scored (a difference needs ``rescore``).
-SCORE_FIELDS = ("root", "punct", "seed", "bias", "head")
+SCORE_FIELDS = ("root", "punct", "seed", "bias", "head", "symmetrize", "absolute")
+#: What a study recorded before a field existed stands for (its default).
+_UNRECORDED = {"context": 0, "symmetrize": "none", "absolute": False}
 #: How a message names a dimension of the study (``{name}``: the command line shows its flag).
 _DIMENSIONS = ("treebank", "{probe}", "{layers}", "{decoders}")
 
@@ -109,7 +111,8 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
     for probe in now["probes"]:
         if probe in metrics and metrics[probe] is not None and metrics[probe] != now["metrics"][probe]:
             out.append(f"{{metric}} of probe {probe} {metrics[probe]} (this run: {now['metrics'][probe]})")
-    out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS if old.get(key) != now[key]]
+    out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS
+            if old.get(key, _UNRECORDED.get(key)) != now[key]]
     if not out:   # the same selection: the same sentences unless a file changed
         recorded = {t.get("treebank"): t.get("sentences_sha256") for t in earlier.get("treebanks") or []}
         out += [f"treebank {tb.name}: other sentences (its file changed)" for tb in treebanks

@@ -31,6 +31,7 @@ from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
     ROOT_MODES,
+    SYMMETRIZE_MODES,
     check_choice,
     resolve_layers,
     split_probes,
@@ -81,6 +82,8 @@ class BenchSettings:
     probes: Sequence[str] | None = None
     bias: float = 0.0
     max_words: int | None = None
+    symmetrize: str = "none"   # F made symmetric before decoding (Hoover et al.)
+    absolute: bool = False     # |F| before that
 
     def __post_init__(self) -> None:
         spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
@@ -114,6 +117,7 @@ class BenchSettings:
         if self.bias and "distance-split" not in (self.decoders or ()):
             raise SettingError("{bias} is the right-branching bias of the distance-split decoder, which is not benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
+        check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
         if self.max_words is not None and self.max_words < 1:
@@ -133,7 +137,8 @@ class BenchSettings:
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
-                "max_words": self.max_words}
+                "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
+                "absolute": self.absolute}
 
 
 @dataclass
@@ -272,7 +277,8 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
             for decoder in decoders_for(tb, settings):
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
                                                 root=settings.root, punct=settings.punct, seed=settings.seed,
-                                                bias=settings.bias)
+                                                bias=settings.bias, symmetrize=settings.symmetrize,
+                                                absolute=settings.absolute)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:

@@ -19,11 +19,13 @@ def task_of(decoder: str) -> str:
 
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
-                  punct: str, seed: int, bias: float = 0.0) -> tuple[Any, list[Any]]:
+                  punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
+                  absolute: bool = False) -> tuple[Any, list[Any]]:
     """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``
-    (``bias``: distance-split's λ)."""
+    (``bias``: distance-split's λ; ``symmetrize``, ``absolute``: how F is made symmetric first)."""
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
-                             bias=bias if decoder == "distance-split" else 0.0)
+                             bias=bias if decoder == "distance-split" else 0.0, symmetrize=symmetrize,
+                             absolute=absolute)
     return score_against_gold(sentences, impacts, settings, punct=punct)
 
 

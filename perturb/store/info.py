@@ -30,7 +30,7 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         ``{"store", "complete", "sentences": {"stored", "skipped_too_long", "corpus"}, "corpus": {"path",
         "sha256", "selection"}, "layers", "layers_being_added", "model": {"name", "class", "revision", "commit",
         "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"probe", "heads", "metric", "subword",
-        "tokenize", "include_cls"}, "created", "updated", "versions", "shards", "bytes", "state"}``. ``selection`` is
+        "tokenize", "include_cls", "context"}, "created", "updated", "versions", "shards", "bytes", "state"}``. ``selection`` is
         None for a store made before selections were recorded. ``state`` (:mod:`.state`): ``"complete"``, ``"writing"``
         (a process is writing it now: ``"writer"`` names it), ``"maybe_writing"`` (its writer is on another host and its
         lock cannot be seen) or ``"interrupted"``; ``"resume"`` is the command that finishes it, ``"unmerged"`` the
@@ -60,7 +60,8 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
                   **{k: v for k, v in described.items() if k in ("loaded", "parts", "head")}},
         "settings": {"probe": manifest.get("probe") or "pair", "heads": manifest.get("heads"),
                      "metric": manifest.get("metric"), "subword": manifest.get("subword"),
-                     "tokenize": manifest.get("tokenize", "words"), "include_cls": manifest.get("include_cls", True)},
+                     "tokenize": manifest.get("tokenize", "words"), "include_cls": manifest.get("include_cls", True),
+                     "context": manifest.get("context", 0)},
         "created": manifest.get("created"),
         "updated": manifest.get("updated"),
         "versions": manifest.get("versions") or {},
@@ -117,6 +118,7 @@ def describe_store_info(info: dict[str, Any]) -> str:
         f"layers    {', '.join(map(str, info['layers'])) or 'none'}{extension}",
         f"settings  probe {st['probe']}" + (f" (every head: {st['heads']} per layer)" if st.get("heads") else "")
         + f", metric {st['metric']}, subword {st['subword']}, tokenize {st['tokenize']}"
+        + (f", context {st['context']} words" if st.get("context") else "")
         + (", [CLS] row kept" if st["include_cls"] else ""),
         f"made      {info['created']} with pmask {versions.get('pmask', '?')} (torch {versions.get('torch', '?')}, "
         f"transformers {versions.get('transformers', '?')}); updated {info['updated']}",
