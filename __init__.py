@@ -49,18 +49,20 @@ def _as_sentences(sentences: Any, sentence_type: Any) -> list[Any]:
     return out
 
 
-def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner",
+def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = None,
           layer: int = -1, root: str | None = None, faithful: bool = False, multiroot: bool = False,
           metric: str | None = None, subword: str | None = None, seed: int = 0, device: str = "auto",
           dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False, probe: str = "pair",
-          head: str | int | None = None, bias: float = 0.0) -> list[Any]:
+          head: str | int | None = None, bias: float = 0.0, symmetrize: str | None = None, absolute: bool = False,
+          context: int | None = None) -> list[Any]:
     """Induce a tree for each sentence in one call (also available as ``pmask.parse``).
 
     Args:
         sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
         model: a hub name, a local directory, ``random:NAME``, or a loaded ``LoadedModel``; not
             needed by the baselines.
-        decoder: a name from :data:`pmask.trees.registry.DECODERS`.
+        decoder: a name from :data:`pmask.trees.registry.DECODERS` (default eisner; mst-projective with
+            ``faithful`` and metric cpmi, Hoover et al.'s pipeline).
         layer: the layer whose impacts are decoded (-1 = last).
         root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
             sentence carries gold heads, else "free".
@@ -69,6 +71,10 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
         probe, head: how impacts are read out of the model (``pmask.common.options.PROBES``; default
             pair) and, for the attention-based probes, which head is decoded (default mean).
         bias: the right-branching bias of the ``distance-split`` decoder.
+        symmetrize, absolute: F made symmetric (none, sum, triu, tril; default none, sum with ``faithful``
+            and metric cpmi) after ``|F|`` with ``absolute``, before decoding.
+        context: words of neighbouring sentences given to the model (sentences read from a file only;
+            default 0, 30 with ``faithful`` and metric cpmi).
 
     Returns:
         One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
@@ -85,21 +91,24 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str = "eisner
     from pmask.perturb.impact_source import ImpactSource
     from pmask.perturb.model_spec import ModelSpec
     from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
-    from pmask.trees.registry import get_decoder
+    from pmask.trees.registry import FAITHFUL_CPMI_DECODER, get_decoder
 
     if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
         sentences = [sentences]
     sents = _as_sentences(sentences, Sentence)
     if root is None:
         root = "gold" if sents and all(s.heads for s in sents) else "free"
+    cpmi = faithful and metric == "cpmi"
+    decoder = decoder or (FAITHFUL_CPMI_DECODER if cpmi else "eisner")
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
-                             seed=seed, bias=bias)
+                             seed=seed, bias=bias, symmetrize=symmetrize or ("sum" if cpmi else "none"),
+                             absolute=absolute)
     check_settings(settings, sents, probe)
     impacts = None
     if get_decoder(decoder).needs_model:
         loaded = None if model is None or isinstance(model, str) else model
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
-                         impact=ImpactSettings(metric, subword, None, probe), device=device, dtype=dtype,
+                         impact=ImpactSettings(metric, subword, None, probe, context), device=device, dtype=dtype,
                          batch_tokens=batch_tokens, head=head)
         spec = spec.for_faithful() if faithful else spec
         spec = (spec if loaded is not None else spec.or_default()).with_defaults()   # None: the bundled model

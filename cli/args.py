@@ -181,7 +181,8 @@ def add_bias(p: argparse.ArgumentParser) -> None:
 def add_symmetrize(p: argparse.ArgumentParser) -> None:
     """``--symmetrize`` and ``--absolute``: how F is made symmetric before any decoder reads it."""
     p.add_argument("--symmetrize", default=None, choices=list(SYMMETRIZE_MODES),
-                   help="make F symmetric before decoding: " + "; ".join(f"{k}: {v}" for k, v in SYMMETRIZE_MODES.items())
+                   help="make F symmetric before decoding: "
+                        + "; ".join(f"{k}: {v}" for k, v in SYMMETRIZE_MODES.items())
                         + " (default none; sum with --faithful --metric cpmi)")
     p.add_argument("--absolute", action="store_true", help="decode |F| (Hoover et al.'s --absolute_value), before "
                                                           "--symmetrize")

@@ -74,9 +74,9 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
     cpmi = args.faithful and needs_model and source.impact_settings().get("metric") == "cpmi"
-    settings = ParseSettings(decoder=args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences)),
-                             layer=args.layer, root=args.root, faithful=args.faithful, multiroot=args.multiroot,
-                             seed=args.seed, bias=args.bias, absolute=args.absolute,
+    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences))
+    settings = ParseSettings(decoder=decoder, layer=args.layer, root=args.root, faithful=args.faithful,
+                             multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
                              symmetrize=args.symmetrize or ("sum" if cpmi else "none"))
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())

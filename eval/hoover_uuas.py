@@ -68,12 +68,12 @@ def tree_distances(heads: Sequence[int]) -> np.ndarray:
 def gold_edges(heads: Sequence[int], upos: Sequence[str]) -> set[tuple[int, int]]:
     """Their gold edges (0-based, sorted pairs) between the non-punctuation words."""
     keep = [u != "PUNCT" for u in upos]
-    return {tuple(sorted(e)) for e in max_spanning_tree(tree_distances(heads), keep, minimum=True)}
+    return {(min(a, b), max(a, b)) for a, b in max_spanning_tree(tree_distances(heads), keep, minimum=True)}
 
 
 def predicted_edges(heads: Sequence[int], upos: Sequence[str]) -> set[tuple[int, int]]:
     """The undirected edges of a predicted tree between non-punctuation words (0-based, sorted pairs)."""
-    return {tuple(sorted((d, int(h) - 1))) for d, h in enumerate(heads)
+    return {(min(d, int(h) - 1), max(d, int(h) - 1)) for d, h in enumerate(heads)
             if h and upos[d] != "PUNCT" and upos[int(h) - 1] != "PUNCT"}
 
 

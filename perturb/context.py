@@ -85,6 +85,7 @@ def add_context(sentences: Sequence[Any], words: int) -> list[Any]:
             before, after = padding_indices([len(s.words) for s in whole], index, words)
         except CorpusError as err:
             raise CorpusError(f"{path}: {err}") from None
-        context = ([w for b in before for w in whole[b].words[:words]], [w for a in after for w in whole[a].words[:words]])
+        context = ([w for b in before for w in whole[b].words[:words]],
+                   [w for a in after for w in whole[a].words[:words]])
         out.append(replace(sentence, meta={**sentence.meta, "context": context}))
     return out

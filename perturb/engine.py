@@ -158,7 +158,6 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         encoder.check_prob(settings.layers)
     if metric == "cpmi" and job_type is SentenceJob:
         from pmask.perturb.probes.cpmi import CpmiJob
-
         job_type = CpmiJob
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
 

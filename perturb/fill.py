@@ -23,8 +23,8 @@ from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, resolve_layers
 from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
-from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.context import add_context
+from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import (

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from pmask.common.options import check_context, check_probe, default_metric, default_subword
 from pmask.common.errors import SettingError
+from pmask.common.options import check_context, check_probe, default_metric, default_subword
 from pmask.perturb.alignment import get_aligner
 
 

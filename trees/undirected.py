@@ -58,7 +58,8 @@ def _kept(keep: Sequence[bool] | None, n: int) -> np.ndarray:
     return np.ones(n, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
 
 
-def max_spanning_tree(W: np.ndarray, keep: Sequence[bool] | None = None, *, minimum: bool = False) -> list[tuple[int, int]]:
+def max_spanning_tree(W: np.ndarray, keep: Sequence[bool] | None = None, *,
+                      minimum: bool = False) -> list[tuple[int, int]]:
     """Kruskal's maximum (``minimum``: minimum) spanning tree over the kept words: edges ``(i, j)``
     in the order taken, ``i`` the row of the pair that won."""
     W = np.asarray(W, dtype=np.float64)
@@ -100,7 +101,8 @@ def projective_tree(W: np.ndarray, keep: Sequence[bool] | None = None) -> list[t
     scores[1:, 1:] = W[np.ix_(index, index)]
     scores[0, :] = ROOT_SCORE
     heads = _eisner(scores)
-    return sorted(tuple(sorted((int(index[d - 1]), int(index[h - 1])))) for d, h in enumerate(heads) if d and h)
+    edges = [(int(index[d - 1]), int(index[h - 1])) for d, h in enumerate(heads) if d and h]
+    return sorted((min(a, b), max(a, b)) for a, b in edges)
 
 
 def _eisner(scores: np.ndarray) -> list[int]:

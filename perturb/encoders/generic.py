@@ -57,7 +57,8 @@ class GenericEncoder(Encoder):
         if self.no_prob:
             raise ModelError(self.no_prob)
         if self.head is None and any(k != self.num_layers for k in layers):
-            raise ModelError(f"metric 'prob' (or 'cpmi') at intermediate layers is not supported for model {self.name!r}: "
+            raise ModelError(f"metric 'prob' (or 'cpmi') at intermediate layers is not supported for model "
+                             f"{self.name!r}: "
                              "its MLM head could not be identified (applying it to the last hidden state does not "
                              "reproduce the model's logits); use the last layer or metric 'dist'")
 

@@ -30,7 +30,8 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         ``{"store", "complete", "sentences": {"stored", "skipped_too_long", "corpus"}, "corpus": {"path",
         "sha256", "selection"}, "layers", "layers_being_added", "model": {"name", "class", "revision", "commit",
         "random_init", "dtype", "num_layers", "max_length", ...}, "settings": {"probe", "heads", "metric", "subword",
-        "tokenize", "include_cls", "context"}, "created", "updated", "versions", "shards", "bytes", "state"}``. ``selection`` is
+        "tokenize", "include_cls", "context"},
+        "created", "updated", "versions", "shards", "bytes", "state"}``. ``selection`` is
         None for a store made before selections were recorded. ``state`` (:mod:`.state`): ``"complete"``, ``"writing"``
         (a process is writing it now: ``"writer"`` names it), ``"maybe_writing"`` (its writer is on another host and its
         lock cannot be seen) or ``"interrupted"``; ``"resume"`` is the command that finishes it, ``"unmerged"`` the

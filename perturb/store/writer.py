@@ -176,8 +176,9 @@ class StoreWriter:
         known: dict[str, Any] = {k: getattr(settings, k) for k in (f.name for f in fields(settings))
                                  if getattr(stored, k) is None and getattr(settings, k) is not None
                                  and k not in ("layers", "layers_resolved")}
-        known["impact"] = replace(stored.impact, **{k: v for k, v in settings.impact.as_dict().items()
-                                                    if getattr(stored.impact, k) is None and v is not None})
+        missing: dict[str, Any] = {k: v for k, v in settings.impact.as_dict().items()
+                                   if getattr(stored.impact, k) is None and v is not None}
+        known["impact"] = replace(stored.impact, **missing)
         if stored.layers_resolved is None:
             known["layers_resolved"] = settings.layers_resolved
         manifest.update(replace(stored, **known).manifest_fields())

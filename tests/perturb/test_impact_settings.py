@@ -13,12 +13,13 @@ from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import StoreSettings
 
-IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe"}
+IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe", "context"}
 
 
 def test_defaults_unset_fields_and_order():
-    assert ImpactSettings().as_dict() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair"}
-    assert list(ImpactSettings().as_dict()) == ["metric", "subword", "tokenize", "probe"]   # as provenance records them
+    assert ImpactSettings().as_dict() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair",
+                                          "context": 0}
+    assert list(ImpactSettings().as_dict()) == ["metric", "subword", "tokenize", "probe", "context"]   # as recorded
     assert UNSET.with_defaults() == ImpactSettings()
     assert ImpactSettings(None, "first", None).with_defaults() == ImpactSettings("dist", "first", "words")
     assert ImpactSettings(None, None, None, "distance").with_defaults() == ImpactSettings("l2", "avg", "words",
@@ -36,6 +37,18 @@ def test_check_names_the_first_unknown_value(settings, message):
     with pytest.raises(OptionError, match=message):
         settings.check()
     assert ImpactSettings("prob", "max", "text").check() == ImpactSettings("prob", "max", "text")
+
+
+def test_cpmi_defaults_and_context_checks():
+    assert ImpactSettings("cpmi", None, None, None, None).with_defaults() == ImpactSettings("cpmi", "sum", "words",
+                                                                                          "pair", 0)
+    with pytest.raises(SettingError, match="context"):
+        ImpactSettings("cpmi", "sum", "text", "pair", 5).check()
+    with pytest.raises(OptionError, match="context"):
+        ImpactSettings("cpmi", "sum", "words", "pair", -1).check()
+    spec = ModelSpec(impact=ImpactSettings("cpmi", None, None, None, None)).for_faithful()
+    assert (spec.impact.tokenize, spec.impact.context) == ("words-ptb", 30)
+    assert ModelSpec(impact=ImpactSettings("cpmi", None, "words", None, 0)).for_faithful().impact.context == 0
 
 
 def test_conflicts_only_for_fields_that_are_set():
@@ -73,7 +86,7 @@ def test_bench_settings_record_the_same_flat_dict():
         "model": "random:tiny", "layers": [1, -1], "decoders": None, "root": "gold", "limit": 3, "metric": "dist",
         "subword": "first", "tokenize": "words", "punct": "include", "seed": 0, "device": "cpu", "dtype": None,
         "batch_tokens": None, "random_init": False, "probes": ["pair"], "metrics": {"pair": "dist"}, "head": None,
-        "bias": 0.0, "max_words": None}
+        "bias": 0.0, "max_words": None, "context": 0, "symmetrize": "none", "absolute": False}
     assert list(settings.to_dict())[:14] == ["model", "layers", "decoders", "root", "limit", "metric", "subword",
                                              "tokenize", "punct", "seed", "device", "dtype", "batch_tokens",
                                              "random_init"]   # new keys come after these

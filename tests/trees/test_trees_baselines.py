@@ -113,11 +113,11 @@ def test_seeded_determinism():
 
 # ------------------------------------------------------------------ registry
 def test_registry_names():
-    assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "right-chain", "left-chain",
+    assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "mst", "mst-projective", "right-chain", "left-chain",
                                          "random-projective", "random-eisner", "random-cle"]
     assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "right-branching",
                                            "left-branching", "balanced", "random-binary"]
-    assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle"]
+    assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle", "mst", "mst-projective"]
     assert [n for n, d in CONSTITUENCY_DECODERS.items() if d.needs_model] == ["mart", "mart-binary",
                                                                                  "distance-split"]
     assert all(d.description for d in {**DEPENDENCY_DECODERS, **CONSTITUENCY_DECODERS}.values())
@@ -153,7 +153,7 @@ def test_decode_dependencies_dispatch():
     with pytest.raises(DecodeError, match="6 words"):
         decode_dependencies("cle", 6, F=np.zeros((5, 5)))
     with pytest.raises(ValueError, match="unknown dependency decoder"):
-        decode_dependencies("mst", 6, F=F)
+        decode_dependencies("nonesuch", 6, F=F)
     with pytest.raises(DecodeError, match="s1.conllu:3"):
         decode_dependencies("eisner", 2, F=np.full((2, 2), np.nan), where="s1.conllu:3 (sentence 1)")
 

@@ -108,7 +108,8 @@ def test_the_impact_source_picks_the_head_and_marks_distances(tiny, corpus, tmp_
         ImpactSource.open(CorpusSpec(att), model=_spec(head=5))
     source = ImpactSource.open(CorpusSpec(dist))
     assert next(iter(source.impacts(-1))).distance is True
-    assert source.impact_settings() == {"probe": "distance", "metric": "l2", "subword": "avg", "tokenize": "words"}
+    assert source.impact_settings() == {"probe": "distance", "metric": "l2", "subword": "avg", "tokenize": "words",
+                                        "context": 0}
 
 
 def test_export_of_a_store_of_every_head_says_it_exports_the_mean(tiny, corpus, tmp_path):  # noqa: F811
