@@ -31,6 +31,7 @@ import torch
 from pmask.corpora import read_corpus
 from pmask.eval.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
 from pmask.perturb import ImpactStats, load_model
+from pmask.perturb.alignment import ptb_align
 from pmask.perturb.fill import iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.trees.registry import DecodeInput, decode
@@ -53,26 +54,33 @@ def authors(args: argparse.Namespace) -> dict:
     return json.loads(out.read_text())
 
 
-def pmask_matrices(args: argparse.Namespace, sentences: list) -> tuple[list[np.ndarray], float, ImpactStats]:
+def pmask_matrices(args: argparse.Namespace, sentences: list) -> tuple[list[np.ndarray], float, ImpactStats, int]:
+    """pmask's matrices, seconds, counters, and the sequences their scheme runs (n x pieces per sentence)."""
     torch.set_num_threads(args.threads)
     lm = load_model(args.model, dtype="float32")
     impact = ImpactSettings("cpmi", "sum", "words-ptb", "pair", args.pad)
     stats = ImpactStats()
     t0 = time.perf_counter()
     out = [F[0] for _, F in iter_impacts(lm, sentences, layers=[-1], impact=impact, progress=False, stats=stats)]
-    return out, time.perf_counter() - t0, stats
+    seconds = time.perf_counter() - t0
+    theirs = sum(len(s.words) * sum(len(ptb_align(lm.tokenizer, s.words).pieces(k)) for k in range(len(s.words)))
+                 for s in sentences)
+    return out, seconds, stats, theirs
 
 
 def compare(args: argparse.Namespace) -> int:
     sentences = read_corpus(args.conllu, limit=args.n)
     theirs = authors(args)
-    mine, seconds, stats = pmask_matrices(args, sentences)
+    mine, seconds, stats, their_sequences = pmask_matrices(args, sentences)
     worst = max(float(np.abs(a - np.asarray(t["matrix"])).max()) for a, t in zip(mine, theirs["sentences"]))
     scale = max(float(np.abs(a).max()) for a in mine)
     print(f"model {args.model}, {len(sentences)} sentences, context {args.pad}: largest |difference| {worst:.3g} "
           f"(largest |CPMI| {scale:.3g})")
+    print(f"sequences per sentence: pmask {stats.forward_sequences / len(sentences):.1f}, "
+          f"theirs {their_sequences / len(sentences):.1f}")
+    kind = "head at target" if theirs.get("head_at_target") else "unpatched"
     print(f"pmask: {seconds:.2f} s, {stats.forward_sequences} sequences; theirs: {theirs['matrix_seconds']:.2f} s "
-          f"({'head at target' if theirs.get('head_at_target') else 'unpatched'}) -> {theirs['matrix_seconds'] / seconds:.1f}x")
+          f"({kind}) -> {theirs['matrix_seconds'] / seconds:.1f}x")
     failures = int(worst > args.atol)
     if "plain" not in theirs["sentences"][0]:
         return failures
