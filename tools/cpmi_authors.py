@@ -79,9 +79,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     sys.path.insert(0, str(args.repo / "pmi_accuracy"))
-    import languagemodel   # noqa: E402 - theirs, from --repo
-    import main as their_main   # noqa: E402
-    from conll_data import CONLL_COLS, CONLLReader   # noqa: E402
+    import languagemodel  # noqa: E402 - theirs, from --repo
+    import main as their_main  # noqa: E402
+    from conll_data import CONLL_COLS, CONLLReader  # noqa: E402
 
     observations = CONLLReader(CONLL_COLS).load_conll_dataset(args.conllu)
     with contextlib.redirect_stdout(io.StringIO()):
