@@ -44,8 +44,7 @@ class ModelSpec:
         """This spec with unset impact settings given their defaults (probe pair, its metric (dist for
         pair), subword avg, tokenize words); a one-line error for a metric, subword policy or head the
         probe does not take."""
-        impact = self.impact.with_defaults()
-        check_probe(impact.probe, impact.metric, impact.subword, self.head)
+        impact = self.impact.with_defaults().check(self.head)
         return replace(self, impact=impact)
 
     def named(self) -> ModelSpec:

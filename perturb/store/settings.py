@@ -162,13 +162,13 @@ def _jsonable(x: Any) -> Any:
 
 #: The settings a resumed store must match besides its model and layers, in the order mismatches are named.
 COMPARED = ("probe", "revision", "commit", "random_init", "dtype", "metric", "subword", "include_cls", "tokenizer",
-            "tokenize", "heads")
+            "tokenize", "heads", "context")
 
 
 def _compared(s: StoreSettings) -> tuple[Any, ...]:
     impact = s.impact
     return (impact.probe, s.revision, s.commit, s.random_init, s.dtype, impact.metric, impact.subword, s.include_cls,
-            s.tokenizer, impact.tokenize, s.heads)
+            s.tokenizer, impact.tokenize, s.heads, impact.context or 0)
 
 
 def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more_layers: bool = False) -> list[str]:
