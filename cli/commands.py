@@ -18,6 +18,7 @@ from pmask.common.labels import plural
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
+from pmask.eval.hoover_uuas import hoover_uuas_files
 from pmask.eval.html import ReportOptions, build_report
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.eval.sweep import sweep_probes
@@ -89,6 +90,8 @@ def cmd_eval(args: argparse.Namespace) -> Outcome:
     table = result.table.to_markdown()
     if args.details and result.task == "dependency":
         table += "\n" + result.details_text()
+    if args.hoover_uuas:
+        table += "\n" + hoover_uuas_files(args.pred, args.gold, max_words=args.max_words).describe()
     if args.json:
         result.write_json(args.json)
     if args.csv:

@@ -142,6 +142,9 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--subtypes", action="store_true",
                    help="break relations down with their subtypes (nmod:poss apart from nmod); default: "
                         "subtypes count under their universal relation")
+    p.add_argument("--hoover-uuas", action="store_true",
+                   help="also print UUAS as Hoover et al. 2021 score CPMI trees: non-PUNCT words only, gold edges "
+                        "their spanning tree, pooled and per-sentence mean (see the README's CPMI section)")
     p.set_defaults(func=cmd_eval)
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from pmask.common.errors import CorpusError
 from pmask.trees.undirected import max_spanning_tree
 
 
@@ -81,6 +83,40 @@ def sentence_uuas(pred_heads: Sequence[int], gold_heads: Sequence[int], upos: Se
     """One sentence's counts under their convention."""
     gold = gold_edges(gold_heads, upos)
     return HooverUuas(len(gold & predicted_edges(pred_heads, upos)), len(gold))
+
+
+@dataclass(frozen=True)
+class HooverSummary:
+    """A prediction file's UUAS under their convention (fractions)."""
+
+    pooled: float
+    mean: float
+    sentences: int
+    gold_edges: int
+
+    def describe(self) -> str:
+        """One line for ``pmask eval --hoover-uuas``."""
+        return (f"Hoover et al. UUAS (non-PUNCT words, gold spanning tree): pooled {100 * self.pooled:.2f}, "
+                f"sentence mean {100 * self.mean:.2f} ({self.sentences} sentences, {self.gold_edges} gold edges)")
+
+
+def hoover_uuas_files(pred: str | Path, gold: str | Path, *, max_words: int | None = None) -> HooverSummary:
+    """Their UUAS of a predicted CoNLL-U file against gold (sentences matched by id and words).
+
+    Raises:
+        CorpusError: a predicted sentence the gold file lacks, or gold without UPOS tags.
+    """
+    from pmask.corpora import read_corpus
+
+    golds = {(s.id, tuple(s.words)): s for s in read_corpus(gold, max_words=max_words)}
+    scores = []
+    for p in read_corpus(pred, max_words=max_words):
+        g = golds.get((p.id, tuple(p.words)))
+        if g is None or g.heads is None or g.upos is None or p.heads is None:
+            raise CorpusError(f"{p.where()}: no gold sentence with heads and UPOS tags for it in {gold}")
+        scores.append(sentence_uuas(p.heads, g.heads, g.upos))
+    pooled, mean = corpus_uuas(scores)
+    return HooverSummary(pooled, mean, len(scores), sum(s.gold for s in scores))
 
 
 def corpus_uuas(scores: Iterable[HooverUuas]) -> tuple[float, float]:
