@@ -123,7 +123,7 @@ def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
     model = manifest.get("model") or {}
     corpus = manifest.get("corpus") or {}
     return Origin(f"the store {store}", model=_model(model.get("name")), random_init=model.get("random_init"),
-                  impact=_impact({"tokenize": "words", **manifest}, "pair"), corpus_sha256=corpus.get("sha256"),
+                  impact=_impact({"tokenize": "words", "context": 0, **manifest}, "pair"), corpus_sha256=corpus.get("sha256"),
                   corpus_path=corpus.get("path"))
 
 

@@ -183,7 +183,8 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if settings.faithful and dec.task != "dependency":
         raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
     if settings.faithful and not dec.supports_faithful:
-        raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ' and ')} decoders only")
+        names = faithful.split(", ")
+        raise SettingError(f"{{faithful}} applies to the {', '.join(names[:-1])} and {names[-1]} decoders only")
     if settings.faithful and settings.root != "gold" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)

@@ -295,7 +295,7 @@ def test_layer_0_has_no_attention(bert):
 
 @pytest.mark.parametrize("probe,metric,subword,head,match", [
     ("attention", "dist", "avg", None, "probe attention takes metric weight, not dist"),
-    ("pair", "l2", "avg", None, "probe pair takes metric dist or cos or prob, not l2"),
+    ("pair", "l2", "avg", None, "probe pair takes metric dist or cos or prob or cpmi, not l2"),
     ("distance", "prob", "avg", None, "probe distance takes metric l2 or l1 or cos or jsd or hellinger"),
     ("distance", "l2", "max", None, "takes subword avg or first, not max"),
     ("attention", "weight", "first", None, "takes subword avg, not first"),
