@@ -122,9 +122,9 @@ def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
     """The origin a store's manifest records."""
     model = manifest.get("model") or {}
     corpus = manifest.get("corpus") or {}
+    impact = _impact({"tokenize": "words", "context": 0, **manifest}, "pair")   # what older stores meant
     return Origin(f"the store {store}", model=_model(model.get("name")), random_init=model.get("random_init"),
-                  impact=_impact({"tokenize": "words", "context": 0, **manifest}, "pair"), corpus_sha256=corpus.get("sha256"),
-                  corpus_path=corpus.get("path"))
+                  impact=impact, corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
 
 
 def bench_origin(bench: str | Path) -> Origin | None:
