@@ -110,7 +110,8 @@ def cmd_sweep(args: argparse.Namespace) -> Outcome:
                           progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
                           label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete,
-                          symmetrize=args.symmetrize or "none", absolute=args.absolute)
+                          symmetrize=args.symmetrize or ("sum" if args.faithful and args.metric == "cpmi" else "none"),
+                          absolute=args.absolute)
     if args.plot:
         result.plot(args.plot)
     if args.json:
