@@ -91,7 +91,7 @@ def test_flags_conflicting_with_a_store_are_refused(store, tmp_path, capsys, tin
     code, _, err = run(["parse", store, "--model", tiny_bert_dir, "--metric", "dist", "-q", "-o", out], capsys)
     assert code == 0, err
     meta = json.loads((tmp_path / "p.conllu.meta.json").read_text(encoding="utf-8"))
-    assert meta["impact"] == {"probe": "pair", "metric": "dist", "subword": "avg", "tokenize": "words"}
+    assert meta["impact"] == {"probe": "pair", "metric": "dist", "subword": "avg", "tokenize": "words", "context": 0}
     assert meta["model"]["name"] == str(Path(tiny_bert_dir).resolve())
 
 

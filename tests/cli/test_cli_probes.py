@@ -57,7 +57,7 @@ def test_parse_attention_and_single_give_the_naive_references_trees(tiny4, tmp_p
     assert heads_of(a) == want_a and heads_of(s) == want_s
     meta = json.loads((tmp_path / "a.conllu.meta.json").read_text(encoding="utf-8"))
     assert meta["impact"] == {"probe": "attention", "metric": "weight", "subword": "avg", "tokenize": "words",
-                              "head": 3}
+                              "context": 0, "head": 3}
 
 
 def test_a_store_keeps_its_probe_and_every_head(tiny4, tmp_path, capsys):

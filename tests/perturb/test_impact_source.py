@@ -27,7 +27,8 @@ def cos_text_store(tiny_bert_dir, tmp_path_factory):
 def test_unset_settings_take_the_cache_stores_own(cos_text_store):
     source = ImpactSource.open(MINI, store=cos_text_store, progress=False)
     assert all(item is not None for item in source.impacts(-1))
-    assert source.impact_settings() == {"metric": "cos", "subword": "avg", "tokenize": "text", "probe": "pair"}
+    assert source.impact_settings() == {"metric": "cos", "subword": "avg", "tokenize": "text", "probe": "pair",
+                                        "context": 0}
 
 
 @pytest.mark.parametrize("impact, name", [(ImpactSettings("dist", None, None), "metric"),
@@ -40,4 +41,5 @@ def test_explicit_settings_must_match_the_cache_store(cos_text_store, impact, na
 
 def test_a_corpus_and_a_model_use_the_defaults(tiny_bert_dir):
     source = ImpactSource.open(MINI, model=ModelSpec(str(tiny_bert_dir), device="cpu"), progress=False)
-    assert source.impact_settings() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair"}
+    assert source.impact_settings() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair",
+                                        "context": 0}
