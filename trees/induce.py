@@ -188,6 +188,9 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if settings.faithful and settings.root != "gold" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
+    if settings.faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
+        raise SettingError(f"{{faithful}} {settings.decoder} is the paper's pipeline on the [CLS] layout, which "
+                           "takes no {symmetrize} or {absolute}")
     if settings.root == "gold" and dec.task == "dependency":
         lacking = next((s for s in sentences if s.root is None), None)
         if lacking is not None:

@@ -61,6 +61,15 @@ def test_ties_go_to_the_first_pair_row_major():
     assert max_spanning_tree(W)[0] == (2, 1)   # NaN counts as -inf
 
 
+def test_faithful_paper_decoders_refuse_symmetrization():
+    from pmask.common.errors import SettingError
+    from pmask.trees.induce import ParseSettings, check_settings
+
+    with pytest.raises(SettingError, match="symmetrize"):
+        check_settings(ParseSettings(decoder="eisner", faithful=True, symmetrize="sum"), [], None)
+    check_settings(ParseSettings(decoder="mst", faithful=True, symmetrize="sum", absolute=True), [], None)
+
+
 def test_symmetrize_modes():
     M = np.array([[0.0, -1.0], [2.0, 0.0]])
     assert symmetrize(M, "triu").tolist() == [[0.0, -1.0], [-1.0, 0.0]]
