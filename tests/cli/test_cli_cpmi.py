@@ -54,6 +54,9 @@ def test_faithful_cpmi_defaults(tiny_bert_dir, tmp_path, capsys):
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["settings"]["decoder"] == "mst-projective" and meta["settings"]["symmetrize"] == "sum"
     assert meta["impact"]["tokenize"] == "words-ptb" and meta["impact"]["context"] == 4
+    code, out, err = run(capsys, "eval", out, "--gold", DATA, "--hoover-uuas", "-q")
+    assert code == 0, err
+    assert "Hoover et al. UUAS (non-PUNCT words, gold spanning tree): pooled" in out
 
 
 @pytest.mark.parametrize("args, message", [
