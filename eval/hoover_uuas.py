@@ -93,11 +93,16 @@ class HooverSummary:
     mean: float
     sentences: int
     gold_edges: int
+    pooled_long: float = float("nan")   # the same without sentences of <= 2 non-punctuation words
+    mean_long: float = float("nan")
 
     def describe(self) -> str:
-        """One line for ``pmask eval --hoover-uuas``."""
+        """Two lines for ``pmask eval --hoover-uuas``: every sentence (their scores), and without
+        sentences of two or fewer non-punctuation words (their word-pair tables' selection)."""
         return (f"Hoover et al. UUAS (non-PUNCT words, gold spanning tree): pooled {100 * self.pooled:.2f}, "
-                f"sentence mean {100 * self.mean:.2f} ({self.sentences} sentences, {self.gold_edges} gold edges)")
+                f"sentence mean {100 * self.mean:.2f} ({self.sentences} sentences, {self.gold_edges} gold edges)\n"
+                f"the same without sentences of <= 2 non-PUNCT words: pooled {100 * self.pooled_long:.2f}, "
+                f"sentence mean {100 * self.mean_long:.2f}")
 
 
 def hoover_uuas_files(pred: str | Path, gold: str | Path, *, max_words: int | None = None) -> HooverSummary:
@@ -109,14 +114,16 @@ def hoover_uuas_files(pred: str | Path, gold: str | Path, *, max_words: int | No
     from pmask.corpora import read_corpus
 
     golds = {(s.id, tuple(s.words)): s for s in read_corpus(gold, max_words=max_words)}
-    scores = []
+    scores, long = [], []
     for p in read_corpus(pred, max_words=max_words):
         g = golds.get((p.id, tuple(p.words)))
         if g is None or g.heads is None or g.upos is None or p.heads is None:
             raise CorpusError(f"{p.where()}: no gold sentence with heads and UPOS tags for it in {gold}")
         scores.append(sentence_uuas(p.heads, g.heads, g.upos))
+        if sum(u != "PUNCT" for u in g.upos) > 2:
+            long.append(scores[-1])
     pooled, mean = corpus_uuas(scores)
-    return HooverSummary(pooled, mean, len(scores), sum(s.gold for s in scores))
+    return HooverSummary(pooled, mean, len(scores), sum(s.gold for s in scores), *corpus_uuas(long))
 
 
 def corpus_uuas(scores: Iterable[HooverUuas]) -> tuple[float, float]:

@@ -20,3 +20,25 @@ def test_pooled_and_mean_keep_every_sentence():
     assert alone.uuas is None
     pooled, mean = corpus_uuas([short, alone, HooverUuas(1, 3)])
     assert (pooled, mean) == (0.5, (1 + 1 / 3) / 2)
+
+
+def test_files_report_every_sentence_and_without_short_ones(tmp_path):
+    from pmask.eval.hoover_uuas import hoover_uuas_files
+
+    def conllu(rows_by_sentence):
+        out = []
+        for k, rows in enumerate(rows_by_sentence, start=1):
+            out.append(f"# sent_id = s{k}")
+            out += [f"{i}\t{w}\t_\t{u}\t_\t_\t{h}\t_\t_\t_" for i, (w, u, h) in enumerate(rows, start=1)]
+            out.append("")
+        return "\n".join(out) + "\n"
+
+    gold = [[("a", "NOUN", 2), ("b", "VERB", 0)],
+            [("a", "DET", 2), ("b", "NOUN", 3), ("c", "VERB", 0), (".", "PUNCT", 3)]]
+    pred = [[("a", "NOUN", 2), ("b", "VERB", 0)],
+            [("a", "DET", 3), ("b", "NOUN", 3), ("c", "VERB", 0), (".", "PUNCT", 3)]]
+    (tmp_path / "g.conllu").write_text(conllu(gold))
+    (tmp_path / "p.conllu").write_text(conllu(pred))
+    s = hoover_uuas_files(tmp_path / "p.conllu", tmp_path / "g.conllu")
+    assert (s.pooled, s.mean, s.sentences, s.gold_edges) == (2 / 3, 0.75, 2, 3)
+    assert (s.pooled_long, s.mean_long) == (0.5, 0.5)
