@@ -101,7 +101,8 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     cpmi = faithful and metric == "cpmi"
     decoder = decoder or (FAITHFUL_CPMI_DECODER if cpmi else "eisner")
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
-                             seed=seed, bias=bias, symmetrize=symmetrize or ("sum" if cpmi else "none"),
+                             seed=seed, bias=bias,
+                             symmetrize=symmetrize or ("sum" if cpmi and get_decoder(decoder).undirected else "none"),
                              absolute=absolute)
     check_settings(settings, sents, probe)
     impacts = None

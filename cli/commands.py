@@ -28,7 +28,7 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import FAITHFUL_CPMI_DECODER, default_decoder
+from pmask.trees.registry import FAITHFUL_CPMI_DECODER, default_decoder, get_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
 
@@ -56,6 +56,12 @@ def _impact_source(args: argparse.Namespace) -> ImpactSource:
                              allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
 
 
+def _cpmi_symmetrize(cpmi: bool, decoder: str | None) -> str:
+    """``--faithful --metric cpmi`` symmetrizes with sum for the undirected decoders it takes (a
+    paper decoder named with it is refused later, in its own words)."""
+    return "sum" if cpmi and decoder is not None and get_decoder(decoder).undirected else "none"
+
+
 def _command_line() -> list[str] | None:
     return ["pmask", *sys.argv[1:]] if sys.argv else None
 
@@ -78,7 +84,7 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
     decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences))
     settings = ParseSettings(decoder=decoder, layer=args.layer, root=args.root, faithful=args.faithful,
                              multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
-                             symmetrize=args.symmetrize or ("sum" if cpmi else "none"))
+                             symmetrize=args.symmetrize or _cpmi_symmetrize(cpmi, decoder))
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())
 
@@ -106,12 +112,13 @@ def cmd_heatmap(args: argparse.Namespace) -> Outcome:
 
 
 def cmd_sweep(args: argparse.Namespace) -> Outcome:
+    cpmi = args.faithful and args.metric == "cpmi"
+    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else None)
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
-                          progress=not args.quiet, layers=args.layers, decoder=args.decoder, root=args.root,
+                          progress=not args.quiet, layers=args.layers, decoder=decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
                           label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete,
-                          symmetrize=args.symmetrize or ("sum" if args.faithful and args.metric == "cpmi" else "none"),
-                          absolute=args.absolute)
+                          symmetrize=args.symmetrize or _cpmi_symmetrize(cpmi, decoder), absolute=args.absolute)
     if args.plot:
         result.plot(args.plot)
     if args.json:

@@ -84,3 +84,15 @@ def test_no_mlm_head_and_stdin_context_are_refused(no_head_dir, tmp_path, capsys
 def test_unknown_symmetrization_is_a_usage_error(tmp_path, capsys):
     code, out, err = run(capsys, "parse", DATA, "--symmetrize", "mean", "-o", tmp_path / "x.conllu")
     assert code == 2 and out == "" and "invalid choice: 'mean'" in err
+
+
+def test_python_api_faithful_cpmi(tiny_bert_dir):
+    import pmask
+    from pmask.corpora import read_corpus
+
+    sents = read_corpus(DATA)
+    parsed = pmask.parse(sents, model=str(tiny_bert_dir), metric="cpmi", faithful=True, context=4)
+    assert len(parsed) == len(sents) and all(p.heads is not None for p in parsed)
+    again = pmask.parse(sents, model=str(tiny_bert_dir), metric="cpmi", faithful=True, context=4,
+                        decoder="mst-projective", symmetrize="sum")
+    assert [p.heads.tolist() for p in parsed] == [p.heads.tolist() for p in again]
