@@ -59,9 +59,11 @@ def interrupted_message(args: argparse.Namespace) -> str:
         return NOTHING
     source, cache, model = getattr(args, "source", None), getattr(args, "store", None), getattr(args, "model", None)
     decodes = command != "parse" or reads_impacts(args)
-    if not model or not decodes:
+    if not decodes:
         return NOTHING
     if _is_store(source):
+        if not model:   # read without a model: no layer is added, nothing is kept
+            return NOTHING
         return (f"interrupted: the store {source} keeps every layer it finished adding (adding layers resumes "
                 f"where it stopped): rerun the same command to continue; nothing else was written")
     if cache is not None:

@@ -72,7 +72,7 @@ class FillRequest:
     def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> FillRequest:
         """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
         batch budget); ``options`` are the other fields."""
-        return cls(sentences, Path(output), impact=spec.impact.with_defaults(), batch_tokens=spec.batch_tokens,
+        return cls(sentences, Path(output), impact=spec.impact_defaults(), batch_tokens=spec.batch_tokens,
                    **options)
 
 

@@ -60,11 +60,14 @@ def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
 def test_model_spec_names_the_default_and_takes_its_recorded_metric(fresh_note, caplog):
     with caplog.at_level(logging.INFO, logger="pmask"):
         spec = ModelSpec().or_default()
-        ModelSpec().or_default()
+        assert not any(NOTE in r.getMessage() for r in caplog.records)   # said when loaded, not when named
+        spec.load()
+        ModelSpec().load()
     assert spec.name == DEFAULT_MODEL
     assert spec.impact.metric == bundled_model(DEFAULT_MODEL).defaults["metric"]
     said = [r.getMessage() for r in caplog.records if NOTE in r.getMessage()]
     assert len(said) == 1 and "--model NAME" in said[0]
+    assert ModelSpec(DEFAULT_MODEL).or_default() == spec                 # naming it means the same
     assert ModelSpec(DEFAULT_MODEL, impact=ImpactSettings("cos", None, None, None)).or_default().impact.metric == "cos"
     assert ModelSpec("pmask-tiny-en").for_probe("attention").impact.metric == "weight"
 
