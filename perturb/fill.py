@@ -126,16 +126,49 @@ def _new_stats() -> Any:
         return None
 
 
+class _KeepUnderWay:
+    """The engine's checkpoint in a one-process fill (``impact_matrices(checkpoint=...)``): between batches
+    the writer closes a shard when one is due and keeps the sentence under way; a resumed fill continues
+    that sentence from what was kept, so a hard kill loses at most ``shard_seconds`` of work (plus one
+    batch) even when one sentence takes much longer."""
+
+    def __init__(self, writer: StoreWriter, todo: Sequence[int], impact: ImpactSettings, layers: Sequence[int]):
+        self.writer, self.todo = writer, list(todo)
+        self.meta = {"metric": impact.metric, "subword": impact.subword, "tokenize": impact.tokenize,
+                     "probe": impact.probe, "layers": [int(k) for k in layers]}
+        self.kept = writer.read_partial()
+        if self.kept is not None and self.kept[2] != self.meta:
+            self.kept = None   # made with other settings (e.g. before layers were added): recomputed
+
+    def restore(self, job: Any) -> None:
+        if self.kept is None or self.todo[job.index] != self.kept[0]:
+            return
+        if job.restore(self.kept[1]):
+            logger.info("%s: continuing sentence %d from its %d kept sequences of %d", self.writer.path,
+                        self.kept[0], job.done_sequences, job.n_sequences)
+        self.kept = None
+
+    def between_batches(self, jobs: Sequence[Any]) -> None:
+        def under_way() -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
+            for job in jobs:   # sequences run in order: at most one sentence is part done
+                if not job.finished and getattr(job, "done_sequences", 0) > 0:
+                    return self.todo[job.index], job.state(), self.meta
+            return None
+        self.writer.tick(under_way)
+
+
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
+    from pmask.perturb.probes import PROBE_RUNNERS, probe_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
         kwargs["batch_tokens"] = request.batch_tokens
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
+    if PROBE_RUNNERS[str(impact.probe)].checkpoint and writer.world_size == 1:
+        kwargs["checkpoint"] = _KeepUnderWay(writer, todo, impact, layers)
     matrices = probe_matrices(model, [sentences[i] for i in todo], str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,
                               tokenize=impact.tokenize, **kwargs)
