@@ -10,7 +10,7 @@ import pmask
 from pmask.corpora import read_corpus
 from pmask.perturb.bundled import DEFAULT_MODEL, bundled_model
 
-MINI = Path(__file__).resolve().parent / "data" / "mini.conllu"
+MINI = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
 
 
 def test_faithful_measures_distances_with_the_bundled_model_in_python():
