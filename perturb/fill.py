@@ -149,12 +149,18 @@ class _KeepUnderWay:
         self.kept = None
 
     def between_batches(self, jobs: Sequence[Any]) -> None:
-        def under_way() -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
-            for job in jobs:   # sequences run in order: at most one sentence is part done
-                if not job.finished and getattr(job, "done_sequences", 0) > 0:
-                    return self.todo[job.index], job.state(), self.meta
-            return None
-        self.writer.tick(under_way)
+        self.jobs = jobs   # the engine's queue of jobs in flight (the same object every time)
+        self.writer.tick(self._under_way)
+
+    def keep_now(self) -> None:
+        """On an interruption (Ctrl-C): keep the sentence under way whether a shard is due or not."""
+        self.writer.tick(self._under_way, now=True)
+
+    def _under_way(self) -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
+        for job in getattr(self, "jobs", ()):   # sequences run in order: at most one sentence is part done
+            if not job.finished and getattr(job, "done_sequences", 0) > 0:
+                return self.todo[job.index], job.state(), self.meta
+        return None
 
 
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
@@ -167,25 +173,34 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
         kwargs["batch_tokens"] = request.batch_tokens
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
+    keeper = None
     if PROBE_RUNNERS[str(impact.probe)].checkpoint and writer.world_size == 1:
-        kwargs["checkpoint"] = _KeepUnderWay(writer, todo, impact, layers)
+        kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, todo, impact, layers)
     matrices = probe_matrices(model, [sentences[i] for i in todo], str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,
                               tokenize=impact.tokenize, **kwargs)
     computed = 0
     tokenizer = model.tokenizer
-    for index, matrix in zip(todo, matrices):
-        sent = sentences[index]
-        if matrix is None:   # the engine has said which sentence, and why
-            writer.skip(index, sent.id, len(sent.words))
-        else:
-            al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
-            ids = [int(t) for t in al.input_ids]
-            writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
-                       pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
-            computed += 1
-        if on_done is not None:
-            on_done(1)
+    try:
+        for index, matrix in zip(todo, matrices):
+            sent = sentences[index]
+            if matrix is None:   # the engine has said which sentence, and why
+                writer.skip(index, sent.id, len(sent.words))
+            else:
+                al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
+                ids = [int(t) for t in al.input_ids]
+                writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
+                           pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
+                computed += 1
+            if on_done is not None:
+                on_done(1)
+    except KeyboardInterrupt:
+        if keeper is not None:   # a job's state is whole at its done_sequences whenever the interruption came
+            try:
+                keeper.keep_now()
+            except Exception as err:  # noqa: BLE001 - the interruption matters more
+                logger.warning("could not keep the sentence under way: %s", err)
+        raise
     return computed
 
 

@@ -238,17 +238,18 @@ class StoreWriter:
         self._done.add(index)
         self._flush_if_due()
 
-    def tick(self, under_way: Callable[[], tuple[int, dict[str, np.ndarray], dict[str, Any]] | None] | None = None
-             ) -> None:
+    def tick(self, under_way: Callable[[], tuple[int, dict[str, np.ndarray], dict[str, Any]] | None] | None = None,
+             *, now: bool = False) -> None:
         """Between two batches of model work: once ``shard_seconds`` have passed since the last shard was
         closed, close one and keep the sentence under way, ``under_way()``: its corpus position, its arrays
         and what must match to continue it (None: no sentence is under way), in ``partial.safetensors``
-        (one process only: a distributed run's ranks keep finished sentences).
+        (one process only: a distributed run's ranks keep finished sentences). ``now``: whether due or not
+        (an interrupted run keeps its work).
 
         Example:
             >>> writer.tick(lambda: (7, {"values": values}, {"layers": [12]}))   # doctest: +SKIP
         """
-        if self.shard_seconds is None or self._clock() - self._shard_started < self.shard_seconds:
+        if not now and (self.shard_seconds is None or self._clock() - self._shard_started < self.shard_seconds):
             return
         self.flush()
         state = under_way() if under_way is not None and self._part is None else None
