@@ -18,7 +18,7 @@ from pathlib import Path
 from pmask.cli.args import reads_impacts
 from pmask.common.errors import StoreError
 from pmask.common.labels import plural
-from pmask.perturb.store.layout import read_manifest
+from pmask.perturb.store.layout import PARTIAL, read_manifest
 
 NOTHING = "interrupted: nothing was written (outputs are written only when complete)"
 
@@ -35,9 +35,11 @@ def stored_sentences(store: Path) -> int | None:
 
 
 def _kept(store: Path, count: int | None, how: str) -> str:
-    if not count:
+    part = (store / PARTIAL).is_file()   # the sentence under way, kept (see StoreWriter.tick)
+    if not count and not part:
         return f"interrupted before any sentence was stored in {store}; nothing was kept"
-    return f"interrupted: {store} keeps {plural(count, 'finished sentence')}; {how}"
+    kept = " and the work done on the next one" if part else ""
+    return f"interrupted: {store} keeps {plural(count or 0, 'finished sentence')}{kept}; {how}"
 
 
 def _is_store(path: object) -> bool:
@@ -59,9 +61,11 @@ def interrupted_message(args: argparse.Namespace) -> str:
         return NOTHING
     source, cache, model = getattr(args, "source", None), getattr(args, "store", None), getattr(args, "model", None)
     decodes = command != "parse" or reads_impacts(args)
-    if not model or not decodes:
+    if not decodes:
         return NOTHING
     if _is_store(source):
+        if not model:   # read without a model: no layer is added, nothing is kept
+            return NOTHING
         return (f"interrupted: the store {source} keeps every layer it finished adding (adding layers resumes "
                 f"where it stopped): rerun the same command to continue; nothing else was written")
     if cache is not None:

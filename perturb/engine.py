@@ -106,7 +106,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
                     metric: str = "dist", subword: str | None = None, *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
                     fast_path: bool | None = None, tokenize: str = "words",
-                    job_type: type[SentenceJob] = SentenceJob) -> Iterator[np.ndarray | None]:
+                    job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None) -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order (streaming).
 
     Args:
@@ -130,6 +130,10 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
             (``"words"``: each word tokenised on its own, the paper's scheme).
         job_type: which sequences are run and read per sentence: :class:`SentenceJob` (the paper's
             pairs) or a subclass (``pmask.perturb.probes.single.SingleMaskJob`` for probe single).
+        checkpoint: keeps work across a hard kill: ``checkpoint.restore(job)`` is called on each new
+            job (it may set the job's state, as ``SentenceJob.restore``), ``checkpoint.between_batches(jobs)``
+            after each batch's finished sentences are yielded, with the jobs still in flight (see
+            ``pmask.perturb.fill``: a store keeps the sentence under way).
 
     Returns:
         An iterator of float32 arrays ``[len(layers), n, n]`` (``[len(layers), n+1, n+1]`` with
@@ -159,7 +163,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     if metric == "cpmi" and job_type is SentenceJob:
         from pmask.perturb.probes.cpmi import CpmiJob
         job_type = CpmiJob
-    return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type).run(sentences, progress)
+    return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
+                                                                                                progress)
 
 
 def _where(sentence: Any, index: int) -> str:
@@ -212,8 +217,9 @@ class BatchRunner:
     """
 
     def __init__(self, lm: LoadedModel, encoder: Encoder, settings: RunSettings, batch_tokens: int,
-                 stats: ImpactStats, job_type: type[SentenceJob] = SentenceJob):
+                 stats: ImpactStats, job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None):
         self.lm = lm
+        self.checkpoint = checkpoint
         self.job_type = job_type
         self.encoder = encoder
         self.settings = settings
@@ -240,6 +246,8 @@ class BatchRunner:
                                desc="impact")
         try:
             while True:
+                if self.checkpoint is not None:   # every batch, not every sentence: one may span many
+                    self.checkpoint.between_batches(self.pending)
                 started = time.perf_counter()
                 parts = self._fill_batch()
                 if parts:
@@ -272,6 +280,8 @@ class BatchRunner:
                 continue
             job = self.job_type(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
                               self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
+            if self.checkpoint is not None:
+                self.checkpoint.restore(job)
             self.pending.append(job)
             return job
         self.exhausted = True

@@ -73,7 +73,7 @@ class FillRequest:
     def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> FillRequest:
         """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
         batch budget); ``options`` are the other fields."""
-        return cls(sentences, Path(output), impact=spec.impact.with_defaults(), batch_tokens=spec.batch_tokens,
+        return cls(sentences, Path(output), impact=spec.impact_defaults(), batch_tokens=spec.batch_tokens,
                    **options)
 
 
@@ -127,10 +127,48 @@ def _new_stats() -> Any:
         return None
 
 
+class _KeepUnderWay:
+    """The engine's checkpoint in a one-process fill (``impact_matrices(checkpoint=...)``): between batches
+    the writer closes a shard when one is due and keeps the sentence under way; a resumed fill continues
+    that sentence from what was kept, so a hard kill loses at most ``shard_seconds`` of work (plus one
+    batch) even when one sentence takes much longer."""
+
+    def __init__(self, writer: StoreWriter, todo: Sequence[int], impact: ImpactSettings, layers: Sequence[int]):
+        self.writer, self.todo = writer, list(todo)
+        self.meta = {"metric": impact.metric, "subword": impact.subword, "tokenize": impact.tokenize,
+                     "probe": impact.probe, "context": impact.context or 0,
+                     "layers": [int(k) for k in layers]}
+        self.kept = writer.read_partial()
+        if self.kept is not None and self.kept[2] != self.meta:
+            self.kept = None   # made with other settings (e.g. before layers were added): recomputed
+
+    def restore(self, job: Any) -> None:
+        if self.kept is None or self.todo[job.index] != self.kept[0]:
+            return
+        if job.restore(self.kept[1]):
+            logger.info("%s: continuing sentence %d from its %d kept sequences of %d", self.writer.path,
+                        self.kept[0], job.done_sequences, job.n_sequences)
+        self.kept = None
+
+    def between_batches(self, jobs: Sequence[Any]) -> None:
+        self.jobs = jobs   # the engine's queue of jobs in flight (the same object every time)
+        self.writer.tick(self._under_way)
+
+    def keep_now(self) -> None:
+        """On an interruption (Ctrl-C): keep the sentence under way whether a shard is due or not."""
+        self.writer.tick(self._under_way, now=True)
+
+    def _under_way(self) -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
+        for job in getattr(self, "jobs", ()):   # sequences run in order: at most one sentence is part done
+            if not job.finished and getattr(job, "done_sequences", 0) > 0:
+                return self.todo[job.index], job.state(), self.meta
+        return None
+
+
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
+    from pmask.perturb.probes import PROBE_RUNNERS, probe_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
@@ -138,22 +176,33 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
     chosen = add_context([sentences[i] for i in todo], impact.context or 0)   # the neighbours' words, if asked
+    keeper = None
+    if PROBE_RUNNERS[str(impact.probe)].checkpoint and writer.world_size == 1:
+        kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, todo, impact, layers)
     matrices = probe_matrices(model, chosen, str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,
                               tokenize=impact.tokenize, **kwargs)
     computed = 0
     tokenizer = model.tokenizer
-    for index, sent, matrix in zip(todo, chosen, matrices):
-        if matrix is None:   # the engine has said which sentence, and why
-            writer.skip(index, sent.id, len(sent.words))
-        else:
-            al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
-            ids = [int(t) for t in al.input_ids]
-            writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
-                       pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
-            computed += 1
-        if on_done is not None:
-            on_done(1)
+    try:
+        for index, sent, matrix in zip(todo, chosen, matrices):
+            if matrix is None:   # the engine has said which sentence, and why
+                writer.skip(index, sent.id, len(sent.words))
+            else:
+                al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
+                ids = [int(t) for t in al.input_ids]
+                writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
+                           pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
+                computed += 1
+            if on_done is not None:
+                on_done(1)
+    except KeyboardInterrupt:
+        if keeper is not None:   # a job's state is whole at its done_sequences whenever the interruption came
+            try:
+                keeper.keep_now()
+            except Exception as err:  # noqa: BLE001 - the interruption matters more
+                logger.warning("could not keep the sentence under way: %s", err)
+        raise
     return computed
 
 

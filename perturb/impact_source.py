@@ -25,12 +25,13 @@ from pmask.corpora import Sentence
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.add_layers import add_layers
 from pmask.perturb.build import StoreRun, build_store, fill_stores
+from pmask.perturb.bundled import DEFAULT_MODEL
 from pmask.perturb.fill import FillRequest, iter_impacts
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.probes.heads import check_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
-from pmask.perturb.store.state import check_finished
+from pmask.perturb.store.state import check_finished, store_state
 from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
@@ -122,6 +123,19 @@ def _held(manifest: dict[str, Any]) -> set[int]:
     return {int(e["index"]) for e in manifest["sentences"]}
 
 
+def _continued_by_default(store: str | Path) -> bool:
+    """Whether a cache store is unfinished and was made with the default model (no ``--model``): rerunning
+    the command that made it, still without a model, continues it with that model (a finished one is
+    read without loading any model; one made with another model is refused, naming the command that
+    finishes it)."""
+    if not is_store(store):
+        return False
+    manifest = read_manifest(store)
+    held = manifest.get("model") or {}
+    return (not store_state(store, manifest).complete and held.get("name") == DEFAULT_MODEL
+            and not held.get("random_init"))
+
+
 class ImpactSource:
     """Sentences and their impacts, from a store or from a corpus and a model.
 
@@ -177,6 +191,8 @@ class ImpactSource:
                        selection=picked.selection, positions=picked.positions,
                        coverage=None if state.complete else state.coverage())
         spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
+        if model is not None and store is not None and spec.name is None and _continued_by_default(store):
+            spec = spec.or_default()  # the command that made this unfinished store, run again: continue it
         if store is None or not is_store(store):
             if model is not None:     # impacts will be computed: no model named means the bundled default
                 spec = spec.or_default()
@@ -228,7 +244,7 @@ class ImpactSource:
     def impact_settings(self) -> dict[str, Any]:
         """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the
         attention-based probes, ``"head"`` (a store's own settings when reading one)."""
-        out: dict[str, Any] = self.model_spec.impact.with_defaults().as_dict()
+        out: dict[str, Any] = self.model_spec.impact_defaults().as_dict()
         if has_heads(out["probe"], out["metric"]):
             out["head"] = self.model_spec.head if self.model_spec.head is not None else "mean"
         return out
@@ -285,7 +301,7 @@ class ImpactSource:
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
                                       positions=self._positions(indices), head=self.model_spec.head)
         spec = self.model_spec
-        return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact.with_defaults(),
+        return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact_defaults(),
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                   head=spec.head)
 
@@ -304,7 +320,7 @@ class ImpactSource:
             chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
                       else list(cast(Sequence[int], layers)))
             spec = self.model_spec
-            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact.with_defaults(),
+            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact_defaults(),
                                       include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                       head=spec.head)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}

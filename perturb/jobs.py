@@ -90,6 +90,26 @@ class SentenceJob:
     def finished(self) -> bool:
         return self.done_sequences == self.n_sequences
 
+    def state(self) -> dict[str, np.ndarray]:
+        """What this job has computed so far (its first ``done_sequences`` sequences), as arrays:
+        enough for :meth:`restore` to continue it in another process."""
+        return {"base": self.base.cpu().numpy().copy(), "values": self.values.copy(),
+                "input_ids": self.input_ids.copy(), "done_sequences": np.array([self.done_sequences], dtype=np.int64)}
+
+    def restore(self, state: dict[str, np.ndarray]) -> bool:
+        """Continue from a :meth:`state` of the same sentence and settings (False, unchanged, when it is
+        not: other tokens or array shapes); only the sequences after it are run."""
+        done = int(state["done_sequences"][0])
+        if (self.next_sequence or not 0 < done < self.n_sequences
+                or not np.array_equal(state["input_ids"], self.input_ids)
+                or tuple(state["base"].shape) != tuple(self.base.shape)
+                or tuple(state["values"].shape) != self.values.shape):
+            return False
+        self.base.copy_(torch.as_tensor(state["base"]).to(self.base.dtype))
+        self.values[...] = state["values"]
+        self.next_sequence = self.done_sequences = done
+        return True
+
     def masked_ids(self, start: int, stop: int) -> np.ndarray:
         """Token ids of sequences ``start`` … ``stop - 1`` end to end: [(stop - start) · length]."""
         none = self.n_words

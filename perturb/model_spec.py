@@ -9,7 +9,7 @@ Example:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
@@ -39,36 +39,57 @@ class ModelSpec:
     batch_tokens: int | None = None
     threads: int | None = None       # torch's CPU threads (None: torch's default)
     head: str | int | None = None    # None: "mean"; which attention head is decoded (attention-based probes)
+    # the name is the default model because none was given (said in one line when it is loaded); not compared:
+    # naming the bundled model means exactly what omitting it means
+    defaulted: bool = field(default=False, compare=False, repr=False)
 
     def with_defaults(self) -> ModelSpec:
-        """This spec with unset impact settings given their defaults (probe pair, its metric (dist for
-        pair), subword avg, tokenize words); a one-line error for a metric, subword policy or head the
-        probe does not take."""
-        impact = self.impact.with_defaults().check(self.head)
+        """This spec with unset impact settings given their defaults (a bundled model's recorded ones, see
+        :meth:`model_defaults`, then probe pair, its metric (dist for pair), subword avg, tokenize words);
+        a one-line error for a metric, subword policy or head the probe does not take."""
+        impact = self.impact_defaults().check(self.head)
         return replace(self, impact=impact)
 
+    def impact_defaults(self) -> ImpactSettings:
+        """The impact settings this spec computes with: :meth:`model_defaults`, then the probe's defaults
+        (no check; :meth:`with_defaults` checks them)."""
+        return self.model_defaults().impact.with_defaults()
+
+    def model_defaults(self) -> ModelSpec:
+        """This spec with the named model's recorded defaults for the settings left unset (a bundled
+        model's pair-probe metric): whether the bundled model was named or taken by default, and
+        whatever store is read or written, the same settings result.
+
+        Example:
+            >>> ModelSpec("pmask-tiny-en").model_defaults().impact.metric
+            'prob'
+            >>> ModelSpec("bert-base-uncased").model_defaults() == ModelSpec("bert-base-uncased")
+            True
+        """
+        found = bundled_model(self.name)
+        metric = found.defaults.get("metric") if found else None
+        if metric and self.impact.metric is None and self.impact.probe in (None, "pair"):
+            return replace(self, impact=replace(self.impact, metric=metric))
+        return self
+
     def named(self) -> ModelSpec:
-        """This spec, naming the default model (:data:`pmask.perturb.bundled.DEFAULT_MODEL`, said once in
-        one line) when it names none."""
+        """This spec, naming the default model (:data:`pmask.perturb.bundled.DEFAULT_MODEL`) when it names
+        none; :meth:`load` says so in one line, once, when it loads it."""
         if self.name:
             return self
-        announce_default()
-        return replace(self, name=DEFAULT_MODEL)
+        return replace(self, name=DEFAULT_MODEL, defaulted=True)
 
     def or_default(self) -> ModelSpec:
-        """:meth:`named`, with a bundled model's recorded defaults for the settings left unset (the pair
-        probe's metric). Called where a model will be run, not where a store is read.
+        """:meth:`named`, with the model's recorded defaults for the settings left unset
+        (:meth:`model_defaults`). Called where a model will be run, not where a store is read.
 
         Example:
             >>> ModelSpec("bert-base-uncased").or_default() == ModelSpec("bert-base-uncased")
             True
+            >>> ModelSpec().or_default() == ModelSpec("pmask-tiny-en").or_default()
+            True
         """
-        spec = self.named()
-        found = bundled_model(spec.name)
-        metric = found.defaults.get("metric") if found else None
-        if metric and spec.impact.metric is None and spec.impact.probe in (None, "pair"):
-            spec = replace(spec, impact=replace(spec.impact, metric=metric))
-        return spec
+        return self.named().model_defaults()
 
     def for_faithful(self) -> ModelSpec:
         """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
@@ -110,6 +131,8 @@ class ModelSpec:
         """The ``pmask.perturb.LoadedModel`` (the default model when no name is given, see :meth:`or_default`)."""
         if not self.name:
             return self.or_default().load()
+        if self.defaulted:
+            announce_default(self.name)   # only now: nothing is said before an unrelated error, or when no model loads
         # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
         from transformers.utils import logging as hf_logging
 

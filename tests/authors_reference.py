@@ -4,16 +4,86 @@ Impact: for every word-piece position p (specials included) one batch of L seque
 masking the word of p and the word of q, read at p. Decoding: their transposed "softmax", the
 classic ``parse_proj`` Eisner (ROOT may take several children) and the max-product arborescence.
 Importable from test files because ``conftest.py`` puts this folder on ``sys.path``.
+
+Independent of what it checks: the model and tokenizer are loaded by transformers itself (from the
+folder the pmask model was loaded from, in its dtype), and words are aligned to pieces here, from
+the tokenizer's character offsets (:func:`ref_align`), never by pmask's loading or alignment code.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from pmask.perturb import align
 from brute_force import all_trees
+
+#: the bundled models' folders (``models/<name>``), for a pmask model loaded by a bundled name
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+# ----------------------------------------------------------------------------- loading and alignment
+@dataclass
+class RefAlignment:
+    """Token ids of one sentence (special tokens included) and the word of each token (-1: special)."""
+
+    input_ids: list
+    word_index: list
+
+    @property
+    def n_words(self) -> int:
+        return max(self.word_index) + 1
+
+    def pieces(self, k: int) -> list:
+        return [t for t, w in enumerate(self.word_index) if w == k]
+
+
+def ref_align(tok, words) -> RefAlignment:
+    """The words joined by single spaces (and one before the first, so that a byte-level BPE gives
+    every word its leading space, as when each word is tokenised on its own) and tokenised once; each
+    token belongs to the word whose characters its offsets overlap (special tokens: -1)."""
+    text, spans = "", []
+    for word in words:
+        text += " "
+        spans.append((len(text), len(text) + len(word)))
+        text += word
+    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+    word_index = []
+    for (a, b), special in zip(enc["offset_mapping"], enc["special_tokens_mask"]):
+        if special:
+            word_index.append(-1)
+            continue
+        hits = [k for k, (s, e) in enumerate(spans) if a < e and max(b, a + 1) > s]
+        assert len(hits) == 1, (words, text, a, b)
+        word_index.append(hits[0])
+    ids = list(enc["input_ids"])
+    for k in range(len(words)):   # a word without any piece (a control character) gets the unknown token
+        if k not in word_index:
+            at = max((t + 1 for t, w in enumerate(word_index) if 0 <= w < k), default=1)
+            ids.insert(at, tok.unk_token_id)
+            word_index.insert(at, k)
+    assert [w for w in word_index if w >= 0] == sorted(w for w in word_index if w >= 0), (words, word_index)
+    return RefAlignment(ids, word_index)
+
+
+_LOADED: dict = {}
+
+
+def ref_model(lm):
+    """``(tokenizer, model, num_layers)`` loaded by transformers from the folder ``lm`` (a pmask
+    ``LoadedModel``, or a folder) was loaded from, in its dtype (float64 by default)."""
+    assert not getattr(lm, "random_init", False), "a random-weight model cannot be loaded again independently"
+    name = str(getattr(lm, "name", lm))
+    path = Path(name) if Path(name).is_dir() else MODELS / name
+    dtype = getattr(lm, "dtype", torch.float64)
+    key = (str(path.resolve()), dtype)
+    if key not in _LOADED:
+        model = AutoModelForMaskedLM.from_pretrained(str(path), dtype=dtype).eval()
+        _LOADED[key] = (AutoTokenizer.from_pretrained(str(path)), model, int(model.config.num_hidden_layers))
+    return _LOADED[key]
 
 
 # ----------------------------------------------------------------------------- impact
@@ -47,15 +117,15 @@ def reference_piece_matrix(lm, words, layers, metric):
     """Authors' scheme: for every piece position p (specials included) one batch of L sequences,
     sequence q masking the word of p and the word of q; read at p; compare with p's word alone
     masked. Returns [len(layers), L, L] (row p, column q) and the alignment."""
-    key = (id(lm), tuple(words), tuple(layers), metric)
+    tok, model, num_layers = ref_model(lm)
+    key = (id(model), tuple(words), tuple(layers), metric)
     if key in _REF_CACHE:
         return _REF_CACHE[key]
-    tok, model = lm.tokenizer, lm.model
-    al = align(tok, words)
+    al = ref_align(tok, words)
     ids = torch.tensor(al.input_ids)
     widx = torch.tensor(al.word_index)
     L = len(ids)
-    ks = [k if k >= 0 else lm.num_layers + 1 + k for k in layers]
+    ks = [k if k >= 0 else num_layers + 1 + k for k in layers]
     out = np.zeros((len(layers), L, L))
     with torch.inference_mode():
         for p in range(L):
@@ -69,7 +139,7 @@ def reference_piece_matrix(lm, words, layers, metric):
                 elif metric == "cos":
                     d = 1 - torch.nn.functional.cosine_similarity(h[1:], h[0:1], dim=-1)
                 else:
-                    logits = res.logits[:, p] if k == lm.num_layers else _head(model, res.hidden_states[k][:, p])
+                    logits = res.logits[:, p] if k == num_layers else _head(model, res.hidden_states[k][:, p])
                     prob = logits.double().softmax(-1)[:, ids[p]]
                     d = prob[0] - prob[1:]
                 out[li, p] = d.numpy()

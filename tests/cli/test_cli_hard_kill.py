@@ -1,5 +1,8 @@
 """Issue 27, item 4: a real ``pmask impact`` killed with SIGKILL (nothing is flushed) keeps every shard
-it closed, and --resume computes only the rest; ``--shard-seconds`` bounds the work a kill can lose."""
+it closed, and --resume computes only the rest; ``--shard-seconds`` bounds the work a kill can lose.
+
+Issue 33, item 3: the bound holds inside one sentence too (a long sentence, a big model: one sentence
+spans many shard-seconds): the sentence under way is kept between batches and --resume continues it."""
 from __future__ import annotations
 
 import json
@@ -79,3 +82,58 @@ def test_shard_seconds_is_checked_and_recorded(tmp_path, tiny_bert_dir, capsys):
     assert main([*args, "--shard-seconds", "0.5"]) == 0
     run = read_manifest(tmp_path / "st")["runs"][-1]
     assert run["shard_seconds"] == 0.5 and run["shard_size"] == 64
+
+
+# the process kills itself (SIGKILL: nothing is flushed, no handler runs) when batch KILL_AT of the
+# engine begins: a kill at a known point of the work, whatever the machine's speed
+KILLER = """
+import os, signal, sys
+from pmask.perturb import engine
+from pmask.cli import main
+
+batches, original = [0], engine.BatchRunner._run_batch
+
+def run_batch(self, parts):
+    batches[0] += 1
+    if batches[0] == int(os.environ["KILL_AT"]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, parts)
+
+engine.BatchRunner._run_batch = run_batch
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigkill_inside_a_long_sentence_loses_at_most_one_batch(tmp_path, tiny_bert_dir, capsys):
+    """One sentence of 30 words is 466 sequences: in batches of 10 sequences it spans 47 batches, each
+    far more than --shard-seconds 0. Killed as batch 21 begins, the store keeps the 20 batches done
+    (200 sequences); the old code kept nothing until the sentence was finished, and lost them all."""
+    partial = "partial.safetensors"   # pmask.perturb.store.layout.PARTIAL
+    words = ["the", "cat", "sat", "on", "a", "mat"]
+    n = 30
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(words[k % 6] for k in range(n)) + "\n" + "the cat sat\n", encoding="utf-8")
+    total = 1 + n + n * (n - 1) // 2 + 1 + 3 + 3          # both sentences' sequences ([CLS] row kept)
+    out = tmp_path / "st"
+    impact = ["impact", str(corpus), "--model", str(tiny_bert_dir), "--batch-tokens", str(10 * (n + 2)), "-q",
+              "-o", str(out)]
+    done = subprocess.run([sys.executable, "-c", KILLER, *impact, "--shard-seconds", "0"],
+                          env={**_env(), "KILL_AT": "21"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=600)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert _stored(out) == 0                                       # the long sentence is first: none finished
+
+    assert main([*(a for a in impact if a != "-q"), "--resume"]) == 0
+    summary = capsys.readouterr().err
+    run = re.search(r"2 computed, 0 reused, .*\((\d+) sequences,", summary)
+    assert run, summary
+    lost = 200 - (total - int(run[1]))                             # of the 20 batches × 10 sequences done
+    assert lost == 0, f"the kill lost {lost} of the 200 sequences done (20 batches, each > --shard-seconds 0)"
+    assert f"continuing sentence 0 from its 200 kept sequences of {total - 7}" in summary
+    assert not (out / partial).exists()                            # its sentence is stored now
+    assert main(["impact", str(corpus), "--model", str(tiny_bert_dir), "-q", "-o", str(tmp_path / "ref")]) == 0
+    a, b = ImpactStore.open(out), ImpactStore.open(tmp_path / "ref")
+    assert a.complete and a.indices == b.indices == [0, 1]
+    for x, y in zip(a, b):
+        assert x.words == y.words and x.pieces == y.pieces
+        np.testing.assert_allclose(x.cls_matrix, y.cls_matrix, rtol=1e-5, atol=1e-5)   # other batches: rounding

