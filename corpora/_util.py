@@ -117,8 +117,12 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         out.append(sent)
         if limit is not None and len(out) >= limit:
             break
+    stopped = limit is not None and len(out) >= limit
     if len(out) == seen:
         logger.info("read %s from %s", plural(len(out), "sentence"), name)
+    elif stopped:   # reading stops at the limit: `seen` is how far it got, not the corpus's size
+        logger.info("read %d of the first %s from %s (stopped at the limit of %d)", len(out),
+                    plural(seen, "sentence"), name, limit)
     else:
         logger.info("read %d of %s from %s", len(out), plural(seen, "sentence"), name)
     return out
