@@ -102,3 +102,21 @@ def test_meta_json_hashes_a_corpus_read_from_stdin(tmp_path, monkeypatch):
     assert main(["parse", "-", "--decoder", "right-chain", "-o", str(out), "-q"]) == 0
     corpus = json.loads((tmp_path / "p.conllu.meta.json").read_text())["corpus"]
     assert corpus["path"] == "-" and corpus["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_tokenize_text_groups_its_per_word_warnings_into_one_line(tiny_bert_dir, tmp_path, capsys):
+    rows = []
+    for s, words in enumerate([["ワシントン", "の", "キャピトルヒル", "で"], ["ソーシャル", "メディア", "を", "フォロー"]]):
+        rows.append(f"# sent_id = j{s}")
+        rows += [f"{k}\t{w}\t_\t_\t_\t_\t{0 if k == 1 else 1}\t_\t_\tSpaceAfter=No"
+                 for k, w in enumerate(words, start=1)]
+        rows.append("")
+    corpus = tmp_path / "ja.conllu"
+    corpus.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert main(["impact", str(corpus), "--model", str(tiny_bert_dir), "--tokenize", "text",
+                 "-o", str(tmp_path / "store")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    grouped = [line for line in err if "tokenize text:" in line]
+    per_word = [line for line in err if "(word " in line]
+    assert not per_word, err
+    assert len(grouped) == 1 and re.search(r"\d+ words in 2 sentences", grouped[0]), err
