@@ -234,7 +234,8 @@ def read_prediction(path: Path) -> tuple[str, list]:
 
 
 def _read_stdin_text() -> str:
-    from pmask.corpora._util import read_utf8   # the readers' UTF-8 and byte-order-mark handling
+    """Standard input as text, decoded as every reader decodes (UTF-8, byte-order mark dropped)."""
+    from pmask.corpora._util import read_utf8
 
     return read_utf8(Path(STDIN))
 
@@ -293,9 +294,7 @@ def _gold_filter(max_words: int | None, provenance: Provenance | None, pred_name
 def _check_scored(task: str, score: DependencyScore | BracketScore, pred_name: str, sentences: int,
                   unscored: int, punct: str) -> None:
     """A PmaskError saying why, when the prediction scores nothing (a score over no word means nothing)."""
-    if task == "dependency" and score.total:
-        return
-    if task == "constituency" and score.sentences:
+    if (score.total if isinstance(score, DependencyScore) else score.sentences) > 0:
         return
     what = "word" if task == "dependency" else "sentence"
     if sentences and unscored == sentences:
