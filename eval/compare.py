@@ -17,15 +17,12 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
 from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
-from pmask.corpora import STDIN, Sentence, read_brackets, read_corpus, sniff_format
-from pmask.corpora.conll import parse_conllu
+from pmask.corpora import STDIN, Sentence
 from pmask.corpora.provenance import Provenance, read_provenance
-from pmask.corpora.ptb import parse_brackets
-from pmask.corpora.read import detect_format
-from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.dependency_score import DependencyScore, check_same_words, relation_title
 from pmask.eval.output import Task
+from pmask.eval.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
 from pmask.trees.induce import parse_sentences
@@ -212,47 +209,6 @@ class Evaluation(RichDisplay):
         return "\n".join([head, *(self.table.row_lines() if self.table is not None else [])])
 
 
-#: How a prediction read from standard input is named in messages and tables.
-STDIN_PREDICTION = "<stdin>"
-
-
-def read_prediction(path: Path) -> tuple[str, list]:
-    """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees.
-
-    ``-`` reads standard input, CoNLL-U or bracketed trees as its content looks
-    (:func:`pmask.corpora.sniff_format`)."""
-    if str(path) == STDIN:
-        text = _read_stdin_text()
-        if sniff_format(text) == "conllu":
-            return "dependency", list(parse_conllu(text, STDIN_PREDICTION))
-        return "constituency", parse_brackets(text, STDIN_PREDICTION)
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    if path.suffix in (".conllu", ".conll"):
-        return "dependency", read_corpus(path, "conllu")
-    return "constituency", read_brackets(path)
-
-
-def _read_stdin_text() -> str:
-    """Standard input as text, decoded as every reader decodes (UTF-8, byte-order mark dropped)."""
-    from pmask.corpora._util import read_utf8
-
-    return read_utf8(Path(STDIN))
-
-
-def _read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | None) -> list[Sentence]:
-    """Gold sentences for a ``task`` prediction; a one-line error when the gold holds the other kind of tree."""
-    if not gold_path.exists():
-        raise PmaskError(f"{gold_path}: no such file or directory")
-    fmt = detect_format(gold_path)
-    kinds = {"dependency": "dependency heads (CoNLL-U or .dp)", "constituency": "bracketed trees (PTB .mrg)"}
-    if (task == "constituency") != (fmt == "ptb"):
-        other = "constituency" if task == "dependency" else "dependency"
-        raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
-                         f"(format {fmt}); give a gold file of the same kind")
-    return CorpusSpec(gold_path, fmt, max_words=max_words).read()
-
-
 def _pair_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_name: str, gold_path: Path
                           ) -> list[tuple[Sentence | None, Sentence]]:
     """(prediction, gold) of every predicted sentence; the prediction is None where it has no heads."""
@@ -274,37 +230,6 @@ def _pair_bracket_file(pred: list[Any], gold: list[Sentence], pred_name: str, go
             raise PmaskError(f"{pred_name}:{k + 1}: tree words differ from gold {g.where()}")
         pairs.append((tree, g))
     return pairs
-
-
-def _gold_filter(max_words: int | None, provenance: Provenance | None, pred_name: str) -> int | None:
-    """The ``max_words`` the gold is read with so that it pairs with the prediction: the filter the
-    prediction was made with (from its meta.json; none recorded: the whole gold); a narrower
-    ``max_words`` is then applied to the pairs. A wider one is refused: the prediction has no trees
-    for the longer sentences. Without a meta.json, ``max_words`` itself."""
-    if provenance is None:
-        return max_words
-    recorded = (provenance.corpus or {}).get("max_words")
-    if max_words is not None and recorded is not None and max_words > recorded:
-        raise PmaskError(f"--max-words {max_words} is wider than the filter {pred_name} was parsed with "
-                         f"(max_words {recorded}, from its meta.json): it holds no trees for sentences of "
-                         f"{recorded + 1} to {max_words} words; give --max-words {recorded} or less")
-    return recorded
-
-
-def _check_scored(task: str, score: DependencyScore | BracketScore, pred_name: str, sentences: int,
-                  unscored: int, punct: str) -> None:
-    """A PmaskError saying why, when the prediction scores nothing (a score over no word means nothing)."""
-    if (score.total if isinstance(score, DependencyScore) else score.sentences) > 0:
-        return
-    what = "word" if task == "dependency" else "sentence"
-    if sentences and unscored == sentences:
-        why = (f"none of its {plural(sentences, 'sentence')} has a predicted "
-               + ("head (every HEAD is '_')" if task == "dependency" else "tree (every line is empty)"))
-    elif task == "dependency" and score.sentences and punct == "exclude":
-        why = "every word of its sentences is punctuation, left out by --punct exclude"
-    else:
-        why = "it pairs no sentence with the gold"
-    raise PmaskError(f"{pred_name}: nothing to score: {why}; no {what} was scored")
 
 
 def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any]) -> None:
@@ -350,8 +275,8 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     name = provenance.row_name() if provenance is not None else "prediction"
     recorded = (provenance.corpus or {}).get("max_words") if provenance is not None else None
     _warn_other_corpus(pred_path, gold_path, (provenance.corpus or {}) if provenance is not None else {})
-    gold_filter = _gold_filter(max_words, provenance, pred_name)
-    gold = _read_gold(gold_path, task, pred_path, gold_filter)
+    read_with = gold_filter(max_words, provenance, pred_name)
+    gold = read_gold(gold_path, task, pred_path, read_with)
     if max_words is None:
         max_words = recorded
     if provenance is None and max_words is not None:   # the prediction's own filter is unknown: apply it to both
@@ -359,9 +284,9 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     paired: list[tuple[Any, Sentence]] = (_pair_dependency_file(pred, gold, pred_name, gold_path)
                                           if task == "dependency" else _pair_bracket_file(pred, gold, pred_name,
                                                                                           gold_path))
-    if max_words is not None and max_words != gold_filter:   # narrower than the prediction's own filter
+    if max_words is not None and max_words != read_with:   # narrower than the prediction's own filter
         kept = [(p, g) for p, g in paired if len(g) <= max_words]
-        made = f"parsed with --max-words {gold_filter}" if gold_filter else "parsed without --max-words"
+        made = f"parsed with --max-words {read_with}" if read_with else "parsed without --max-words"
         logger.info("%s: scoring %d of its %s of at most %d words (it was %s)", pred_name, len(kept),
                     plural(len(paired), "sentence"), max_words, made)
         paired = kept
@@ -376,7 +301,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     else:
         score = score_brackets(pairs)
         meta = {"gold": str(gold_path), "pred": pred_name, "max_words": max_words}
-    _check_scored(task, score, pred_name, len(paired), len(unscored), punct)
+    check_scored(task, score, pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
     base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
