@@ -128,16 +128,17 @@ class Parsed(RichDisplay):
 
     def __repr__(self) -> str:
         """One line: the sentence, its size and what was induced (never the impact matrix or every word)."""
+        def cut(text: str, size: int) -> str:
+            return text if len(text) <= size else text[:size].rstrip() + " …"
+
         words = list(self.sentence.words)
-        text = " ".join(words[:8]) + (" …" if len(words) > 8 else "")
         if self.skipped is not None:
             what = f"skipped: {self.skipped}"
         elif self.heads is not None:
-            what = "heads " + " ".join(str(int(h)) for h in list(self.heads)[:12]) + (" …" if len(self.heads) > 12
-                                                                                     else "")
+            what = "heads " + cut(" ".join(str(int(h)) for h in self.heads), 40)
         else:
-            what = "tree " + " ".join(str(self.tree).split())[:60] + ("…" if len(" ".join(str(self.tree).split())) > 60
-                                                                      else "")
+            what = "tree " + cut(" ".join(str(self.tree).split()), 60)
+        text = cut(" ".join(words), 50)
         impact = f", impacts {self.F.shape[0]}×{self.F.shape[1]}" if self.F is not None else ""
         return f"Parsed({self.sentence.id!r}, {len(words)} words: {text!r}; {what}{impact})"
 
