@@ -227,7 +227,9 @@ def _pair_bracket_file(pred: list[Any], gold: list[Sentence], pred_name: str, go
     pairs = []
     for k, (tree, g) in enumerate(zip(pred, gold)):
         if tree is not None and list(tree.leaves()) != list(g.words):
-            raise PmaskError(f"{pred_name}:{k + 1}: tree words differ from gold {g.where()}")
+            hint = (" (brackets pair with the gold by order, and standard input has no meta.json: give the "
+                    "--max-words the prediction was parsed with)" if pred_name == STDIN_PREDICTION else "")
+            raise PmaskError(f"{pred_name}:{k + 1}: tree words differ from gold {g.where()}{hint}")
         pairs.append((tree, g))
     return pairs
 

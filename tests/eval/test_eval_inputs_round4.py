@@ -136,3 +136,15 @@ def test_report_warns_when_the_store_lacks_some_of_its_sentences(tiny_bert_dir, 
                  "-o", str(tmp_path / "r.html")]) == 0
     err = capsys.readouterr().err
     assert "no impacts for 3 of the report's 5 sentences" in err and "3, s4, s5" in err
+
+
+def test_brackets_on_stdin_that_do_not_pair_say_which_filter_to_give(tmp_path, monkeypatch, capsys):
+    pred = tmp_path / "pred.txt"
+    assert main(["parse", str(DATA / "mini.mrg"), "--max-words", "3", "--decoder", "right-branching",
+                 "-o", str(pred), "-q"]) == 0
+    _stdin(monkeypatch, pred.read_text(encoding="utf-8"))
+    assert main(["eval", "-", "--gold", str(DATA / "mini.mrg"), "-q"]) == 1
+    assert "give the --max-words the prediction was parsed with" in capsys.readouterr().err
+    _stdin(monkeypatch, pred.read_text(encoding="utf-8"))
+    assert main(["eval", "-", "--gold", str(DATA / "mini.mrg"), "--max-words", "3", "--json", "-", "-q"]) == 0
+    assert json.loads(capsys.readouterr().out)["sentences"] == 3
