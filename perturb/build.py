@@ -94,7 +94,8 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
     if work:
         init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
         model = (load or spec.load)()
-        shown = overall is not None and len(work) > 1 and any(requests[k].progress for k in work)
+        shown = (overall is not None and len(work) > 1 and any(requests[k].progress for k in work)
+                 and is_main_rank())   # under torchrun, rank 0 alone draws it
         with progress_bar(total=sum(runs[k].todo for k in work), desc=overall, unit="sentence", enabled=shown,
                           position=0) as bar:
             for n, k in enumerate(work, start=1):
