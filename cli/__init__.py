@@ -32,11 +32,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error)."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:   # argparse would name them under the top-level usage; the command's own usage helps more
+            _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
     with command_logging(quiet=args.quiet, verbose=args.verbose):
         return _run(parser, args)
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-parser of ``command`` (``pmask parse`` …)."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[command]
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

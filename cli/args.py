@@ -208,7 +208,8 @@ def add_root(p: argparse.ArgumentParser) -> None:
 
 def add_prediction(p: argparse.ArgumentParser) -> None:
     """The predicted trees (positional ``pred``) and ``--gold`` to score them against."""
-    p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line")
+    p.add_argument("pred", type=Path, help="predicted .conllu, or bracketed trees one per line (- reads standard "
+                   "input: no .meta.json then, so name any --max-words yourself)")
     p.add_argument("--gold", type=Path, required=True, help="gold CoNLL-U, or PTB .mrg file/directory")
 
 

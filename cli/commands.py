@@ -136,7 +136,8 @@ def cmd_export(args: argparse.Namespace) -> Outcome:
 
 def cmd_report(args: argparse.Namespace) -> Outcome:
     path = build_report(args.pred, args.gold, args.output,
-                        ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title))
+                        ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title,
+                                      max_words=args.max_words))
     size = "" if is_stdout(path) else f" ({path.stat().st_size / 1e6:.1f} MB)"   # `-o -` leaves no file to measure
     return Outcome(summary=f"wrote {path}{size}")
 

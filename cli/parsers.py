@@ -225,6 +225,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
                     "impact maps from a store, and the layer/language view of a bench directory.",
         epilog="example:\n  pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o report.html")
     add_prediction(p)
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N",
+                   help=MAX_WORDS_HELP + "; default: the prediction's own, from its .meta.json (as eval)")
     p.add_argument("--store", type=Path, default=None, metavar="DIR", help="impact store: draw every stored layer")
     p.add_argument("--bench", type=Path, default=None, metavar="DIR", help="pmask bench output directory")
     add_punct(p)

@@ -59,7 +59,8 @@ def data_frame(rows: Iterable[Mapping[str, Any]], *, columns: Sequence[str] | No
         index: column(s) moved into the index.
 
     Returns:
-        The frame.
+        The frame; a column of whole numbers that some rows lack is pandas' nullable ``Int64``
+        (``<NA>`` there) rather than floats.
     """
     pandas = require_pandas()
     flat = [flatten(r) for r in rows]
@@ -69,6 +70,10 @@ def data_frame(rows: Iterable[Mapping[str, Any]], *, columns: Sequence[str] | No
             seen.update(dict.fromkeys(r))
         columns = list(seen)
     frame = pandas.DataFrame(flat, columns=list(columns))
+    for column in columns:   # whole numbers stay whole where some rows lack them (a baseline has no layer)
+        values = [r[column] for r in flat if r.get(column) is not None]
+        if values and len(values) < len(flat) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            frame[column] = frame[column].astype("Int64")
     if index is not None:
         frame = frame.set_index(index)
     return frame

@@ -201,8 +201,9 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
         k = int(k)
         a = k + num_layers + 1 if k < 0 else k
         if not 0 <= a <= num_layers:
-            raise LayerError(f"layer {k} out of range for a model with {num_layers} layers "
-                             f"(valid: 0..{num_layers} or {-num_layers - 1}..-1)")
+            # the model's layers, not "0..L": decoding refuses layer 0, so a range with 0 in it misleads there
+            raise LayerError(f"layer {k} out of range for a model with {num_layers} layers (its layers are "
+                             f"1..{num_layers}, or {-num_layers}..-1 from the last; 0 is the embeddings)")
         out.append(a)
     if not out:
         raise LayerError("no layer requested; give at least one layer (0 = embeddings, -1 = last)")

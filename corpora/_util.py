@@ -2,6 +2,7 @@
 ``max_words``/``limit`` selection, format sniffing and head validation."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import sys
@@ -54,10 +55,20 @@ def file_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+_stdin_digest: list[str] = []   # sha256 of what was read from standard input (meta.json records it)
+
+
+def stdin_sha256() -> str | None:
+    """The sha256 of the bytes read from standard input by the last reader (None before any read)."""
+    return _stdin_digest[-1] if _stdin_digest else None
+
+
 def _read_bytes(path: Path) -> bytes:
     if is_stdin(path):
         stream = getattr(sys.stdin, "buffer", None)
-        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        _stdin_digest[:] = [hashlib.sha256(data).hexdigest()]
+        return data
     try:
         return path.read_bytes()
     except OSError as err:
@@ -117,8 +128,12 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         out.append(sent)
         if limit is not None and len(out) >= limit:
             break
+    stopped = limit is not None and len(out) >= limit
     if len(out) == seen:
         logger.info("read %s from %s", plural(len(out), "sentence"), name)
+    elif stopped:   # reading stops at the limit: `seen` is how far it got, not the corpus's size
+        logger.info("read %d of the first %s from %s (stopped at the limit of %d)", len(out),
+                    plural(seen, "sentence"), name, limit)
     else:
         logger.info("read %d of %s from %s", len(out), plural(seen, "sentence"), name)
     return out

@@ -7,11 +7,11 @@ Words are the *syntactic words* (integer IDs); multiword-token ranges (``5-6``) 
 Write-back conventions (``write_conllu``):
 
 * HEAD of every syntactic word ← the predicted head; DEPREL ← ``deprel`` (``"_"``, or ``"dep"`` with
-  ``"root"`` for words attached to 0); DEPS ← ``_`` (the enhanced graph would contradict the new
-  basic tree).
-* Comments, multiword-token lines, empty-node lines and every other column are written as read.
-  Empty nodes' DEPS still refer to the *gold* graph; they are kept unchanged on purpose (no
-  prediction exists for them) and may therefore be stale.
+  ``"root"`` for words attached to 0).
+* The enhanced graph is dropped as a whole: DEPS ← ``_`` on every word, and the empty nodes
+  (``8.1``), which exist only in that graph, are left out. The gold's enhanced graph would
+  contradict the predicted tree, and an empty node is not valid CoNLL-U without its DEPS.
+* Comments, multiword-token lines and every other column are written as read.
 * A sentence whose predicted heads are ``None`` (skipped) is written with HEAD, DEPREL and DEPS
   all ``_`` so the output has the same sentences as the input.
 * Lines are written with ``\\n`` endings (``\\r\\n`` input is normalised), one blank line after each
@@ -215,7 +215,8 @@ def _checked_heads(sent: Sentence, heads: Sequence[int] | np.ndarray) -> list[in
 
 
 def format_conllu(sent: Sentence, heads: Sequence[int] | np.ndarray | None, *, deprel: str = "_") -> str:
-    """One sentence as CoNLL-U text (ending in a blank line) with HEAD/DEPREL/DEPS replaced."""
+    """One sentence as CoNLL-U text (ending in a blank line) with HEAD/DEPREL replaced and the enhanced
+    graph (DEPS, empty nodes) dropped."""
     if deprel not in ("_", "dep"):
         raise ValueError(f"deprel must be '_' or 'dep', not {deprel!r}")
     n = len(sent.words)
@@ -225,6 +226,8 @@ def format_conllu(sent: Sentence, heads: Sequence[int] | np.ndarray | None, *, d
     k = 0
     for line in _source_lines(sent):
         cols = line.split("\t")
+        if not line.startswith("#") and len(cols) == 10 and _ID_EMPTY.fullmatch(cols[0]):
+            continue   # an empty node belongs to the enhanced graph, which the prediction replaces
         if not line.startswith("#") and len(cols) == 10 and _ID_WORD.fullmatch(cols[0]):
             if heads is None:
                 cols[_HEAD] = cols[_DEPREL] = "_"

@@ -21,6 +21,7 @@ from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, is_stdout, sha256_file
 from pmask.common.labels import absolute_layer, run_label
 from pmask.common.version import __version__
+from pmask.corpora._util import is_stdin, stdin_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +33,11 @@ def meta_path(output: str | Path) -> Path:
 
 
 def corpus_record(path: str | Path, fmt: str, limit: int | None, max_words: int | None) -> dict[str, Any]:
-    """The ``corpus`` entry: path, sha256 of a file (None for a folder), format and filters."""
+    """The ``corpus`` entry: path, sha256 of a file or of what was read from standard input (``-``;
+    None for a folder), format and filters."""
     path = Path(path)
-    return {"path": str(path), "sha256": sha256_file(path) if path.is_file() else None, "format": fmt,
+    digest = stdin_sha256() if is_stdin(path) else sha256_file(path) if path.is_file() else None
+    return {"path": str(path), "sha256": digest, "format": fmt,
             "limit": limit, "max_words": max_words}
 
 

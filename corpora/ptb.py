@@ -210,10 +210,15 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
     an empty line → None (a skipped sentence).  ``-`` reads standard input.  A line that is not
     exactly one tree raises CorpusError naming ``file:line``; a CoNLL-U file is named as such.
     """
+    return parse_brackets(read_utf8(Path(path)), display_name(path))
+
+
+def parse_brackets(text: str, name: str) -> list[nltk.Tree | None]:
+    """The one-line bracketed trees of ``text`` (:func:`read_brackets` of text already read; ``name``
+    stands for the source in messages)."""
     from pmask.corpora.brackets import from_brackets
 
-    name = display_name(path)
-    lines = file_lines(read_utf8(Path(path)))
+    lines = file_lines(text)
     out: list[nltk.Tree | None] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -17,13 +17,12 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
 from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
-from pmask.corpora import Sentence, read_brackets, read_corpus
-from pmask.corpora.provenance import read_provenance
-from pmask.corpora.read import detect_format
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora import STDIN, Sentence
+from pmask.corpora.provenance import Provenance, read_provenance
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.dependency_score import DependencyScore, check_same_words, relation_title
 from pmask.eval.output import Task
+from pmask.eval.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.punct import punct_mask
 from pmask.eval.report import Comparison, ComparisonRow
 from pmask.trees.induce import parse_sentences
@@ -210,52 +209,29 @@ class Evaluation(RichDisplay):
         return "\n".join([head, *(self.table.row_lines() if self.table is not None else [])])
 
 
-def read_prediction(path: Path) -> tuple[str, list]:
-    """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees."""
-    if not path.exists():
-        raise PmaskError(f"{path}: no such file or directory")
-    if path.suffix in (".conllu", ".conll"):
-        return "dependency", read_corpus(path, "conllu")
-    return "constituency", read_brackets(path)
-
-
-def _read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | None) -> list[Sentence]:
-    """Gold sentences for a ``task`` prediction; a one-line error when the gold holds the other kind of tree."""
-    if not gold_path.exists():
-        raise PmaskError(f"{gold_path}: no such file or directory")
-    fmt = detect_format(gold_path)
-    kinds = {"dependency": "dependency heads (CoNLL-U or .dp)", "constituency": "bracketed trees (PTB .mrg)"}
-    if (task == "constituency") != (fmt == "ptb"):
-        other = "constituency" if task == "dependency" else "dependency"
-        raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
-                         f"(format {fmt}); give a gold file of the same kind")
-    return CorpusSpec(gold_path, fmt, max_words=max_words).read()
-
-
-def _score_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_path: Path, gold_path: Path,
-                           punct: str) -> tuple[DependencyScore, list[tuple[Sentence, Sentence]], list[str]]:
-    pairs = align(pred, gold, str(pred_path), str(gold_path))
+def _pair_dependency_file(pred: list[Sentence], gold: list[Sentence], pred_name: str, gold_path: Path
+                          ) -> list[tuple[Sentence | None, Sentence]]:
+    """(prediction, gold) of every predicted sentence; the prediction is None where it has no heads."""
+    pairs = align(pred, gold, pred_name, str(gold_path))
     missing = [g for _, g in pairs if g.heads is None]
     if missing:
         raise PmaskError(f"{missing[0].where()}: the gold sentence has no heads to score against")
-    unscored = [g.id for p, g in pairs if p.heads is None]
-    pairs = [(p, g) for p, g in pairs if p.heads is not None]
-    return score_dependencies(pairs, punct), pairs, unscored
+    return [(p if p.heads is not None else None, g) for p, g in pairs]
 
 
-def _score_bracket_file(pred: list[Any], gold: list[Sentence], pred_path: Path, gold_path: Path
-                        ) -> tuple[BracketScore, list[tuple[Any, Sentence]], list[str]]:
+def _pair_bracket_file(pred: list[Any], gold: list[Sentence], pred_name: str, gold_path: Path
+                       ) -> list[tuple[Any, Sentence]]:
+    """(tree, gold) of every line of the prediction, in order; the tree is None on an empty line."""
     if len(pred) > len(gold):
-        raise PmaskError(f"{pred_path} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
-    pairs, unscored = [], []
+        raise PmaskError(f"{pred_name} has {len(pred)} trees but {gold_path} only {len(gold)} sentences")
+    pairs = []
     for k, (tree, g) in enumerate(zip(pred, gold)):
-        if tree is None:
-            unscored.append(g.id)
-            continue
-        if list(tree.leaves()) != list(g.words):
-            raise PmaskError(f"{pred_path}:{k + 1}: tree words differ from gold {g.where()}")
+        if tree is not None and list(tree.leaves()) != list(g.words):
+            hint = (" (brackets pair with the gold by order, and standard input has no meta.json: give the "
+                    "--max-words the prediction was parsed with)" if pred_name == STDIN_PREDICTION else "")
+            raise PmaskError(f"{pred_name}:{k + 1}: tree words differ from gold {g.where()}{hint}")
         pairs.append((tree, g))
-    return score_brackets(pairs), pairs, unscored
+    return pairs
 
 
 def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any]) -> None:
@@ -288,28 +264,51 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         An :class:`Evaluation` (score, baselines, comparison table).
     """
     pred_path, gold_path = Path(pred_path), Path(gold_path)
+    from_stdin = str(pred_path) == STDIN
+    pred_name = STDIN_PREDICTION if from_stdin else str(pred_path)
     task, pred = read_prediction(pred_path)
-    provenance = read_provenance(pred_path)
+    provenance: Provenance | None = None
+    if from_stdin:   # no meta.json beside standard input: the row, root and filter come from the flags
+        logger.info("%s: no meta.json for a prediction on standard input: row 'prediction', baselines with "
+                    "--root %s, gold read with --max-words %s", pred_name, root or "gold", max_words or "(none)")
+    else:
+        provenance = read_provenance(pred_path)
     settings = provenance.row_settings() if provenance is not None else {}
     name = provenance.row_name() if provenance is not None else "prediction"
-    if max_words is None and provenance is not None:
-        max_words = (provenance.corpus or {}).get("max_words")
+    recorded = (provenance.corpus or {}).get("max_words") if provenance is not None else None
     _warn_other_corpus(pred_path, gold_path, (provenance.corpus or {}) if provenance is not None else {})
-    gold = _read_gold(gold_path, task, pred_path, max_words)
+    read_with = gold_filter(max_words, provenance, pred_name)
+    gold = read_gold(gold_path, task, pred_path, read_with)
+    if max_words is None:
+        max_words = recorded
+    if provenance is None and max_words is not None:   # the prediction's own filter is unknown: apply it to both
+        pred = [p for p in pred if p is None or len(p.words if task == "dependency" else p.leaves()) <= max_words]
+    paired: list[tuple[Any, Sentence]] = (_pair_dependency_file(pred, gold, pred_name, gold_path)
+                                          if task == "dependency" else _pair_bracket_file(pred, gold, pred_name,
+                                                                                          gold_path))
+    if max_words is not None and max_words != read_with:   # narrower than the prediction's own filter
+        kept = [(p, g) for p, g in paired if len(g) <= max_words]
+        made = f"parsed with --max-words {read_with}" if read_with else "parsed without --max-words"
+        logger.info("%s: scoring %d of its %s of at most %d words (it was %s)", pred_name, len(kept),
+                    plural(len(paired), "sentence"), max_words, made)
+        paired = kept
+    unscored = [g.id for p, g in paired if p is None]
+    pairs = [(p, g) for p, g in paired if p is not None]
     score: DependencyScore | BracketScore
-    pairs: list[tuple[Any, Sentence]]
     if task == "dependency":
-        score, pairs, unscored = _score_dependency_file(pred, gold, pred_path, gold_path, punct)
+        score = score_dependencies(pairs, punct)
         root = root or settings.get("root", "gold")
-        meta = {"gold": str(gold_path), "pred": str(pred_path), "punct": punct, "baseline_root": root}
+        meta = {"gold": str(gold_path), "pred": pred_name, "punct": punct, "baseline_root": root,
+                **({"max_words": max_words} if max_words is not None else {})}
     else:
-        score, pairs, unscored = _score_bracket_file(pred, gold, pred_path, gold_path)
-        meta = {"gold": str(gold_path), "pred": str(pred_path), "max_words": max_words}
+        score = score_brackets(pairs)
+        meta = {"gold": str(gold_path), "pred": pred_name, "max_words": max_words}
+    check_scored(task, score, pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
     base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
-        logger.warning("%s: %s without a predicted tree, not scored: %s", pred_path,
+        logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,
                        plural(len(unscored), "sentence"), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
     table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
     return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs, subtypes=subtypes)

@@ -33,6 +33,17 @@ PERCENT_KEYS: dict[str, tuple[str, ...]] = {
 }
 ALL_PERCENT_KEYS = PERCENT_KEYS["dependency"] + PERCENT_KEYS["constituency"]
 
+
+def score_key(key: str) -> str:
+    """The score a sweep column holds: ``"uas"`` for ``"uas"`` and for a probe's ``"pair uas"``."""
+    return key.rsplit(" ", 1)[-1]
+
+
+def is_percent_key(key: str) -> bool:
+    """Whether a column holds a percentage (``uas``, ``f1_sentence``, a probe's ``"pair uas"``, ...)."""
+    return score_key(key) in ALL_PERCENT_KEYS
+
+
 LABELS = {
     "uas": "UAS",
     "uuas": "UUAS",

@@ -36,6 +36,7 @@ from pmask.eval.output import (
     figure_format,
     fmt_value,
     is_number,
+    is_percent_key,
     markdown_table,
     meta_line,
     metrics_dict,
@@ -43,6 +44,7 @@ from pmask.eval.output import (
     ordered_keys,
     plain_value,
     save_figure,
+    score_key,
 )
 
 # Row fields that are not metrics in the flat JSON row layout.
@@ -212,13 +214,17 @@ class LayerSweep(TableFile, RichDisplay):
     """Scores per layer: ``rows`` are (layer, metrics dict) pairs, kept sorted by layer.
     A notebook shows the table and the plot; :meth:`to_pandas` gives one row per layer.
 
-    ``metric_keys`` are the columns shown and plotted (empty: every percentage key found).
+    ``metric_keys`` are the columns shown and plotted (empty: every percentage key found); a key
+    may name a probe before its score (``"pair uas"``: a percentage like ``uas``).
+    ``baselines`` (name → scores under the same keys) follow the layers in the table, the JSON
+    (``"baselines"``) and the CSV (a ``baseline`` column naming them, ``layer`` empty).
     Writes Markdown, JSON and CSV (:class:`~pmask.eval.output.TableFile`).
     """
 
     rows: list[tuple[int, dict[str, Any]]]
     metric_keys: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         rows = []
@@ -238,6 +244,7 @@ class LayerSweep(TableFile, RichDisplay):
         self.metric_keys = tuple(self.metric_keys) or tuple(
             k for k in ALL_PERCENT_KEYS if any(k in m for _, m in rows))
         self.meta = dict(self.meta)
+        self.baselines = {str(name): metrics_dict(m) for name, m in dict(self.baselines).items()}
 
     @property
     def layers(self) -> list[int]:
@@ -257,15 +264,17 @@ class LayerSweep(TableFile, RichDisplay):
         return -neg_layer, value
 
     def to_markdown(self, *, mark_best: bool = True, header: bool = True) -> str:
-        """Layer | metric columns, best layer per column in bold."""
+        """Layer | metric columns, best layer per column in bold; the baselines' rows after the layers."""
         body = []
         best = {k: (best_indices(self.values(k)) if mark_best else set()) for k in self.metric_keys}
         for i, (layer, m) in enumerate(self.rows):
             cells = [str(layer)]
             for k in self.metric_keys:
-                text = fmt_value(m.get(k), k in ALL_PERCENT_KEYS)
+                text = fmt_value(m.get(k), is_percent_key(k))
                 cells.append(f"**{text}**" if i in best[k] else text)
             body.append(cells)
+        body += [[f"{name} (baseline)", *(fmt_value(m.get(k), is_percent_key(k)) for k in self.metric_keys)]
+                 for name, m in self.baselines.items()]
         head = ["Layer"] + [LABELS.get(k, k) for k in self.metric_keys]
         table = markdown_table(head, body, [True] * len(head))
         if header and self.meta:
@@ -274,22 +283,31 @@ class LayerSweep(TableFile, RichDisplay):
         return table
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON layout: {"metric_keys", "meta", "rows": [{"layer", <metric keys>}]}."""
+        """The JSON layout: {"metric_keys", "meta", "rows": [{"layer", <metric keys>}]}, and with
+        baselines ``"baselines": [{"name", <metric keys>}]``."""
+        base = {"baselines": [{"name": name, **plain_value(m)} for name, m in self.baselines.items()]} \
+            if self.baselines else {}
         return {"metric_keys": list(self.metric_keys), "meta": plain_value(self.meta),
-                "rows": [{"layer": layer, **plain_value(m)} for layer, m in self.rows]}
+                "rows": [{"layer": layer, **plain_value(m)} for layer, m in self.rows], **base}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LayerSweep:
         try:
             rows = [(r["layer"], {k: v for k, v in r.items() if k != "layer"}) for r in data["rows"]]
-            return cls(rows, tuple(data.get("metric_keys") or ()), dict(data.get("meta") or {}))
+            base = {b["name"]: {k: v for k, v in b.items() if k != "name"} for b in data.get("baselines") or []}
+            return cls(rows, tuple(data.get("metric_keys") or ()), dict(data.get("meta") or {}), base)
         except (KeyError, TypeError, AttributeError) as err:
             raise ReportError(f"not a layer sweep: missing or malformed field {err}") from None
 
     def to_csv(self) -> str:
-        """CSV: layer, metric keys first, then any other keys found."""
+        """CSV: layer, metric keys first, then any other keys found; with baselines a ``baseline``
+        column after ``layer`` names them on their own rows (``layer`` empty)."""
         keys = ordered_keys(self.metric_keys, [m for _, m in self.rows])
-        return csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
+        if not self.baselines:
+            return csv_text(["layer"] + keys, ([layer] + [m.get(k) for k in keys] for layer, m in self.rows))
+        rows = [[layer, None] + [m.get(k) for k in keys] for layer, m in self.rows]
+        rows += [[None, name] + [m.get(k) for k in keys] for name, m in self.baselines.items()]
+        return csv_text(["layer", "baseline"] + keys, rows)
 
     def to_pandas(self) -> Any:
         """One row per layer (the index), one column per metric; needs ``pmask[pandas]``."""
@@ -327,9 +345,11 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
                    color=f"C{len(sweep.metric_keys) + n}",
                    label=f"{name} ({LABELS.get(baseline_key, baseline_key) + ' ' if baseline_key else ''}"
                          f"{float(value):.1f})")
-    percent = all(k in ALL_PERCENT_KEYS for k in sweep.metric_keys)
+    percent = all(is_percent_key(k) for k in sweep.metric_keys)
     ax.set_xlabel("layer")
-    names = " / ".join(LABELS.get(k, k) for k in sweep.metric_keys) or "score"
+    # the scores plotted, once each: "UAS / UUAS", or "UAS" for one line per probe ("pair uas", "attention uas")
+    scores = dict.fromkeys(LABELS.get(score_key(k), score_key(k)) for k in sweep.metric_keys)
+    names = " / ".join(scores) or "score"
     ax.set_ylabel(f"{names} (%)" if percent else names)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)

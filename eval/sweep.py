@@ -104,17 +104,17 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         settings = replace(checked, layer=layer)
         score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
         rows.append((layer, score.to_dict()))
-    base: dict[str, float] = {}
+    base_scores: dict[str, dict[str, Any]] = {}
     if baselines:
-        key = SWEEP_KEYS[task][0]
-        base = {name: s.to_dict()[key]
-                for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
+        base_scores = {name: {k: s.to_dict()[k] for k in SWEEP_KEYS[task]}
+                       for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
+    base = {name: scores[SWEEP_KEYS[task][0]] for name, scores in base_scores.items()}   # the plot's lines
     model, impact = source.describe_model(), source.impact_settings()
     sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
-                             **_coverage(source)})
+                             **_coverage(source)}, baselines=base_scores)
     title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
@@ -183,8 +183,10 @@ def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:
         for layer, scores in result.sweep.rows:
             rows.setdefault(layer, {})[f"{probe} {key}"] = scores.get(key)
     meta = {k: v for k, v in first.sweep.meta.items() if k not in ("probe", "metric")}
-    sweep = LayerSweep(rows=sorted(rows.items()), metric_keys=tuple(f"{p} {key}" for p in results),
-                       meta={**meta, "probes": ", ".join(r.sweep.meta.get("probe", p) for p, r in results.items())})
+    keys = tuple(f"{p} {key}" for p in results)
+    sweep = LayerSweep(rows=sorted(rows.items()), metric_keys=keys,
+                       meta={**meta, "probes": ", ".join(r.sweep.meta.get("probe", p) for p, r in results.items())},
+                       baselines={name: dict.fromkeys(keys, value) for name, value in first.baselines.items()})
     model_part = first.title.split(" · ")[0].rsplit(", ", 1)[0]   # "model, probe label": the probe goes
     rest = first.title.split(" · ")[1:]
     title = " · ".join([model_part, *rest, "one line per probe"])

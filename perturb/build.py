@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import Output, check_output
+from pmask.common.progress import progress_bar
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
 from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
@@ -61,7 +62,7 @@ def _plan(spec: ModelSpec, request: FillRequest) -> StorePlan:
 
 
 def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
-                load: Callable[[], Any] | None = None) -> list[StoreRun]:
+                load: Callable[[], Any] | None = None, *, overall: str | None = None) -> list[StoreRun]:
     """Fill each request's store with the model of ``spec``; plan all of them before any model work.
 
     Args:
@@ -70,6 +71,9 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
             device is joined under ``torchrun``.
         load: returns the loaded model; called at most once, and only when some store has work
             left (default: ``spec.load``).
+        overall: with several stores to fill, the label of one more bar over all of them, counted
+            in sentences, with the remaining time (``pmask bench``: "treebanks"); each store's own
+            bar runs below it. None: only the stores' bars.
 
     Returns:
         One :class:`StoreRun` per request, in order.
@@ -90,8 +94,14 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
     if work:
         init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
         model = (load or spec.load)()
-        for k in work:
-            runs[k].summary = compute_store(model, requests[k])
+        shown = (overall is not None and len(work) > 1 and any(requests[k].progress for k in work)
+                 and is_main_rank())   # under torchrun, rank 0 alone draws it
+        with progress_bar(total=sum(runs[k].todo for k in work), desc=overall, unit="sentence", enabled=shown,
+                          position=0) as bar:
+            for n, k in enumerate(work, start=1):
+                bar.set_postfix_str(f"{n}/{len(work)}: {requests[k].output.name}", refresh=True)
+                runs[k].summary = compute_store(model, requests[k])
+                bar.update(runs[k].todo)
     is_main = is_main_rank()   # under torchrun every rank gets here; rank 0 alone reports
     for run in runs:
         run.is_main = is_main

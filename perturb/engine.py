@@ -36,6 +36,7 @@ from pmask.common.errors import ModelError
 from pmask.common.options import PROBE_METRICS, check_choice, default_subword, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
+from pmask.perturb.alignment.text import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.impact_settings import ImpactSettings
 from pmask.perturb.jobs import SentenceJob, SkippedSentence
@@ -236,7 +237,12 @@ class BatchRunner:
         self.exhausted = False
 
     def run(self, sentences: Iterable[Any], progress: bool) -> Iterator[np.ndarray | None]:
-        """Yield each sentence's impact array (or None if skipped), in input order."""
+        """Yield each sentence's impact array (or None if skipped), in input order; the alignment's
+        per-word warnings come as one line at the end (:func:`grouped_alignment_notes`)."""
+        with grouped_alignment_notes():
+            yield from self._run(sentences, progress)
+
+    def _run(self, sentences: Iterable[Any], progress: bool) -> Iterator[np.ndarray | None]:
         self.source = enumerate(sentences)
         subword = self.settings.impact.subword
         assert subword is not None   # checked by impact_matrices

@@ -196,6 +196,10 @@ def _load_config(name: str, revision: str | None, local_files_only: bool) -> Any
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
+    folder = Path(name).expanduser()
+    if folder.is_dir() and not (folder / "config.json").is_file():   # transformers would blame `model_type`
+        raise ModelError(f"model folder {name!r} has no config.json (a model folder holds config.json, the "
+                         "tokenizer files and the weights, as save_pretrained writes them)")
     try:
         config = AutoConfig.from_pretrained(name, revision=revision, local_files_only=local_files_only)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError

@@ -129,6 +129,22 @@ class Parsed(RichDisplay):
         return ImpactMap(words=list(self.sentence.words), F=self.F, gold_heads=self.sentence.heads, pred_heads=pred,
                          title=f"sentence {self.sentence.id}")
 
+    def __repr__(self) -> str:
+        """One line: the sentence, its size and what was induced (never the impact matrix or every word)."""
+        def cut(text: str, size: int) -> str:
+            return text if len(text) <= size else text[:size].rstrip() + " …"
+
+        words = list(self.sentence.words)
+        if self.skipped is not None:
+            what = f"skipped: {self.skipped}"
+        elif self.heads is not None:
+            what = "heads " + cut(" ".join(str(int(h)) for h in self.heads), 40)
+        else:
+            what = "tree " + cut(" ".join(str(self.tree).split()), 60)
+        text = cut(" ".join(words), 50)
+        impact = f", impacts {self.F.shape[0]}×{self.F.shape[1]}" if self.F is not None else ""
+        return f"Parsed({self.sentence.id!r}, {len(words)} words: {text!r}; {what}{impact})"
+
 
 @dataclass
 class ParseSummary:

@@ -258,7 +258,7 @@ def _legend_above(fig: Any, panels_height: float) -> None:
     fig.tight_layout(rect=(0, 0, 1, panels_height / (panels_height + legend_height)))
 
 
-def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
+def plot_layers(result: Any, path: Path, dpi: int = 150) -> Path:
     """Score against layer, one panel per treebank, one line per probe and decoder, baselines dashed;
     one legend above the panels for every line of every panel (:func:`_legend_above`)."""
     from matplotlib.ticker import MaxNLocator
@@ -269,7 +269,9 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     several = len({_probe(r) for r in result.rows}) > 1
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
-    fig = new_figure((3.0 * ncols, 2.4 * nrows), dpi)
+    # panels of 3.6 × 2.8 in, the figure at least 6 in wide (900 px at 150 dpi) even with one treebank
+    panel_width, panel_height = max(3.6, 6.0 / ncols), 2.8
+    fig = new_figure((panel_width * ncols, panel_height * nrows), dpi)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
@@ -281,20 +283,25 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
         for b in (b for b in result.baselines if b["treebank"] == name):
             label = baseline_labels[b["baseline"]]
             ax.axhline(b[key], label=label, **styles[label])
-        ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=9)
-        ax.tick_params(labelsize=7)
+        ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=10)
+        ax.tick_params(labelsize=8)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for ax in list(axes.flat)[len(treebanks):]:
         ax.axis("off")
-    fig.supxlabel("layer", fontsize=9)
-    fig.supylabel("UAS (F1 for PTB)", fontsize=9)
-    _legend_above(fig, 2.4 * nrows)
+    fig.supxlabel("layer", fontsize=10)
+    fig.supylabel("UAS (F1 for PTB)", fontsize=10)
+    _legend_above(fig, panel_height * nrows)
     save_figure(fig, path, dpi=dpi)
     return path
 
 
+#: Resolution of the bench heatmaps (PNG pixels per inch).
+HEATMAP_DPI = 150
+
+
 def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> Path:
-    """Treebank × layer scores of ``decoder`` under ``probe`` as a heatmap, values written in the cells."""
+    """Treebank × layer scores of ``decoder`` under ``probe`` as a heatmap, values written in the cells,
+    a labelled colour bar beside it."""
     import numpy as np
 
     rows = [r for r in result.rows if r["decoder"] == decoder and _probe(r) == probe]
@@ -303,23 +310,30 @@ def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> 
     grid = np.full((len(treebanks), len(layers)), np.nan)
     for r in rows:
         grid[treebanks.index(r["treebank"]), layers.index(r["layer"])] = r[primary_key(r)]
-    fig = new_figure((max(4.0, 1.0 + 0.55 * len(layers)), 0.8 + 0.32 * len(treebanks)), 110)
+    # at least 5.5 × 2.8 in at 150 dpi (825 × 420 px): room for the treebank names, the cell values
+    # and a colour bar with its own label, however few treebanks and layers there are
+    label = max((len(t) for t in treebanks), default=0)
+    fig = new_figure((max(5.5, 2.4 + 0.09 * label + 0.6 * len(layers)), max(2.8, 1.4 + 0.42 * len(treebanks))),
+                     HEATMAP_DPI)
     ax = fig.subplots()
     im = ax.imshow(grid, aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=8)
-    ax.set_yticks(range(len(treebanks)), treebanks, fontsize=8)
-    ax.set_xlabel("layer")
+    ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=9)
+    ax.set_yticks(range(len(treebanks)), treebanks, fontsize=9)
+    ax.set_xlabel("layer", fontsize=10)
+    score = "UAS" if rows and primary_key(rows[0]) == "uas" else "F1"
     what = decoder if probe == "pair" else f"{probe} · {decoder}"
-    ax.set_title(f"{what}: UAS" if rows and primary_key(rows[0]) == "uas" else f"{what}: F1", fontsize=10)
+    ax.set_title(f"{what}: {score}", fontsize=11)
     if grid.size <= 400:
         mid = np.nanmean(grid) if np.isfinite(grid).any() else 0
         for (i, j), v in np.ndenumerate(grid):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6,
+                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8,
                         color="white" if v < mid else "black")
-    fig.colorbar(im, ax=ax, fraction=0.04)
+    bar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03)
+    bar.set_label(f"{score} (%)", fontsize=9)
+    bar.ax.tick_params(labelsize=8)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=HEATMAP_DPI)
     return path
 
 

@@ -243,7 +243,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
                                       selection={"format": tb.fmt, "limit": settings.limit,
                                                  "max_words": settings.max_words})
                 for probe in probes for tb in treebanks]
-    runs = fill_stores(requests, settings.model, load)
+    runs = fill_stores(requests, settings.model, load, overall="treebanks")   # one bar over all, with the time left
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
             "reused": sum(run.sentences - run.todo for run in runs),
             "model_loaded": load.cache_info().misses > 0,

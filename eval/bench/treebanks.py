@@ -42,9 +42,16 @@ class Treebank:
         return {"sha256": info.sha256, "sentences_sha256": info.sentences_sha256}
 
 
-def language_of(path: Path, sentences: Sequence[Any]) -> str:
-    """Language of a treebank: from a ``UD_<Language>-<name>`` folder, else ``# language``-style
-    metadata, else the file stem's prefix (``de_pud-ud-test`` -> ``de``)."""
+#: The language of a PTB treebank (``.mrg``): the Penn Treebank's Wall Street Journal is English.
+PTB_LANGUAGE = "English (PTB)"
+
+
+def language_of(path: Path, sentences: Sequence[Any], fmt: str | None = None) -> str:
+    """Language of a treebank: ``English (PTB)`` for PTB brackets (``fmt="ptb"``, or a ``.mrg`` file),
+    else from a ``UD_<Language>-<name>`` folder, else ``# language``-style metadata, else the file
+    stem's prefix (``de_pud-ud-test`` -> ``de``)."""
+    if fmt == "ptb" or path.suffix == ".mrg":   # a folder's name ("combined") names no language
+        return PTB_LANGUAGE
     for part in (path.parent.name, path.name):
         m = _UD_FOLDER.match(part)
         if m:
@@ -92,7 +99,7 @@ def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None
         sentences = CorpusSpec(path, fmt, limit=limit, max_words=max_words).read()
         if not sentences:
             raise PmaskError(f"{path}: no sentences")
-        out.append(Treebank(name, language_of(path, sentences), path, fmt, sentences))
+        out.append(Treebank(name, language_of(path, sentences, fmt), path, fmt, sentences))
     if not out:
         raise PmaskError("no treebank given")
     return out

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from pmask.common.labels import plural
 from pmask.eval.display.markup import COLOURS, el, esc, frame, png_img, scroll, style
-from pmask.eval.output import ALL_PERCENT_KEYS, LABELS, best_indices, fmt_value, plain_value
+from pmask.eval.output import LABELS, best_indices, fmt_value, is_percent_key, plain_value
 
 _CELL = dict(padding="3px 10px", border_bottom=f"1px solid {COLOURS['line']}")
 
@@ -85,7 +85,7 @@ def sweep_html(sweep: Any, *, baselines: Mapping[str, float] | None = None, titl
     keys = list(sweep.metric_keys)
     rows = [[layer] + [m.get(k) for k in keys] for layer, m in sweep.rows]
     table = html_table(["Layer"] + [LABELS.get(k, k) for k in keys], rows, numeric=[True] * (len(keys) + 1),
-                       percent=[False] + [k in ALL_PERCENT_KEYS for k in keys], best=[False] + [True] * len(keys))
+                       percent=[False] + [is_percent_key(k) for k in keys], best=[False] + [True] * len(keys))
     if baselines:
         key = LABELS.get(baseline_key or "", baseline_key or "score")
         table += html_table(["Baseline", key], [[name, value] for name, value in baselines.items()],

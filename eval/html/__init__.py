@@ -37,6 +37,7 @@ class ReportOptions:
     punct: str = "include"          # score punctuation words or not
     title: str | None = None
     seed: int = 0                   # seed of the random baselines
+    max_words: int | None = None    # score only sentences of at most this many words (as ``eval --max-words``)
 
 
 def default_title(pred: str | Path, meta: dict[str, Any]) -> str:
@@ -97,7 +98,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     from pmask.eval.html import data as html_data
     from pmask.eval.html import trees as html_trees
 
-    inputs = html_data.load_inputs(pred, gold, punct=options.punct, seed=options.seed)
+    inputs = html_data.load_inputs(pred, gold, punct=options.punct, seed=options.seed, max_words=options.max_words)
     if inputs.task == "dependency":
         sentences = html_data.dependency_sentences(inputs)
         breakdowns = html_data.dependency_breakdowns(inputs, sentences)

@@ -36,7 +36,8 @@ class ReportInputs:
     punct: str = "include"
 
 
-def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0) -> ReportInputs:
+def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0,
+                max_words: int | None = None) -> ReportInputs:
     """Score ``pred`` against ``gold`` with every baseline and pair up the sentences (the adapter).
 
     Args:
@@ -44,6 +45,8 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
         gold: the gold CoNLL-U file, or PTB file/directory for brackets.
         punct: "include" or "exclude" punctuation words from the scores.
         seed: seed of the random baselines.
+        max_words: only sentences of at most this many words (``evaluate_files``; default: the
+            prediction's own filter from its meta.json).
     Returns:
         A :class:`ReportInputs`.
     Example:
@@ -55,7 +58,8 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     pred, gold = Path(pred), Path(gold)
     provenance = read_provenance(pred)
     meta = provenance.to_dict() if provenance is not None else {}
-    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed)   # reads meta.json's max_words
+    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed,   # default: meta.json's max_words
+                                max_words=max_words)
     if not evaluation.pairs:
         raise PmaskError(f"{pred}: no predicted sentence to report on")
     return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)

@@ -95,10 +95,11 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
     check_finished(store.path, store.manifest, allow_incomplete=True)   # maps only: warn when unfinished
     layers = list(store.manifest["layers"]["resolved"])
     items: dict[str, Any] = {}
-    mismatched = []
+    mismatched, absent = [], []
     for k, sent in enumerate(sentences):
         item = store.get(sent["id"])
         if item is None:
+            absent.append(sent["id"])
             continue
         if list(item.words) != list(sent["words"]):
             mismatched.append(sent["id"])
@@ -107,6 +108,10 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
     if mismatched:
         logger.warning("%s: %s with other words in the store, shown without impacts: %s",
                        store_dir, plural(len(mismatched), "sentence"), ", ".join(mismatched[:5]))
+    if absent and items:   # e.g. a store made with --limit 200 for a prediction of 1000 sentences
+        logger.warning("%s: the store holds no impacts for %d of the report's %s, shown without impact maps: %s",
+                       store_dir, len(absent), plural(len(sentences), "sentence"),
+                       ", ".join(absent[:5]) + (" …" if len(absent) > 5 else ""))
     if not items:
         raise PmaskError(f"{store_dir}: the store holds none of the report's sentences (matched by sentence id)")
     default = _absolute(chosen_layer, store.num_layers)

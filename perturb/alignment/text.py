@@ -27,13 +27,59 @@ Rules of the ``"text"`` mode:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pmask.common.errors import ModelError, PmaskError
 from pmask.perturb.alignment.word_alignment import WordAlignment
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass
+class AlignmentNotes:
+    """The words a run had to merge into a neighbour's pieces (``shared``) or give an unk piece
+    (``unk``), each ``(where, word, other word or None)``; :meth:`flush` logs one line per kind."""
+
+    shared: list[tuple[str, str, str | None]] = field(default_factory=list)
+    unk: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+    def flush(self) -> None:
+        """One warning per kind of note: how many words, in how many sentences, and three examples."""
+        kinds = ((self.shared, "have no piece of their own (a piece straddles a word boundary) and share a "
+                               "neighbour's pieces"),
+                 (self.unk, "get no piece from the tokenizer and are given one unk piece each"))
+        for notes, what in kinds:
+            if not notes:
+                continue
+            sentences = len({where for where, _, _ in notes})
+            examples = "; ".join(f"{where}: {word!r}" + (f" with {other!r}" if other else "")
+                                 for where, word, other in notes[:3])
+            logger.warning("tokenize text: %d %s in %d %s %s (e.g. %s%s)", len(notes),
+                           "word" if len(notes) == 1 else "words", sentences,
+                           "sentence" if sentences == 1 else "sentences", what, examples,
+                           "; …" if len(notes) > 3 else "")
+        self.shared.clear()
+        self.unk.clear()
+
+
+_collecting: list[AlignmentNotes] = []   # innermost last: where surface_align puts its notes instead of logging
+
+
+@contextmanager
+def grouped_alignment_notes() -> Iterator[AlignmentNotes]:
+    """While open, :func:`surface_align`'s per-word warnings are collected; on leaving, one line per
+    kind says how many words were affected, with examples (a corpus in an unsegmented script
+    would otherwise give a warning per word)."""
+    notes = AlignmentNotes()
+    _collecting.append(notes)
+    try:
+        yield notes
+    finally:
+        _collecting.remove(notes)
+        notes.flush()
 
 
 @dataclass
@@ -138,7 +184,8 @@ def surface_align(tokenizer: Any, sentence: Any, *, warn: bool = True) -> WordAl
     Args:
         tokenizer: a fast Hugging Face tokenizer (offsets are needed).
         sentence: a :class:`pmask.corpora.Sentence` or a list of words.
-        warn: log a warning for each unit that had to be merged or given an unk piece.
+        warn: log a warning for each unit that had to be merged or given an unk piece (inside
+            :func:`grouped_alignment_notes`, as the engine runs it: one line for them all).
 
     Returns:
         A :class:`WordAlignment` over the syntactic words: ``input_ids`` are the tokenizer's ids
@@ -154,6 +201,7 @@ def surface_align(tokenizer: Any, sentence: Any, *, warn: bool = True) -> WordAl
                          "needs character offsets")
     layout = surface_layout(sentence)
     where = sentence.where() if hasattr(sentence, "where") else "sentence"
+    short = f"sentence {sentence.id}" if getattr(sentence, "id", None) else where   # in a grouped line's examples
     words = [str(w) for w in getattr(sentence, "words", sentence)]
     enc = tokenizer(layout.text, add_special_tokens=True, return_offsets_mapping=True, truncation=False,
                     verbose=False)
@@ -173,13 +221,17 @@ def surface_align(tokenizer: Any, sentence: Any, *, warn: bool = True) -> WordAl
         t = _covering_piece(offsets, layout.spans[u][0])
         if t is not None and piece_unit[t] != u:
             group[u] = group[piece_unit[t]]
-            if warn:
+            other = words[layout.units[piece_unit[t]][0]]
+            if warn and _collecting:
+                _collecting[-1].shared.append((short, form, other))
+            elif warn:
                 logger.warning("%s: word %r (word %d) has no piece of its own (a piece straddles the boundary); "
-                               "it shares the pieces of %r", where, form, layout.units[u][0] + 1,
-                               words[layout.units[piece_unit[t]][0]])
+                               "it shares the pieces of %r", where, form, layout.units[u][0] + 1, other)
         else:
             unk_after[u] = max((k for k, pu in enumerate(piece_unit) if pu < u), default=-1)
-            if warn:
+            if warn and _collecting:
+                _collecting[-1].unk.append((short, form, None))
+            elif warn:
                 logger.warning("%s: the tokenizer gives no piece for word %r (word %d); it gets one unk piece",
                                where, form, layout.units[u][0] + 1)
     return _build(tokenizer, ids, real, piece_unit, group, unk_after, layout)

@@ -71,6 +71,8 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     try:
         text = mf.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if not Path(path).exists():
+            raise StoreError(f"{path}: no such file or directory") from None
         raise StoreError(f"{path}: not an impact store (no {MANIFEST})") from None
     except NotADirectoryError:
         raise StoreError(f"{path}: a file, not an impact store (the folder 'pmask impact -o' writes)") from None

@@ -1,6 +1,7 @@
 """Corpus readers and writers: hand-made fixtures in tests/data, malformed input, shared gold data."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import conllu
@@ -166,13 +167,14 @@ def test_write_conllu_keeps_everything_else(tmp_path):
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "pred.conllu"
     write_conllu(sents, preds, out)
-    before = src.read_text(encoding="utf-8").split("\n")
+    before = [line for line in src.read_text(encoding="utf-8").split("\n")
+              if not re.match(r"[0-9]+\.[0-9]+\t", line)]   # empty nodes go with the enhanced graph (issue 33)
     after = out.read_text(encoding="utf-8").split("\n")
     assert len(before) == len(after)
     words = iter([(i, k) for i, s in enumerate(sents) for k in range(len(s))])
     for old, new in zip(before, after):
         if not is_word_line(old):
-            assert new == old  # comments, MWT lines, empty-node lines, blank lines: byte for byte
+            assert new == old  # comments, MWT lines, blank lines: byte for byte
             continue
         o, n = old.split("\t"), new.split("\t")
         assert o[:6] + o[9:] == n[:6] + n[9:]
@@ -241,6 +243,9 @@ def test_pud_roundtrip(tmp_path):
     out = tmp_path / "pud.conllu"
     write_conllu(sents, [s.heads for s in sents], out)
     before = src.read_text(encoding="utf-8").splitlines()
+    empty = [line for line in before if re.match(r"[0-9]+\.[0-9]+\t", line)]
+    assert len(empty) == 7   # PUD's empty nodes, left out with the enhanced graph
+    before = [line for line in before if line not in empty]
     after = out.read_text(encoding="utf-8").splitlines()
     assert len(before) == len(after)
     for old, new in zip(before, after):
@@ -371,3 +376,17 @@ def test_read_brackets_errors(tmp_path, text, line):
     with pytest.raises(CorpusError) as info:
         read_brackets(path)
     assert str(info.value).startswith(f"{path}:{line}: ")
+
+
+def test_write_conllu_drops_the_enhanced_graph_with_its_empty_nodes(tmp_path):
+    """Issue 33, item 5: the gold's enhanced graph would contradict the predicted tree; no line of
+    the output keeps it (PUD's empty nodes kept DEPS pointing into the cleared graph)."""
+    sents = read_conllu(DATA / "mini.conllu")   # s2 holds the empty node 5.1 with DEPS 2:conj
+    out = tmp_path / "pred.conllu"
+    write_conllu(sents, [s.heads for s in sents], out)
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    assert rows and all(cols[8] == "_" for cols in rows)
+    assert not any("." in cols[0] for cols in rows)   # no empty node without its graph
+    parsed = conllu.parse(out.read_text(encoding="utf-8"))   # still valid CoNLL-U, same words and heads
+    assert [[t["form"] for t in s if isinstance(t["id"], int)] for s in parsed] == [s.words for s in sents]
