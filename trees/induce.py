@@ -25,7 +25,7 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import plural
-from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES
+from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES, SPAN_PROBES
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
@@ -143,7 +143,7 @@ def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: s
     no weights there. Probe ``distance`` is exempt: the distances between the words' embeddings
     are a tree like any other layer's (with ``jsd``/``hellinger`` the store refuses layer 0).
     """
-    if probe in DISTANCE_PROBES or isinstance(layers, str) or 0 not in list(layers):
+    if probe in DISTANCE_PROBES + SPAN_PROBES or isinstance(layers, str) or 0 not in list(layers):
         return
     if probe == "attention":
         raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has no attention weights, which probe attention "
@@ -168,25 +168,49 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     dec = get_decoder(settings.decoder)
     if dec.needs_model and probe is not None:
         refuse_layer_zero([settings.layer], probe=probe)
-    if settings.faithful and probe not in (None, "pair"):
-        raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair); "
-                           f"probe {probe} has no faithful mode")
+        check_pairing(probe, settings.decoder)
+    if settings.faithful and probe not in (None, "pair", *SPAN_PROBES):
+        raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair) and contextual "
+                           f"distortion (probe distortion); probe {probe} has no faithful mode")
+    if settings.faithful and probe in SPAN_PROBES and settings.decoder != "cky":
+        raise SettingError(f"{{faithful}} with probe {probe} is the authors' CKY: use {{decoder}} cky")
     if settings.bias and settings.decoder != "distance-split":
         raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
                            f"{settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
     faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
-    if settings.faithful and dec.task != "dependency":
-        raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
     if settings.faithful and not dec.supports_faithful:
-        raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ' and ')} decoders only")
-    if settings.faithful and settings.root != "gold":
+        raise SettingError(f"{{faithful}} applies to the {faithful.replace(', ', ', ')} decoders only")
+    if settings.faithful and settings.root != "gold" and dec.task == "dependency":
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     if settings.root == "gold" and dec.task == "dependency":
         lacking = next((s for s in sentences if s.root is None), None)
         if lacking is not None:
             raise SettingError(_no_gold_heads(lacking, settings.decoder))
+
+
+def check_pairing(probe: str, decoder: str) -> None:
+    """Refuse, in one line, a model decoder that cannot read the probe's matrices: a span decoder
+    (``cky``) reads only span charts (probe distortion), every other model decoder only word-pair
+    matrices.
+
+    Raises:
+        SettingError: naming ``{probe}`` and ``{decoder}``.
+
+    Example:
+        >>> check_pairing("distortion", "cky")
+    """
+    dec = get_decoder(decoder)
+    if not dec.needs_model:
+        return
+    span_decoders = [n for n, d in DECODERS.items() if d.spans]
+    if dec.spans and probe not in SPAN_PROBES:
+        raise SettingError(f"{{decoder}} {decoder} reads span charts (probe {' or '.join(SPAN_PROBES)}), not the "
+                           f"word-pair matrices of {{probe}} {probe}")
+    if probe in SPAN_PROBES and not dec.spans:
+        raise SettingError(f"{{probe}} {probe} gives span charts, which {{decoder}} {decoder} cannot read: use "
+                           f"{{decoder}} {' or '.join(span_decoders)} (or a baseline)")
 
 
 def _no_gold_heads(s: Sentence, decoder: str) -> str:

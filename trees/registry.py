@@ -37,6 +37,7 @@ from pmask.common.errors import DecodeError
 from pmask.common.options import TASKS as TASK_NAMES
 from pmask.corpora.sentence import Sentence
 from pmask.trees import baselines
+from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
@@ -99,6 +100,7 @@ class Decoder:
     description: str
     baseline: bool = False          # an uninformed baseline (reported next to model rows)
     supports_faithful: bool = False  # has the authors' mode on the [CLS] layout
+    spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
 
 
 # ---------------------------------------------------------------------------- adapters (one signature)
@@ -151,6 +153,10 @@ def _distance_split(x: DecodeInput) -> Tree:
     return distance_split(list(x.words), d, bias=x.bias, where=x.where)
 
 
+def _cky(x: DecodeInput) -> Tree:
+    return cky(_need_F(x, "cky"), list(x.words), faithful=x.faithful, where=x.where)
+
+
 _ENTRIES = [
     Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
             "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
@@ -173,6 +179,9 @@ _ENTRIES = [
     Decoder("distance-split", "constituency", _distance_split, True,
             "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
             "right-branching bias --bias"),
+    Decoder("cky", "constituency", _cky, True,
+            "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
+            "span charts of probe distortion)", supports_faithful=True, spans=True),
     Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
             "right-branching binary tree", baseline=True),
     Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
@@ -352,16 +361,22 @@ def decode_dependencies(name: str, n: int, *, F=None, F_cls=None, root: int | No
 
 
 def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None = None, distance: bool = False,
-                        bias: float = 0.0) -> Tree:
-    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for the model decoders;
-    ``distance``/``bias`` as in :class:`DecodeInput`)."""
+                        bias: float = 0.0, faithful: bool = False) -> Tree:
+    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for the model decoders:
+    a word-pair matrix, or a span chart for ``cky``; ``distance``/``bias``/``faithful`` as in :class:`DecodeInput`)."""
     _checked(name, "constituency")
-    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where, distance=distance, bias=bias))
+    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where, distance=distance, bias=bias,
+                                    faithful=faithful))
 
 
 def decoder_task(name: str) -> str:
     """'dependency' or 'constituency' for a registered decoder name (the one place that decides it)."""
     return get_decoder(name).task
+
+
+def decoder_reads_spans(name: str) -> bool:
+    """Whether decoder ``name`` reads a span chart (probe distortion) rather than a word-pair matrix."""
+    return name in DECODERS and DECODERS[name].spans
 
 
 def decoder_needs_model(name: str) -> bool:
