@@ -68,7 +68,8 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    settings = ParseSettings(decoder=args.decoder or default_decoder(source.sentences), layer=args.layer,
+    probe = str(source.impact_settings().get("probe")) if needs_model else None
+    settings = ParseSettings(decoder=args.decoder or default_decoder(source.sentences, probe), layer=args.layer,
                              root=args.root, faithful=args.faithful, multiroot=args.multiroot, seed=args.seed,
                              bias=args.bias)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())

@@ -34,6 +34,7 @@ import numpy as np
 from nltk import Tree
 
 from pmask.common.errors import DecodeError
+from pmask.common.options import SPAN_PROBES
 from pmask.common.options import TASKS as TASK_NAMES
 from pmask.corpora.sentence import Sentence
 from pmask.trees import baselines
@@ -302,14 +303,17 @@ def corpus_task(sentences: Sequence[Sentence]) -> str:
     return "constituency" if sentences and sentences[0].tree is not None else "dependency"
 
 
-def default_decoder(sentences: Sequence[Sentence]) -> str:
-    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`.
+def default_decoder(sentences: Sequence[Sentence], probe: str | None = None) -> str:
+    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`, or for a
+    probe that gives span charts (:data:`pmask.common.options.SPAN_PROBES`) the first span decoder (``cky``).
 
     Example:
         >>> from pmask.corpora import Sentence
         >>> default_decoder([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
         'eisner'
     """
+    if probe in SPAN_PROBES:
+        return next(n for n, d in DECODERS.items() if d.spans)
     return task_info(corpus_task(sentences)).default_decoder
 
 
