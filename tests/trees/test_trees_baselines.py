@@ -115,7 +115,7 @@ def test_seeded_determinism():
 def test_registry_names():
     assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "right-chain", "left-chain",
                                          "random-projective", "random-eisner", "random-cle"]
-    assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "right-branching",
+    assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "cky", "right-branching",
                                            "left-branching", "balanced", "random-binary"]
     assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle"]
     assert [n for n, d in CONSTITUENCY_DECODERS.items() if d.needs_model] == ["mart", "mart-binary",
