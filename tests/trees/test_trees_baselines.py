@@ -119,7 +119,7 @@ def test_registry_names():
                                            "left-branching", "balanced", "random-binary"]
     assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle"]
     assert [n for n, d in CONSTITUENCY_DECODERS.items() if d.needs_model] == ["mart", "mart-binary",
-                                                                                 "distance-split"]
+                                                                                 "distance-split", "cky"]
     assert all(d.description for d in {**DEPENDENCY_DECODERS, **CONSTITUENCY_DECODERS}.values())
 
 
