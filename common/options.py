@@ -33,6 +33,8 @@ METRICS.update({
     "jsd": "Jensen-Shannon distance (square root of the divergence, natural log) between the attention "
            "distributions of words i and j (probe distance)",
     "hellinger": "Hellinger distance between the attention distributions of words i and j (probe distance)",
+    "cossim": "(cosine similarity + 1) / 2 between the hidden states of words i and j, a similarity read as a "
+              "distance: the cos of Kim et al.'s code (probe distance, --faithful)",
     "weight": "the attention weight itself (probe attention, which has no other metric)",
     "all": "the mean of every distortion term of a span: substitution, decontextualization and movement "
            "(probe distortion)",
@@ -86,6 +88,8 @@ PUNCT_MODES: dict[str, str] = {
 TOKENIZE_MODES: dict[str, str] = {
     "words": "tokenise every word separately (the paper's setting)",
     "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
+    "bare": "as words, but without the model's special tokens ([CLS], [SEP]): Kim et al. 2020's input (probe "
+            "distance, --faithful)",
 }
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
@@ -108,7 +112,7 @@ PROBE_METRICS: dict[str, tuple[str, ...]] = {
     "pair": ("dist", "cos", "prob"),
     "single": ("dist", "cos", "prob"),
     "attention": ("weight",),
-    "distance": ("l2", "l1", "cos", "jsd", "hellinger"),
+    "distance": ("l2", "l1", "cos", "jsd", "hellinger", "cossim"),
     "distortion": ("all", "sub", "dc", "move"),
 }
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from pmask.common.errors import SettingError
 from pmask.common.options import check_probe, default_metric
 from pmask.perturb.alignment import get_aligner
 
@@ -51,6 +52,9 @@ class ImpactSettings:
         ``pmask.perturb.alignment.ALIGNERS``."""
         check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
+        if self.tokenize == "bare" and self.probe not in (None, "distance"):
+            raise SettingError(f"{{tokenize}} bare (no special tokens, Kim et al.'s input) is for probe distance, "
+                               f"not {self.probe}")
         return self
 
     def as_dict(self) -> dict[str, str | None]:

@@ -70,9 +70,14 @@ class ModelSpec:
 
     def for_faithful(self) -> ModelSpec:
         """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
-        metric is ``dist`` unless one was given (whatever a bundled model's recorded default)."""
+        metric is ``dist`` unless one was given (whatever a bundled model's recorded default); probe
+        ``distance`` runs as Kim et al.'s code does: without special tokens (``tokenize`` ``bare`` unless
+        given) and with their ``cos``, (cosine similarity + 1) / 2 (metric ``cossim``)."""
         if self.impact.metric is None and self.impact.probe in (None, "pair"):
             return replace(self, impact=replace(self.impact, metric="dist"))
+        if self.impact.probe == "distance":
+            metric = "cossim" if self.impact.metric == "cos" else self.impact.metric
+            return replace(self, impact=replace(self.impact, metric=metric, tokenize=self.impact.tokenize or "bare"))
         return self
 
     def for_probe(self, probe: str) -> ModelSpec:

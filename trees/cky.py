@@ -89,7 +89,7 @@ def tree_from_spans(words: Sequence[str], spans: Sequence[tuple[int, int]]) -> T
                                                    and (b - m == 1 or (m, b) in children)))
         return Tree(LABEL, [build(a, mid), build(mid, b)])
 
-    return build(0, len(words))  # type: ignore[return-value]
+    return build(0, len(words))
 
 
 def cky(chart: np.ndarray, words: Sequence[str], *, faithful: bool = False, where: str | None = None) -> Tree:

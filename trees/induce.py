@@ -134,6 +134,12 @@ class ParseSummary:
     skipped: list[str] = field(default_factory=list)
 
 
+#: Per probe, the decoders of its authors' pipeline (``--faithful``): Wu et al. 2020 (pair), Kim et al. 2020
+#: (distance), Li & Lu 2023 (distortion).
+FAITHFUL_DECODERS: dict[str, tuple[str, ...]] = {"pair": ("eisner", "cle"), "distance": ("distance-split",),
+                                                 "distortion": ("cky",)}
+
+
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: str | None = "pair") -> None:
     """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
 
@@ -169,11 +175,13 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if dec.needs_model and probe is not None:
         refuse_layer_zero([settings.layer], probe=probe)
         check_pairing(probe, settings.decoder)
-    if settings.faithful and probe not in (None, "pair", *SPAN_PROBES):
-        raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair) and contextual "
-                           f"distortion (probe distortion); probe {probe} has no faithful mode")
-    if settings.faithful and probe in SPAN_PROBES and settings.decoder != "cky":
-        raise SettingError(f"{{faithful}} with probe {probe} is the authors' CKY: use {{decoder}} cky")
+    if settings.faithful and probe is not None:
+        if probe not in FAITHFUL_DECODERS:
+            raise SettingError(f"{{faithful}} is the authors' pipeline of probes {', '.join(FAITHFUL_DECODERS)}; "
+                               f"probe {probe} has no faithful mode")
+        if settings.decoder not in FAITHFUL_DECODERS[probe]:
+            raise SettingError(f"{{faithful}} with probe {probe} is the authors' pipeline, whose decoder is "
+                               f"{' or '.join(FAITHFUL_DECODERS[probe])}, not {settings.decoder}")
     if settings.bias and settings.decoder != "distance-split":
         raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
                            f"{settings.decoder}")

@@ -179,7 +179,7 @@ _ENTRIES = [
             "top-down binary splitting of the impact matrix"),
     Decoder("distance-split", "constituency", _distance_split, True,
             "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
-            "right-branching bias --bias"),
+            "right-branching bias --bias", supports_faithful=True),
     Decoder("cky", "constituency", _cky, True,
             "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
             "span charts of probe distortion)", supports_faithful=True, spans=True),

@@ -31,10 +31,10 @@ from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
     ROOT_MODES,
+    SPAN_PROBES,
     check_choice,
     resolve_layers,
     split_probes,
-    SPAN_PROBES,
 )
 from pmask.common.progress import progress_bar
 from pmask.eval.bench.heads import best_heads, store_dir
@@ -356,8 +356,9 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                                  "words": sum(len(s) for s in tb.sentences),
                                  "store": str(store.path), "skipped_too_long": len(store.skipped),
                                  **({"stores": {p: str(s.path) for p, s in stores.items()}} if len(stores) > 1 else {}),
-                                 "decoders": sorted({d for p in settings.probes or (None,)
-                                                     for d in decoders_for(tb, settings, p)}), "decoders_not_run": not_run[tb.name]})
+                                 "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
+                                                                for d in decoders_for(tb, settings, p))),
+                                 "decoders_not_run": not_run[tb.name]})
         if not_run[tb.name]:
             logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
                            ", ".join(not_run[tb.name]))

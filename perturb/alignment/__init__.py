@@ -15,10 +15,10 @@ from typing import Any, Callable
 from pmask.common.options import TOKENIZE_MODES, check_choice
 from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
 from pmask.perturb.alignment.word_alignment import WordAlignment
-from pmask.perturb.alignment.words import align, sentence_words
+from pmask.perturb.alignment.words import align, align_bare, sentence_words
 
 #: Tokenisation mode -> aligner; its keys are exactly ``TOKENIZE_MODES`` (checked below).
-ALIGNERS: dict[str, Callable[..., WordAlignment]] = {"words": align, "text": surface_align}
+ALIGNERS: dict[str, Callable[..., WordAlignment]] = {"words": align, "text": surface_align, "bare": align_bare}
 assert set(ALIGNERS) == set(TOKENIZE_MODES), "every tokenisation mode needs exactly one aligner"
 
 __all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentence", "get_aligner",
