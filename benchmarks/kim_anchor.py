@@ -8,9 +8,10 @@ Usage (from the repository root, with pmask's environment; never run in CI):
 ``--anchor`` holds the authors' checkout (github.com/galsang/trees_from_transformers at commit a820f34)
 and a virtual environment ``venv/`` (torch, transformers 4.x, nltk, tqdm; their pins, transformers
 2.2.0 and torch 1.3.1, do not install on current Python). Their ``run.py`` is patched in the anchor
-copy (``patch`` below, idempotent) in two places only: the hard-coded hub model list becomes the
-model named by ``KIM_MODEL``, and every sentence's distances and predicted spans are appended to
-``KIM_DUMP`` (JSON lines). Their ``Dataset`` compares lower-cased pieces with the words as written,
+copy (``patch`` below, idempotent) in three places only: ``from transformers import *`` names the
+classes it uses (the wildcard import needs every vision dependency of transformers 4.x), the
+hard-coded hub model list becomes the model named by ``KIM_MODEL``, and every sentence's distances
+and predicted spans are appended to ``KIM_DUMP`` (JSON lines). Their ``Dataset`` compares lower-cased pieces with the words as written,
 which fails on any capital letter with an uncased tokenizer, so the PTB lines are lower-cased
 for an uncased model (the model input is the same: the tokenizer lower-cases anyway).
 
@@ -53,8 +54,26 @@ def patch(code: Path) -> None:
     text = (text[:at] + "            with open(os.environ['KIM_DUMP'], 'a') as _f:  # pmask anchor patch\n"
             "                _f.write(json.dumps({'words': raw_tokens, 'dists': DUMP}) + '\\n')\n" + text[at:])
     text = text.replace("import argparse\n", "import argparse\nimport json\n", 1)
+    text = text.replace("from transformers import *\n",    # its wildcard import needs every vision dependency today
+                        "from transformers import (BertModel, BertTokenizer, BertConfig, GPT2Model, GPT2Tokenizer, "
+                        "GPT2Config, RobertaModel, RobertaTokenizer, RobertaConfig, XLNetModel, XLNetTokenizer, "
+                        "XLNetConfig)  # pmask anchor patch\n", 1)
     path.write_text(text)
     print(f"patched {path}: model from KIM_MODEL, per-sentence dump to KIM_DUMP")
+
+
+def slow_model_dir(model: Path, into: Path) -> None:
+    """``into``: the model's files, plus the ``vocab.txt`` their slow ``BertTokenizer`` needs when the model
+    ships only a fast ``tokenizer.json`` (its WordPiece vocabulary in id order)."""
+    into.mkdir(parents=True, exist_ok=True)
+    for f in model.iterdir():
+        target = into / f.name
+        if not target.exists():
+            target.symlink_to(f)
+    if not (into / "vocab.txt").exists():
+        vocab = json.loads((model / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+        (into / "vocab.txt").write_text("".join(t + "\n" for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])),
+                                        encoding="utf-8")
 
 
 def spans_of(tree) -> set[tuple[int, int]]:
@@ -101,10 +120,8 @@ def main() -> None:
     gold = args.work / "ptb.txt"
     gold.write_text("".join((s.tree.pformat(margin=10**9).lower() if lower else s.tree.pformat(margin=10**9)) + "\n"
                             for s in sentences))
-    link = args.work / "bert-anchor"
-    if link.is_symlink():
-        link.unlink()
-    link.symlink_to(args.model.resolve())
+    link = args.work / "bert-anchor"             # their group_indices reads the model family from the name
+    slow_model_dir(args.model.resolve(), link)
     dump = args.work / "dump.jsonl"
     dump.unlink(missing_ok=True)
     env = dict(os.environ, KIM_MODEL="bert-anchor", KIM_DUMP=str(dump), OMP_NUM_THREADS=str(args.threads),
