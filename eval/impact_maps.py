@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
-from pmask.common.options import SPAN_PROBES
 from pmask.common.labels import absolute_layer, probe_label
+from pmask.common.options import SPAN_PROBES
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
