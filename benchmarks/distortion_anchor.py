@@ -97,13 +97,15 @@ def tiny_random_bert(path: Path, vocab: Path) -> Path:
     if (path / "config.json").is_file():
         return path
     import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
     from pmask.perturb.testing import save_model
 
     path.mkdir(parents=True, exist_ok=True)
     (path / "vocab.txt").write_text(vocab.read_text(encoding="utf-8"), encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True, model_max_length=512)
+    tok = BertTokenizer.from_pretrained(str(path), do_lower_case=True, model_max_length=512)
+    if len(tok) != 30522:
+        raise RuntimeError(f"{path}: tokenizer with {len(tok)} entries, not bert-base-uncased's 30522")
     tok.save_pretrained(str(path))
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
