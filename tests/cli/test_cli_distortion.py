@@ -53,6 +53,10 @@ def test_parse_defaults_to_cky_and_a_store_gives_the_same_trees(tiny_bert_dir, t
     assert stored.read_text(encoding="utf-8") == direct.read_text(encoding="utf-8")
     code, _, err = run(["parse", store, "--layer", 2, "--decoder", "cky", "--faithful", "-q", "-o", stored], capsys)
     assert code == 0, err
+    code, _, err = run(["heatmap", store, "--sentence", "0-1", "--pred", stored, "-q", "-o", tmp_path / "maps"],
+                       capsys)
+    assert code == 0, err
+    assert len(list((tmp_path / "maps").glob("*.png"))) == 2
 
 
 @pytest.mark.parametrize("args, message", [
@@ -61,7 +65,7 @@ def test_parse_defaults_to_cky_and_a_store_gives_the_same_trees(tiny_bert_dir, t
     (["--probe", "pair", "--decoder", "cky"], "--decoder cky reads span charts (probe distortion), not the word-pair"),
     (["--probe", "distance", "--decoder", "cky"], "--decoder cky reads span charts"),
     (["--probe", "pair", "--decoder", "cky", "--faithful"], "--decoder cky reads span charts"),
-    (["--probe", "distortion", "--decoder", "right-branching", "--faithful"], "--faithful applies to the"),
+    (["--probe", "distortion", "--decoder", "right-branching", "--faithful"], "is the authors' pipeline, whose decoder"),
 ])
 def test_impossible_pairings_are_refused_in_one_line_before_the_model(text, tmp_path, capsys, args, message):
     missing = tmp_path / "no-such-model"      # loading it would fail: the refusal must come first
