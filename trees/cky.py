@@ -13,7 +13,7 @@ chart rounded to float32 and every sum taken in float32 in their order ((left + 
 The default sums in float64: the same tree except where two trees' float32 sums tie or cross.
 
 Example:
-    >>> S = np.array([[0., 9., 1.], [0., 0., 9.], [0., 0., 0.]])
+    >>> S = np.array([[0., 1., 0.], [0., 0., 9.], [0., 0., 0.]])
     >>> print(cky(S, ["a", "b", "c"]))
     (X (X a b) c)
 """
