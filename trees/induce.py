@@ -273,6 +273,7 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
     """
     check_settings(settings, sentences, None)
     task = decoder_task(settings.decoder)
+    spans = get_decoder(settings.decoder).spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
     try:
@@ -283,7 +284,7 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                 summary.skipped.append(sent.id)
                 yield Parsed(sent, skipped="too long for the model")
                 continue
-            if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
+            if impact is not None and len(sent.words) > (2 if spans else 1) and not np.any(impact.F):
                 raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, "
                                    f"so every tree would tie; layer 0 (the embeddings) is always all zeros because "
                                    f"masking word j cannot change word i's embedding: choose a layer from 1 up")
