@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator, Sequence, Sized
 import numpy as np
 import torch
 
+from pmask.common.errors import ModelError
 from pmask.common.options import check_probe, resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import get_aligner
@@ -165,6 +166,9 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
     stats = stats if stats is not None else ImpactStats()
     encoder = probe_encoder(model, False, fast_path)
     stats.fast_path = encoder.fast
+    if model.tokenizer.mask_token_id is None:
+        raise ModelError(f"model {model.name!r}: its tokenizer has no mask token, which probe distortion writes into "
+                         f"every perturbed input")
     comma = comma_pieces(model.tokenizer)
     return _stream(model, encoder, aligner, sentences, run_layers, metric, budget, include_cls, stats, comma,
                    progress)
