@@ -152,10 +152,11 @@ def draw_span_charts(source: ImpactSource, chosen: Sequence[int], output: str | 
             logger.warning("sentence %s: no impacts (too long for the model); skipped", sent.id)
             continue
         target = Path(output) if single is not None else Path(output) / f"{safe_stem(sent.id, taken)}.{fmt}"
-        if predicted is not None and predicted[k] is not None and list(predicted[k].leaves()) != list(sent.words):
+        mine = None if predicted is None else predicted[k]
+        if mine is not None and list(mine.leaves()) != list(sent.words):
             raise PmaskError(f"{pred}: tree {k + 1} has other words than {sent.where()}")
         paths.append(render_span_chart(impact.F, list(sent.words), target, gold_spans=tree_spans(sent.tree),
-                                       pred_spans=None if predicted is None else tree_spans(predicted[k]),
+                                       pred_spans=tree_spans(mine),
                                        title=f"sentence {sent.id}, {label}"))
     if not paths:
         raise PmaskError("no sentence to draw")
