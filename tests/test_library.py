@@ -32,7 +32,7 @@ def test_registry_views_are_derived_from_the_one_table():
     assert CONSTITUENCY_BASELINES == ("right-branching", "left-branching", "balanced", "random-binary")
     assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle", "distance-split", "cky"]
     assert all(d.baseline != d.needs_model for d in DECODERS.values())
-    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary", "distance-split")
+    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary", "distance-split", "cky")
 
 
 def test_cli_choices_and_compare_baselines_come_from_the_registry():
