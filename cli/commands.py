@@ -80,8 +80,9 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
     source = ImpactSource.open(_corpus(args, args.source), model=_model(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
+    probe = str(source.impact_settings().get("probe")) if needs_model else None
     cpmi = args.faithful and needs_model and source.impact_settings().get("metric") == "cpmi"
-    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences))
+    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences, probe))
     settings = ParseSettings(decoder=decoder, layer=args.layer, root=args.root, faithful=args.faithful,
                              multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
                              symmetrize=args.symmetrize or _cpmi_symmetrize(cpmi, decoder))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pmask.common.options import RANDOM_PREFIX, split_random
 
-__all__ = ["absolute_layer", "plural", "probe_label", "run_label", "short_model_name"]
+__all__ = ["absolute_layer", "either", "plural", "probe_label", "run_label", "short_model_name"]
 
 # folder names that say nothing about the model: the parent folder is named with them
 _GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
@@ -63,6 +63,16 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
         ('1 treebank', '2 treebanks', '0 files', '3 indices')
     """
     return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def either(names: Sequence[str]) -> str:
+    """``names`` as alternatives in prose.
+
+    Example:
+        >>> either(["eisner", "cle", "mst"])
+        'eisner, cle or mst'
+    """
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def absolute_layer(layer: Any, num_layers: Any) -> Any:

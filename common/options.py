@@ -35,7 +35,14 @@ METRICS.update({
     "jsd": "Jensen-Shannon distance (square root of the divergence, natural log) between the attention "
            "distributions of words i and j (probe distance)",
     "hellinger": "Hellinger distance between the attention distributions of words i and j (probe distance)",
+    "cossim": "(cosine similarity + 1) / 2 between the hidden states of words i and j, a similarity read as a "
+              "distance: the cos of Kim et al.'s code (probe distance, --faithful)",
     "weight": "the attention weight itself (probe attention, which has no other metric)",
+    "all": "the mean of every distortion term of a span: substitution, decontextualization and movement "
+           "(probe distortion)",
+    "sub": "substitution: the span replaced by one mask, distortion of the words outside it (probe distortion)",
+    "dc": "decontextualization: the span alone between masks, distortion of its words (probe distortion)",
+    "move": "movement: the span moved to the front and to the end, distortion of every part (probe distortion)",
 })
 
 #: How the per-piece values of the measured word i are merged into one row of F.
@@ -85,6 +92,8 @@ TOKENIZE_MODES: dict[str, str] = {
     "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
     "words-ptb": "as words, after Hoover et al. 2021's adjustments: PTB bracket tokens (-LRB- ...) read as brackets, "
                  "and the n of a word tokenised n ' t moved onto the previous word's last piece (their --faithful)",
+    "bare": "as words, but without the model's special tokens ([CLS], [SEP]): Kim et al. 2020's input (probe "
+            "distance, --faithful)",
 }
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
@@ -97,6 +106,9 @@ PROBES: dict[str, str] = {
                  "the mean over i's pieces of the sum over j's pieces; 1 sequence",
     "distance": "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
                 "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
+    "distortion": "contextual distortion (Li & Lu 2023), a span chart, low = constituent: F[l][r-1] = how far the "
+                  "words' states move when span l..r-1 is substituted, decontextualized or moved; about 2n(n+1) "
+                  "sequences",
 }
 
 #: The metrics each probe takes; the first is its default.
@@ -104,13 +116,15 @@ PROBE_METRICS: dict[str, tuple[str, ...]] = {
     "pair": ("dist", "cos", "prob", "cpmi"),
     "single": ("dist", "cos", "prob"),
     "attention": ("weight",),
-    "distance": ("l2", "l1", "cos", "jsd", "hellinger"),
+    "distance": ("l2", "l1", "cos", "jsd", "hellinger", "cossim"),
+    "distortion": ("all", "sub", "dc", "move"),
 }
 
 #: The subword policies each probe takes (attention and attention distributions always merge as Clark et al.).
 PROBE_SUBWORDS: dict[str, tuple[str, ...]] = {
     "pair": tuple(SUBWORD_POLICIES), "single": tuple(SUBWORD_POLICIES), "attention": ("avg",),
     "distance": ("avg", "first"),
+    "distortion": ("avg",),
 }
 
 #: Metrics that fix the subword policy: the chain rule sums word i's per-piece log-probabilities.
@@ -135,6 +149,10 @@ HEAD_MODES: dict[str, str] = {
 
 #: Probes whose F is a distance (low = syntactically close): dependency decoders and MART read -F.
 DISTANCE_PROBES = ("distance",)
+
+#: Probes whose F is a span chart (F[l][r-1] scores the span of words l..r-1; low = constituent), not a
+#: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
+SPAN_PROBES = ("distortion",)
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
-from pmask.common.files import Output, check_output
+from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import absolute_layer, probe_label
+from pmask.common.options import SPAN_PROBES
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
-from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps
+from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps, safe_stem
 from pmask.perturb.impact_source import ImpactSource
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,8 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
         raise
     single = heatmap_target(output, len(chosen))   # before any model work
     check_output(Output(output, folder=single is None))
+    if source.impact_settings().get("probe") in SPAN_PROBES:
+        return draw_span_charts(source, chosen, output, single, layer=layer, fmt=fmt, pred=pred)
     gold_by_id = _own_heads(source) if gold is None else _read_heads(Path(gold), "gold")
     pred_by_id = {} if pred is None else _read_pred(Path(pred), source, layer)
     impacts = source.impacts(layer, indices=chosen)
@@ -124,6 +127,40 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
         return [render_heatmap(F, words, output, gold_heads=heads, pred_heads=pred_heads,
                                title=f"sentence {sid}, {label}")]
     return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True), label=label)
+
+
+def draw_span_charts(source: ImpactSource, chosen: Sequence[int], output: str | Path, single: str | None, *,
+                     layer: int = -1, fmt: str = "png", pred: str | Path | None = None) -> list[Path]:
+    """:func:`draw_impact_maps` for a span probe: each chart as a start × length map with the source's own
+    gold brackets (a PTB source) outlined and the spans of ``pred`` (bracketed trees from ``pmask parse``,
+    line k = sentence k of the source) dotted (:mod:`pmask.eval.span_chart`)."""
+    from pmask.corpora.ptb import read_brackets
+    from pmask.eval.span_chart import render_span_chart, tree_spans
+
+    predicted = None if pred is None else read_brackets(pred)
+    if predicted is not None and len(predicted) != len(source.sentences):
+        raise PmaskError(f"{pred}: {len(predicted)} trees for the {len(source.sentences)} sentences of the source")
+    shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
+    label = f"layer {shown}, probe {probe_label(source.impact_settings())}"
+    paths: list[Path] = []
+    taken: set[str] = set()
+    if single is None:
+        make_output_folder(Path(output))
+    for k, impact in zip(chosen, source.impacts(layer, indices=chosen)):
+        sent = source.sentences[k]
+        if impact is None:
+            logger.warning("sentence %s: no impacts (too long for the model); skipped", sent.id)
+            continue
+        target = Path(output) if single is not None else Path(output) / f"{safe_stem(sent.id, taken)}.{fmt}"
+        mine = None if predicted is None else predicted[k]
+        if mine is not None and list(mine.leaves()) != list(sent.words):
+            raise PmaskError(f"{pred}: tree {k + 1} has other words than {sent.where()}")
+        paths.append(render_span_chart(impact.F, list(sent.words), target, gold_spans=tree_spans(sent.tree),
+                                       pred_spans=tree_spans(mine),
+                                       title=f"sentence {sent.id}, {label}"))
+    if not paths:
+        raise PmaskError("no sentence to draw")
+    return paths
 
 
 def _arcs(sent: Any, by_id: dict[str, Any], path: str | Path | None, what: str) -> Any:

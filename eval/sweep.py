@@ -27,7 +27,7 @@ from pmask.common.labels import probe_label, run_label
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.report import LayerSweep, plot_layer_sweep
-from pmask.perturb.impact_source import ImpactSource
+from pmask.perturb.impact_source import ImpactSource, is_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task, default_decoder
@@ -90,7 +90,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
     sentences = source.sentences
-    decoder = decoder or default_decoder(sentences)
+    decoder = decoder or default_decoder(sentences, str(source.impact_settings().get("probe", "pair")))
     task = decoder_task(decoder)
     checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias,
                             symmetrize=symmetrize, absolute=absolute)
@@ -153,7 +153,7 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
         opened = ImpactSource.open(source, model=chosen, store=store, corpus=corpus, progress=progress,
                                    allow_incomplete=allow_incomplete)
         return sweep_layers(opened, label=label, **options)
-    if store is not None or source.path.is_dir():
+    if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     model = model.named()
     specs = [model.for_probe(str(p)) for p in chosen_probes]   # every setting checked before the model loads

@@ -60,6 +60,9 @@ class ImpactSettings:
         if self.context and self.tokenize == "text":
             raise SettingError("{context} pads the words of a sentence with its neighbours' words; it takes "
                                "{tokenize} words or words-ptb, not text")
+        if self.tokenize == "bare" and self.probe not in (None, "distance"):
+            raise SettingError(f"{{tokenize}} bare (no special tokens, Kim et al.'s input) is for probe distance, "
+                               f"not {self.probe}")
         return self
 
     def as_dict(self) -> dict[str, str | int | None]:

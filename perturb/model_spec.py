@@ -95,13 +95,18 @@ class ModelSpec:
         """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
         metric is ``dist`` unless one was given (whatever a bundled model's recorded default). With
         metric ``cpmi`` it is Hoover et al.'s pipeline: tokenisation ``words-ptb`` and 30 words of
-        context (their PUD runs' ``--pad 30``) unless given."""
+        context (their PUD runs' ``--pad 30``) unless given. Probe ``distance`` runs as Kim et al.'s
+        code does: without special tokens (``tokenize`` ``bare`` unless given) and with their ``cos``,
+        (cosine similarity + 1) / 2 (metric ``cossim``)."""
         if self.impact.metric == "cpmi":
             return replace(self, impact=replace(self.impact, tokenize=self.impact.tokenize or "words-ptb",
                                                 context=FAITHFUL_CPMI_CONTEXT if self.impact.context is None
                                                 else self.impact.context))
         if self.impact.metric is None and self.impact.probe in (None, "pair"):
             return replace(self, impact=replace(self.impact, metric="dist"))
+        if self.impact.probe == "distance":
+            metric = "cossim" if self.impact.metric == "cos" else self.impact.metric
+            return replace(self, impact=replace(self.impact, metric=metric, tokenize=self.impact.tokenize or "bare"))
         return self
 
     def for_probe(self, probe: str) -> ModelSpec:

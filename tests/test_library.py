@@ -30,9 +30,10 @@ def test_registry_views_are_derived_from_the_one_table():
     assert list(DECODERS) == [*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]
     assert DEPENDENCY_BASELINES == ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle")
     assert CONSTITUENCY_BASELINES == ("right-branching", "left-branching", "balanced", "random-binary")
-    assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle", "mst", "mst-projective"]
+    assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle", "mst", "mst-projective",
+                                                                        "distance-split", "cky"]
     assert all(d.baseline != d.needs_model for d in DECODERS.values())
-    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary", "distance-split")
+    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary", "distance-split", "cky")
 
 
 def test_cli_choices_and_compare_baselines_come_from_the_registry():
@@ -60,7 +61,7 @@ def test_every_decoder_has_the_one_signature(name):
 
 
 def test_unknown_decoder_lists_the_known_ones():
-    with pytest.raises(DecodeError, match="known: balanced, cle"):
+    with pytest.raises(DecodeError, match="known: balanced, cky, cle"):
         decode("nonesuch", DecodeInput(words=["a"]))
 
 
@@ -73,13 +74,14 @@ def test_setting_errors_name_settings_and_the_cli_names_flags(tmp_path, capsys):
     with pytest.raises(SettingError) as err:
         check_settings(ParseSettings(decoder="eisner", faithful=True, root="free"), sentences)
     assert "--" not in str(err.value) and "faithful" in str(err.value) and "root gold" in str(err.value)
-    with pytest.raises(SettingError, match="applies to dependency decoders \\(eisner, cle, mst, mst-projective\\)"):
+    with pytest.raises(SettingError, match="whose decoder is eisner, cle, mst-projective or mst, not mart"):
         check_settings(ParseSettings(decoder="mart", faithful=True, root="gold"), sentences)
     from pmask.cli import main
 
     code = main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "--faithful", "--root", "gold",
                  "-o", str(tmp_path / "x.conllu")])
-    assert code == 1 and "--faithful applies to the eisner, cle, mst and mst-projective decoders only" in capsys.readouterr().err
+    assert code == 1 and "--faithful with probe pair is the authors' pipeline, whose decoder is eisner, cle, " \
+        "mst-projective or mst, not right-chain" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- provenance

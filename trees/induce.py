@@ -24,8 +24,8 @@ import numpy as np
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
-from pmask.common.labels import plural
-from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES, SYMMETRIZE_MODES, check_choice
+from pmask.common.labels import either, plural
+from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
@@ -153,6 +153,12 @@ class ParseSummary:
     skipped: list[str] = field(default_factory=list)
 
 
+#: Per probe, the decoders of its authors' pipeline (``--faithful``): Wu et al. 2020 (pair), Kim et al. 2020
+#: (distance), Li & Lu 2023 (distortion); with metric cpmi, pair is Hoover et al. 2021's (mst-projective, mst).
+FAITHFUL_DECODERS: dict[str, tuple[str, ...]] = {"pair": ("eisner", "cle", "mst-projective", "mst"),
+                                                 "distance": ("distance-split",), "distortion": ("cky",)}
+
+
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: str | None = "pair") -> None:
     """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
 
@@ -162,7 +168,7 @@ def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: s
     no weights there. Probe ``distance`` is exempt: the distances between the words' embeddings
     are a tree like any other layer's (with ``jsd``/``hellinger`` the store refuses layer 0).
     """
-    if probe in DISTANCE_PROBES or isinstance(layers, str) or 0 not in list(layers):
+    if probe in DISTANCE_PROBES + SPAN_PROBES or isinstance(layers, str) or 0 not in list(layers):
         return
     if probe == "attention":
         raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has no attention weights, which probe attention "
@@ -187,21 +193,24 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     dec = get_decoder(settings.decoder)
     if dec.needs_model and probe is not None:
         refuse_layer_zero([settings.layer], probe=probe)
-    if settings.faithful and probe not in (None, "pair"):
-        raise SettingError(f"{{faithful}} is the authors' pipeline for perturbed masking (probe pair); "
-                           f"probe {probe} has no faithful mode")
+        check_pairing(probe, settings.decoder)
+    if settings.faithful and probe is not None:
+        if probe not in FAITHFUL_DECODERS:
+            raise SettingError(f"{{faithful}} is the authors' pipeline of probes {', '.join(FAITHFUL_DECODERS)}; "
+                               f"probe {probe} has no faithful mode")
+        if settings.decoder not in FAITHFUL_DECODERS[probe]:
+            raise SettingError(f"{{faithful}} with probe {probe} is the authors' pipeline, whose decoder is "
+                               f"{either(FAITHFUL_DECODERS[probe])}, not {settings.decoder}")
     if settings.bias and settings.decoder != "distance-split":
         raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
                            f"{settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
     faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
-    if settings.faithful and dec.task != "dependency":
-        raise SettingError(f"{{faithful}} applies to dependency decoders ({faithful}) only")
     if settings.faithful and not dec.supports_faithful:
         names = faithful.split(", ")
         raise SettingError(f"{{faithful}} applies to the {', '.join(names[:-1])} and {names[-1]} decoders only")
-    if settings.faithful and settings.root != "gold" and not dec.undirected:
+    if settings.faithful and settings.root != "gold" and dec.task == "dependency" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
     if settings.faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
@@ -211,6 +220,29 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         lacking = next((s for s in sentences if s.root is None), None)
         if lacking is not None:
             raise SettingError(_no_gold_heads(lacking, settings.decoder))
+
+
+def check_pairing(probe: str, decoder: str) -> None:
+    """Refuse, in one line, a model decoder that cannot read the probe's matrices: a span decoder
+    (``cky``) reads only span charts (probe distortion), every other model decoder only word-pair
+    matrices.
+
+    Raises:
+        SettingError: naming ``{probe}`` and ``{decoder}``.
+
+    Example:
+        >>> check_pairing("distortion", "cky")
+    """
+    dec = get_decoder(decoder)
+    if not dec.needs_model:
+        return
+    span_decoders = [n for n, d in DECODERS.items() if d.spans]
+    if dec.spans and probe not in SPAN_PROBES:
+        raise SettingError(f"{{decoder}} {decoder} reads span charts (probe {' or '.join(SPAN_PROBES)}), not the "
+                           f"word-pair matrices of {{probe}} {probe}")
+    if probe in SPAN_PROBES and not dec.spans:
+        raise SettingError(f"{{probe}} {probe} gives span charts, which {{decoder}} {decoder} cannot read: use "
+                           f"{{decoder}} {' or '.join(span_decoders)} (or a baseline)")
 
 
 def _no_gold_heads(s: Sentence, decoder: str) -> str:
@@ -265,6 +297,7 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
     """
     check_settings(settings, sentences, None)
     task = decoder_task(settings.decoder)
+    spans = get_decoder(settings.decoder).spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
     try:
@@ -275,7 +308,7 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                 summary.skipped.append(sent.id)
                 yield Parsed(sent, skipped="too long for the model")
                 continue
-            if impact is not None and len(sent.words) > 1 and not np.any(impact.F):
+            if impact is not None and len(sent.words) > (2 if spans else 1) and not np.any(impact.F):
                 raise SettingError(f"{sent.where()}: the impact matrix at {{layer}} {settings.layer} is all zeros, "
                                    f"so every tree would tie; layer 0 (the embeddings) is always all zeros because "
                                    f"masking word j cannot change word i's embedding: choose a layer from 1 up")

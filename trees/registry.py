@@ -34,9 +34,11 @@ import numpy as np
 from nltk import Tree
 
 from pmask.common.errors import DecodeError
+from pmask.common.options import SPAN_PROBES
 from pmask.common.options import TASKS as TASK_NAMES
 from pmask.corpora.sentence import Sentence
 from pmask.trees import baselines
+from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
@@ -107,6 +109,7 @@ class Decoder:
     baseline: bool = False          # an uninformed baseline (reported next to model rows)
     supports_faithful: bool = False  # has the authors' mode on the [CLS] layout
     undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
+    spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
 
 
 # ---------------------------------------------------------------------------- adapters (one signature)
@@ -170,6 +173,10 @@ def _distance_split(x: DecodeInput) -> Tree:
     return distance_split(list(x.words), d, bias=x.bias, where=x.where)
 
 
+def _cky(x: DecodeInput) -> Tree:
+    return cky(_need_F(x, "cky"), list(x.words), faithful=x.faithful, where=x.where)
+
+
 _ENTRIES = [
     Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
             "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
@@ -197,7 +204,10 @@ _ENTRIES = [
             "top-down binary splitting of the impact matrix"),
     Decoder("distance-split", "constituency", _distance_split, True,
             "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
-            "right-branching bias --bias"),
+            "right-branching bias --bias", supports_faithful=True),
+    Decoder("cky", "constituency", _cky, True,
+            "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
+            "span charts of probe distortion)", supports_faithful=True, spans=True),
     Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
             "right-branching binary tree", baseline=True),
     Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
@@ -321,14 +331,17 @@ def corpus_task(sentences: Sequence[Sentence]) -> str:
     return "constituency" if sentences and sentences[0].tree is not None else "dependency"
 
 
-def default_decoder(sentences: Sequence[Sentence]) -> str:
-    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`.
+def default_decoder(sentences: Sequence[Sentence], probe: str | None = None) -> str:
+    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`, or for a
+    probe that gives span charts (:data:`pmask.common.options.SPAN_PROBES`) the first span decoder (``cky``).
 
     Example:
         >>> from pmask.corpora import Sentence
         >>> default_decoder([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
         'eisner'
     """
+    if probe in SPAN_PROBES:
+        return next(n for n, d in DECODERS.items() if d.spans)
     return task_info(corpus_task(sentences)).default_decoder
 
 
@@ -380,16 +393,22 @@ def decode_dependencies(name: str, n: int, *, F=None, F_cls=None, root: int | No
 
 
 def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None = None, distance: bool = False,
-                        bias: float = 0.0) -> Tree:
-    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for the model decoders;
-    ``distance``/``bias`` as in :class:`DecodeInput`)."""
+                        bias: float = 0.0, faithful: bool = False) -> Tree:
+    """An ``nltk.Tree`` over ``words`` from the constituency decoder ``name`` (``F`` for the model decoders:
+    a word-pair matrix, or a span chart for ``cky``; ``distance``/``bias``/``faithful`` as in :class:`DecodeInput`)."""
     _checked(name, "constituency")
-    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where, distance=distance, bias=bias))
+    return decode(name, DecodeInput(words=list(words), F=F, seed=seed, where=where, distance=distance, bias=bias,
+                                    faithful=faithful))
 
 
 def decoder_task(name: str) -> str:
     """'dependency' or 'constituency' for a registered decoder name (the one place that decides it)."""
     return get_decoder(name).task
+
+
+def decoder_reads_spans(name: str) -> bool:
+    """Whether decoder ``name`` reads a span chart (probe distortion) rather than a word-pair matrix."""
+    return name in DECODERS and DECODERS[name].spans
 
 
 def decoder_needs_model(name: str) -> bool:

@@ -125,13 +125,13 @@ def _cells(rows: Sequence[dict[str, Any]], with_layers: bool) -> set[Cell]:
             for r in rows}
 
 
-def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[[Any], list[str]],
+def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[..., list[str]],
                   num_layers: int | None) -> set[Cell]:
     """The (treebank, probe, layer, decoder) rows this run will give (layers None when ``num_layers``
-    is unknown)."""
+    is unknown); ``decoders_for(treebank, probe)``."""
     layers: Sequence[int | None] = [None] if num_layers is None else resolve_layers(settings.layers, num_layers)
     return {(tb.name, probe, layer, decoder) for tb in treebanks for probe in settings.probes or ()
-            for layer in layers for decoder in decoders_for(tb)}
+            for layer in layers for decoder in decoders_for(tb, probe)}
 
 
 def _by_dimension(cells: set[Cell], other: set[Cell]) -> list[str]:
@@ -149,7 +149,7 @@ def _by_dimension(cells: set[Cell], other: set[Cell]) -> list[str]:
 
 
 def compare(earlier: dict[str, Any], settings: Any, treebanks: Sequence[Any],
-            decoders_for: Callable[[Any], list[str]]) -> Verdict:
+            decoders_for: Callable[..., list[str]]) -> Verdict:
     """How this run (``settings`` over ``treebanks``) relates to the ``earlier`` results.json."""
     now, old = settings.to_dict(), earlier["settings"]
     other_stores = _store_differences(earlier, now, treebanks)
@@ -183,7 +183,7 @@ def _selection_differences(out_dir: Path, settings: Any, treebanks: Sequence[Any
     return out[:1] + ([f"{len(out) - 1} more stores likewise"] if len(out) > 1 else [])
 
 
-def check_rerun(out_dir: Path, settings: Any, treebanks: Sequence[Any], decoders_for: Callable[[Any], list[str]],
+def check_rerun(out_dir: Path, settings: Any, treebanks: Sequence[Any], decoders_for: Callable[..., list[str]],
                 rescore: bool = False) -> None:
     """Refuse, in one line and before any work, a run that would replace the results of another
     study in ``out_dir`` or extend its stores with another selection (see the module's docstring);

@@ -31,6 +31,7 @@ from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
     ROOT_MODES,
+    SPAN_PROBES,
     SYMMETRIZE_MODES,
     check_choice,
     resolve_layers,
@@ -46,6 +47,7 @@ from pmask.perturb.fill import FillRequest
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import refuse_layer_zero
+from pmask.trees.registry import default_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -182,17 +184,27 @@ class BenchResult(RichDisplay):
         return bench_frame(self, table)
 
 
-def decoders_for(treebank: Treebank, settings: BenchSettings) -> list[str]:
-    """The requested decoders that fit the treebank's task (the task's defaults when none were given)."""
+def decoders_for(treebank: Treebank, settings: BenchSettings, probe: str | None = None) -> list[str]:
+    """The requested decoders that fit the treebank's task (the task's defaults when none were given) and,
+    given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices)."""
     from pmask.eval.bench.scoring import task_of
+    from pmask.trees.registry import decoder_reads_spans
+
+    def fits(decoder: str) -> bool:
+        return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
     if settings.decoders is None:
+        if probe in SPAN_PROBES and treebank.task == "constituency":
+            return [default_decoder(treebank.sentences, probe)]
         return list(DEFAULT_DECODERS[treebank.task])
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:
         raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(settings.decoders)} "
                          f"produces {treebank.task} trees")
-    return chosen
+    if probe is not None and not any(fits(d) for d in chosen):
+        raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(chosen)} reads the "
+                         f"{'span charts' if probe in SPAN_PROBES else 'word-pair matrices'} of probe {probe}")
+    return [d for d in chosen if fits(d)]
 
 
 def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> dict[str, list[str]]:
@@ -274,7 +286,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                                model=ModelSpec(head=head)).impacts_by_layers(layers)
         labels = {"probe": probe, **({"head": "mean" if head is None else head} if store.heads else {})}
         for layer in layers:
-            for decoder in decoders_for(tb, settings):
+            for decoder in decoders_for(tb, settings, probe):
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
                                                 root=settings.root, punct=settings.punct, seed=settings.seed,
                                                 bias=settings.bias, symmetrize=settings.symmetrize,
@@ -284,7 +296,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                 if (details := sc.breakdown(score)) is not None:
                     out["breakdowns"].append({**key, **details})
         if store.heads:
-            out["best_heads"] += best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings))
+            out["best_heads"] += best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                           seed=settings.seed).items():
         key = {**base, "baseline": name, "root": root}
@@ -325,12 +337,13 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     treebanks = find_treebanks(inputs, settings.limit, settings.max_words)
     not_run = decoders_not_run(treebanks, settings)
     for tb in treebanks:
-        decoders_for(tb, settings)   # refuse a decoder/treebank mismatch before any model work
+        for probe in settings.probes or (None,):
+            decoders_for(tb, settings, probe)   # refuse a decoder/treebank/probe mismatch before any model work
         if tb.task == "dependency" and settings.root == "gold":
             missing = next((s for s in tb.sentences if s.root is None), None)
             if missing is not None:
                 raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
-    check_rerun(out, settings, treebanks, functools.partial(decoders_for, settings=settings), rescore)
+    check_rerun(out, settings, treebanks, lambda tb, probe=None: decoders_for(tb, settings, probe), rescore)
     info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress)
     if not is_main_rank():
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
@@ -349,7 +362,9 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                                  "words": sum(len(s) for s in tb.sentences),
                                  "store": str(store.path), "skipped_too_long": len(store.skipped),
                                  **({"stores": {p: str(s.path) for p, s in stores.items()}} if len(stores) > 1 else {}),
-                                 "decoders": decoders_for(tb, settings), "decoders_not_run": not_run[tb.name]})
+                                 "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
+                                                                for d in decoders_for(tb, settings, p))),
+                                 "decoders_not_run": not_run[tb.name]})
         if not_run[tb.name]:
             logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
                            ", ".join(not_run[tb.name]))

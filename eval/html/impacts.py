@@ -18,6 +18,7 @@ import numpy as np
 
 from pmask.common.errors import PmaskError
 from pmask.common.labels import plural, probe_label
+from pmask.common.options import SPAN_PROBES
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
     store = ImpactStore.open(store_dir)
     check_finished(store.path, store.manifest, allow_incomplete=True)   # maps only: warn when unfinished
     layers = list(store.manifest["layers"]["resolved"])
+    spans = store.settings.impact.probe in SPAN_PROBES
     items: dict[str, Any] = {}
     mismatched, absent = [], []
     for k, sent in enumerate(sentences):
@@ -104,7 +106,8 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
         if list(item.words) != list(sent["words"]):
             mismatched.append(sent["id"])
             continue
-        items[str(k)] = encode_item(select_heads(np.asarray(item.matrix)))
+        matrix = select_heads(np.asarray(item.matrix))
+        items[str(k)] = encode_item(np.stack([span_rows(m) for m in matrix]) if spans else matrix)
     if mismatched:
         logger.warning("%s: %s with other words in the store, shown without impacts: %s",
                        store_dir, plural(len(mismatched), "sentence"), ", ".join(mismatched[:5]))
@@ -119,7 +122,21 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
     label = probe_label({"probe": settings.impact.probe, "metric": settings.impact.metric,
                          "head": "mean" if store.heads else None})
     return {"layers": layers, "default": default if default in layers else layers[-1],
-            "metric": store.manifest.get("metric"), "label": label, "items": items}
+            "metric": store.manifest.get("metric"), "label": label, "items": items,
+            "chart": "span" if spans else "pair"}
+
+
+def span_rows(chart: np.ndarray) -> np.ndarray:
+    """A span chart as the page draws it: row r = spans of n - r words (the longest on top), column =
+    first word; scores normalised per length as ``cky`` reads them, NaN where no span is.
+
+    Example:
+        >>> span_rows(np.array([[3.0, 1.0], [0.0, 4.0]])).round(2).tolist()
+        [[nan, nan], [0.6, 0.8]]
+    """
+    from pmask.eval.span_chart import start_length_grid
+
+    return start_length_grid(chart)[::-1]
 
 
 def select_heads(matrix: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from pmask.common.options import TOKENIZE_MODES, check_choice
 from pmask.perturb.alignment.context import add_context_pieces, ptb_align, sentence_context
 from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
 from pmask.perturb.alignment.word_alignment import WordAlignment
-from pmask.perturb.alignment.words import align, sentence_words
+from pmask.perturb.alignment.words import align, align_bare, sentence_words
 
 
 def words_align(tokenizer: Any, sentence: Any) -> WordAlignment:
@@ -26,7 +26,7 @@ def words_align(tokenizer: Any, sentence: Any) -> WordAlignment:
 
 #: Tokenisation mode -> aligner; its keys are exactly ``TOKENIZE_MODES`` (checked below).
 ALIGNERS: dict[str, Callable[..., WordAlignment]] = {"words": words_align, "text": surface_align,
-                                                     "words-ptb": ptb_align}
+                                                     "words-ptb": ptb_align, "bare": align_bare}
 assert set(ALIGNERS) == set(TOKENIZE_MODES), "every tokenisation mode needs exactly one aligner"
 
 __all__ = ["ALIGNERS", "SurfaceLayout", "WordAlignment", "align", "align_sentence", "get_aligner", "ptb_align",

@@ -32,6 +32,18 @@ def sentence_words(sentence: Any) -> list[str]:
     return [str(w) for w in words]
 
 
+def align_bare(tokenizer, sentence: Sequence[str] | Any) -> WordAlignment:
+    """As :func:`align`, without the special tokens (Kim et al. 2020 run their models on the words alone).
+
+    Example:
+        >>> align_bare(tok, ["The", "cat"]).word_index   # doctest: +SKIP
+        [0, 1]
+    """
+    full = align(tokenizer, sentence)
+    keep = [t for t, w in enumerate(full.word_index) if w >= 0]
+    return WordAlignment([full.input_ids[t] for t in keep], [full.word_index[t] for t in keep], full.n_words)
+
+
 def align(tokenizer, sentence: Sequence[str] | Any) -> WordAlignment:
     """Tokenise pre-split words (with special tokens) and align pieces to words.
 

@@ -6,7 +6,9 @@
 - ``pair`` (:mod:`pmask.perturb.engine`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
 - ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
 - ``attention`` and ``distance`` (:mod:`.onepass`): one unmasked pass, attention weights merged
-  to words, or distances between words' states / attention distributions (:mod:`.measures`).
+  to words, or distances between words' states / attention distributions (:mod:`.measures`);
+- ``distortion`` (:mod:`.distortion`): a span chart, F[l][r-1] = how far the words' states move
+  when span l..r-1 is substituted, decontextualized or moved (Li & Lu 2023).
 
 Head selection (:mod:`.heads`) is numpy only; this module imports torch only when a probe runs.
 May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb`` (never ``pmask.trees``).
@@ -55,12 +57,25 @@ def _one_pass(probe: str) -> Callable[..., Iterator[np.ndarray | None]]:
     return run
 
 
+def _distortion(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
+    from pmask.perturb.probes.distortion import distortion_charts
+
+    return distortion_charts(model, sentences, **kwargs)
+
+
+def _distortion_sequences(n: int) -> int:
+    from pmask.perturb.probes.distortion import sequences
+
+    return sequences(n)
+
+
 #: Probe name -> runner; its keys are exactly ``pmask.common.options.PROBES`` (checked below).
 PROBE_RUNNERS: dict[str, ProbeRunner] = {
     "pair": ProbeRunner("pair", _pair, lambda n: 1 + n + n * (n - 1) // 2, checkpoint=True),
     "single": ProbeRunner("single", _single, lambda n: n + 1, checkpoint=True),
     "attention": ProbeRunner("attention", _one_pass("attention"), lambda n: 1),
     "distance": ProbeRunner("distance", _one_pass("distance"), lambda n: 1),
+    "distortion": ProbeRunner("distortion", _distortion, _distortion_sequences),
 }
 assert set(PROBE_RUNNERS) == set(PROBES), "every probe needs exactly one runner"
 

@@ -21,7 +21,7 @@ import math
 
 import torch
 
-HIDDEN_METRICS = ("l2", "l1", "cos")
+HIDDEN_METRICS = ("l2", "l1", "cos", "cossim")
 DISTRIBUTION_METRICS = ("jsd", "hellinger")
 
 
@@ -41,6 +41,9 @@ def pairwise_vectors(vectors: torch.Tensor, metric: str) -> torch.Tensor:
         out = 1.0 - unit @ unit.transpose(-1, -2)
         out.diagonal(dim1=-2, dim2=-1).zero_()
         return out
+    if metric == "cossim":     # Kim et al.'s code: a similarity in [0, 1], which their parser splits at as a distance
+        unit = vectors / torch.linalg.vector_norm(vectors, dim=-1, keepdim=True).clamp_min(1e-8)
+        return (unit @ unit.transpose(-1, -2) + 1.0) / 2.0
     raise ValueError(f"unknown hidden-state metric {metric!r} (choose from {', '.join(HIDDEN_METRICS)})")
 
 

@@ -48,6 +48,7 @@ class OnePass:
     layers: tuple[int, ...]
     include_cls: bool
     tokenize: str
+    pad_cls: bool = False   # an input without special tokens (tokenize bare) in the [CLS] layout: row/column 0 = 0
 
     @property
     def needs_attention(self) -> bool:
@@ -84,7 +85,9 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
     metric = metric or default_metric(probe)
     check_probe(probe, metric, subword)
     get_aligner(tokenize)
-    run = OnePass(probe, metric, subword, resolve_layers(layers, model.num_layers), include_cls, tokenize)
+    pad = include_cls and tokenize == "bare"
+    run = OnePass(probe, metric, subword, resolve_layers(layers, model.num_layers), include_cls and not pad, tokenize,
+                  pad)
     if run.needs_attention:
         check_support(model, probe, metric, run.layers)   # layer 0 and a model without attention weights refused
     budget = int(batch_tokens or DEFAULT_BATCH_TOKENS.get(model.device.type, 4096))
@@ -125,6 +128,8 @@ def _flush(lm: Any, encoder: Encoder, run: OnePass, pending: list[WordAlignment 
     present = [a for a in pending if a is not None]
     outputs = iter(_forward(lm, encoder, run, present, stats) if present else [])
     done = [None if a is None else _word_matrix(run, a, next(outputs), lm) for a in pending]
+    if run.pad_cls:
+        done = [None if m is None else np.pad(m, [(0, 0)] * (m.ndim - 2) + [(1, 0), (1, 0)]) for m in done]
     stats.seconds += time.perf_counter() - started
     if bar is not None:
         bar.update(len(done))

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
 from pmask.common.labels import plural
-from pmask.common.options import METRICS, PROBES, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.common.options import METRICS, PROBES, SPAN_PROBES, SUBWORD_POLICIES, resolve_layers, split_random
 from pmask.perturb.impact_settings import ImpactSettings
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
@@ -19,6 +19,8 @@ METRIC_DEFINITIONS = METRICS
 SUBWORD_DEFINITIONS = SUBWORD_POLICIES
 _MATRIX = "matrix[l, i, j] = impact of word j on word i at layers.resolved[l] (0 = embeddings)"
 _MATRIX_HEADS = "matrix[l, h, i, j] = the value of word j for word i at head h of layers.resolved[l]"
+_MATRIX_SPANS = ("span chart: matrix[l, a, b] = the score of the span of words a-1..b-1 (1-based a <= b, upper "
+                 "triangle) at layers.resolved[l]; row and column 0 are unused (0), the whole sentence is 0")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class StoreSettings:
             "definitions": {"metric": METRIC_DEFINITIONS.get(self.impact.metric or ""),
                             "subword": SUBWORD_DEFINITIONS.get(self.impact.subword or ""),
                             "probe": PROBES.get(self.impact.probe or ""),
-                            "matrix": _MATRIX_HEADS if self.heads else _MATRIX},
+                            "matrix": (_MATRIX_SPANS if self.impact.probe in SPAN_PROBES
+                                       else _MATRIX_HEADS if self.heads else _MATRIX)},
             "probe": self.impact.probe,
             "heads": self.heads,
             "include_cls": self.include_cls,

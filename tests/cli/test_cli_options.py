@@ -81,4 +81,5 @@ def test_settings_in_error_messages_are_named_by_their_flags(tmp_path, capsys):
     corpus.write_text("a b c\n", encoding="utf-8")
     code = main(["parse", str(corpus), "--decoder", "right-chain", "--faithful", "-o", str(tmp_path / "o.conllu")])
     last = capsys.readouterr().err.splitlines()[-1]
-    assert code == 1 and last == "pmask: error: --faithful applies to the eisner, cle, mst and mst-projective decoders only"
+    assert code == 1 and last == ("pmask: error: --faithful with probe pair is the authors' pipeline, whose decoder is "
+                                  "eisner, cle, mst-projective or mst, not right-chain")

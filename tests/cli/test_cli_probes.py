@@ -77,10 +77,11 @@ def test_a_store_keeps_its_probe_and_every_head(tiny4, tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_faithful_is_pair_only_and_bias_is_distance_splits(tiny4, tmp_path, capsys):
+def test_faithful_is_the_authors_probes_only_and_bias_is_distance_splits(tiny4, tmp_path, capsys):
     code, _, err = run(["parse", PUD, "--limit", 2, "--model", tiny4, "--probe", "attention", "--faithful",
                         "-o", tmp_path / "f.conllu"], capsys)
-    assert code == 1 and "--faithful is the authors' pipeline for perturbed masking (probe pair)" in err
+    assert code == 1 and "--faithful is the authors' pipeline of probes pair, distance, distortion; probe attention " \
+        "has no faithful mode" in err
     assert not (tmp_path / "f.conllu").exists()
     code, _, err = run(["parse", PUD, "--limit", 2, "--model", tiny4, "--bias", 0.5, "-o", tmp_path / "b.conllu"],
                        capsys)

@@ -115,11 +115,11 @@ def test_seeded_determinism():
 def test_registry_names():
     assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "mst", "mst-projective", "right-chain", "left-chain",
                                          "random-projective", "random-eisner", "random-cle"]
-    assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "right-branching",
+    assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "cky", "right-branching",
                                            "left-branching", "balanced", "random-binary"]
     assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle", "mst", "mst-projective"]
     assert [n for n, d in CONSTITUENCY_DECODERS.items() if d.needs_model] == ["mart", "mart-binary",
-                                                                                 "distance-split"]
+                                                                                 "distance-split", "cky"]
     assert all(d.description for d in {**DEPENDENCY_DECODERS, **CONSTITUENCY_DECODERS}.values())
 
 

@@ -52,6 +52,7 @@ function drawImpact(canvas, k, s, layerPos, geo) {
   ctx.textBaseline = "middle";
   ctx.textAlign = "right";
   const clip = function (w) { return w.length > 14 ? w.slice(0, 13) + "…" : w; };
+  if (D.impacts.chart === "span") { drawSpanMarks(ctx, s, geo, clip); return; }
   for (let i = 0; i < n; i++) ctx.fillText(clip(s.words[i]), geo.left - 4, geo.top + (i + 0.5) * c);
   for (let j = 0; j < n; j++) {
     ctx.save();
@@ -74,6 +75,51 @@ function drawImpact(canvas, k, s, layerPos, geo) {
     if (p > 0) {
       ctx.fillStyle = p === g ? "#2166ac" : "#d6301d";
       ctx.fillRect(geo.left + (p - 0.5) * c - c * 0.16, geo.top + (d - 0.5) * c - c * 0.16, c * 0.32, c * 0.32);
+    }
+  }
+}
+
+/** The [lo, hi) spans of >= 2 words of a tree_json tree. */
+function treeSpans(tree) {
+  const out = new Set();
+  const walk = function (node, lo) {
+    if (typeof node === "number") return lo + 1;
+    let hi = lo;
+    for (const child of node.c) hi = walk(child, hi);
+    if (hi - lo >= 2) out.add(lo + "," + hi);
+    return hi;
+  };
+  if (tree !== undefined && tree !== null) walk(tree, 0);
+  return out;
+}
+
+/** A span chart (row r = spans of n - r words, column = first word): labels, gold rings, predicted squares. */
+function drawSpanMarks(ctx, s, geo, clip) {
+  const n = s.words.length, c = geo.cell;
+  for (let r = 0; r < n; r++) ctx.fillText("length " + (n - r), geo.left - 4, geo.top + (r + 0.5) * c);
+  for (let j = 0; j < n; j++) {
+    ctx.save();
+    ctx.translate(geo.left + (j + 0.5) * c, geo.top - 4);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "left";
+    ctx.fillText(clip(s.words[j]), 0, 0);
+    ctx.restore();
+  }
+  const gold = treeSpans(s.goldTree), pred = treeSpans(s.predTree);
+  for (let r = 0; r < n; r++) {
+    for (let j = 0; j + n - r <= n; j++) {
+      const key = j + "," + (j + n - r), x = geo.left + (j + 0.5) * c, y = geo.top + (r + 0.5) * c;
+      if (gold.has(key)) {
+        ctx.strokeStyle = "#fff";
+        ctx.lineWidth = Math.max(1.5, c / 9);
+        ctx.beginPath();
+        ctx.arc(x, y, c * 0.36, 0, 2 * Math.PI);
+        ctx.stroke();
+      }
+      if (pred.has(key)) {
+        ctx.fillStyle = gold.has(key) ? "#2166ac" : "#d6301d";
+        ctx.fillRect(x - c * 0.16, y - c * 0.16, c * 0.32, c * 0.32);
+      }
     }
   }
 }
@@ -111,6 +157,12 @@ function impactPanel(k, s) {
     if (i < 0 || j < 0 || i >= n || j >= n) { hideTip(); return; }
     const pos = I.layers.indexOf(PM.layer), item = I.items[String(k)];
     const v = impactValue(item, pos, impactCodes(k)[pos * n * n + i * n + j]);
+    if (I.chart === "span") {
+      if (Number.isNaN(v)) { hideTip(); return; }
+      showTip(e, ["span " + s.words.slice(j, j + n - i).join(" ") + " [" + j + ", " + (j + n - i) + ")",
+        "layer " + PM.layer + ": " + sig(v) + " (normalised per length; low = constituent)"]);
+      return;
+    }
     const marks = [];
     if (s.gold[i] === j + 1) marks.push("gold arc");
     if (s.pred[i] === j + 1) marks.push("predicted arc");
@@ -120,6 +172,8 @@ function impactPanel(k, s) {
   canvas.addEventListener("mouseleave", hideTip);
   panel.draw = draw;
   add(panel, add(el("div", {class: "controls"}), add(el("label", {}, "Impact map, "), chooser), info), canvas,
-    el("p", {class: "note"}, "Row: the word whose representation changes; column: the masked word. White rings: gold heads; squares: predicted heads (blue correct, red wrong)."));
+    el("p", {class: "note"}, I.chart === "span"
+      ? "Span chart: row = span length, column = its first word; scores normalised per length as CKY reads them (low = constituent). White rings: gold spans; squares: predicted spans (blue correct, red wrong)."
+      : "Row: the word whose representation changes; column: the masked word. White rings: gold heads; squares: predicted heads (blue correct, red wrong)."));
   return panel;
 }
