@@ -28,6 +28,7 @@ from pmask.cli.args import (
     add_tables,
     command,
     layers_arg,
+    metrics_arg,
     positive_int,
     seconds_arg,
 )
@@ -248,6 +249,9 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
                    help="CoNLL-U files/folders, PTB .mrg file/folder")
     add_model(p, several_probes=True)
+    p.add_argument("--metrics", type=metrics_arg, default=None, metavar="LIST",
+                   help="comma-separated impact metrics, each scored on its own store for every probe given (each "
+                        "probe must take every one; instead of --metric, which is the one-metric case)")
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
