@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import Output, check_output
+from pmask.common.progress import progress_bar
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.distributed import init_distributed, is_main_rank
 from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
@@ -90,7 +91,9 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
     if work:
         init_distributed(spec.device)   # under torchrun: this rank's device and process group; else a no-op
         model = (load or spec.load)()
-        for k in work:
+        # with several stores to fill (bench: treebanks x probes x metrics) a bar counts the stores
+        shown = len(work) > 1 and any(requests[k].progress for k in work)
+        for k in progress_bar(work, desc="stores", unit="store", enabled=shown):
             runs[k].summary = compute_store(model, requests[k])
     is_main = is_main_rank()   # under torchrun every rank gets here; rank 0 alone reports
     for run in runs:
