@@ -253,13 +253,13 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         "seconds": wall time}``.
     """
     t0 = time.perf_counter()
-    runs = [(probe, settings.store_metric(metric)) for probe, metric in settings.runs]
+    planned = [(probe, settings.store_metric(metric)) for probe, metric in settings.runs]
 
     def checked() -> Any:   # the model, refused in one line for a probe or metric it cannot serve
         from pmask.perturb.probes.support import check_support
 
         model = model_loader()
-        for probe, metric in runs:
+        for probe, metric in planned:
             impact = settings.spec_for(probe, metric).impact
             check_support(model, probe, str(impact.metric), settings.layers, str(impact.subword),
                           settings.head_for(probe))
@@ -273,7 +273,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
                                       corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
                                       selection={"format": tb.fmt, "limit": settings.limit,
                                                  "max_words": settings.max_words})
-                for probe, metric in runs for tb in treebanks]
+                for probe, metric in planned for tb in treebanks]
     runs = fill_stores(requests, settings.model, load)
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
             "reused": sum(run.sentences - run.todo for run in runs),
