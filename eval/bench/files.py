@@ -69,7 +69,7 @@ def _margin(score: float, baseline: dict[str, Any] | None, key: str) -> float | 
     return None if baseline is None or baseline.get(key) is None else round(score - baseline[key], 4)
 
 
-def _probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
+def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
     """The row's probe, and its metric (``pair cpmi``) when the probe is one of ``several``, the
     probes benched with several metrics (:func:`several_metrics`)."""
     probe = row.get("probe") or "pair"
@@ -99,7 +99,7 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     several = several_metrics(result.rows)
     for row in result.rows:
-        groups.setdefault((row["treebank"], _probe(row, several), row["decoder"]), []).append(row)
+        groups.setdefault((row["treebank"], row_probe(row, several), row["decoder"]), []).append(row)
     for (treebank, probe, decoder), rows in groups.items():
         key = primary_key(rows[0])
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
@@ -179,7 +179,7 @@ def to_markdown(result: Any) -> str:
     cells: dict[tuple[str, str, str], dict[int, float]] = {}
     several = several_metrics(result.rows)
     for r in result.rows:
-        cells.setdefault((r["treebank"], _probe(r, several), r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
+        cells.setdefault((r["treebank"], row_probe(r, several), r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
     for (treebank, probe, decoder), by_layer in cells.items():
         lines.append(f"| {treebank} | {probe} | {decoder} | " + " | ".join(_fmt(by_layer.get(k)) for k in layers)
                      + " |")
@@ -212,7 +212,7 @@ def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
              "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     several = several_metrics(rows)
     for b in rows:
-        lines.append(f"| {b['treebank']} | {_probe(b, several)} | {b['decoder']} | {b['layer']} | {b['head']} | "
+        lines.append(f"| {b['treebank']} | {row_probe(b, several)} | {b['decoder']} | {b['layer']} | {b['head']} | "
                      f"{_fmt(b['choose_score'])} | {_fmt(b['score'])} | {b['sentences']} | {b['baseline']} | "
                      f"{_fmt(b['baseline_score'])} | {_fmt(b['margin'])} |")
     return lines
@@ -231,8 +231,8 @@ def _line_styles(result: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]
         model line, e.g. decoder right-chain, is labelled ``right-chain (baseline)``).
     """
     metrics = several_metrics(result.rows)
-    several = len({_probe(r, metrics) for r in result.rows}) > 1
-    lines = list(dict.fromkeys((_probe(r, metrics), r["decoder"]) for r in result.rows))
+    several = len({row_probe(r, metrics) for r in result.rows}) > 1
+    lines = list(dict.fromkeys((row_probe(r, metrics), r["decoder"]) for r in result.rows))
     probes = list(dict.fromkeys(probe for probe, _ in lines))
     palette = list(_LINE_COLOURS) if len(lines) <= len(_LINE_COLOURS) else [f"tab20:{k}" for k in _TAB20_LINES]
     styles = {(f"{p} {d}" if several else d): {"color": _colour(palette[k % len(palette)]), "linestyle": "-",
@@ -291,7 +291,7 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     languages = {t["treebank"]: t.get("language") for t in result.treebanks}
     styles, baseline_labels = _line_styles(result)
     metrics = several_metrics(result.rows)
-    several = len({_probe(r, metrics) for r in result.rows}) > 1
+    several = len({row_probe(r, metrics) for r in result.rows}) > 1
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
     fig = new_figure((3.0 * ncols, 2.4 * nrows), dpi)
@@ -299,9 +299,9 @@ def plot_layers(result: Any, path: Path, dpi: int = 110) -> Path:
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
         key = primary_key(rows[0]) if rows else "uas"
-        for probe, decoder in dict.fromkeys((_probe(r, metrics), r["decoder"]) for r in rows):
+        for probe, decoder in dict.fromkeys((row_probe(r, metrics), r["decoder"]) for r in rows):
             pts = sorted((r["layer"], r[key]) for r in rows
-                         if r["decoder"] == decoder and _probe(r, metrics) == probe)
+                         if r["decoder"] == decoder and row_probe(r, metrics) == probe)
             label = f"{probe} {decoder}" if several else decoder
             ax.plot(*zip(*pts), label=label, **styles[label])
         for b in (b for b in result.baselines if b["treebank"] == name):
@@ -325,7 +325,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> 
     import numpy as np
 
     several = several_metrics(result.rows)
-    rows = [r for r in result.rows if r["decoder"] == decoder and _probe(r, several) == probe]
+    rows = [r for r in result.rows if r["decoder"] == decoder and row_probe(r, several) == probe]
     treebanks = list(dict.fromkeys(r["treebank"] for r in rows))
     layers = sorted({r["layer"] for r in rows})
     grid = np.full((len(treebanks), len(layers)), np.nan)
@@ -363,7 +363,7 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     if result.rows:
         paths.append(plot_layers(result, out_dir / "layers.png"))
         several = several_metrics(result.rows)
-        for probe, decoder in dict.fromkeys((_probe(r, several), r["decoder"]) for r in result.rows):
+        for probe, decoder in dict.fromkeys((row_probe(r, several), r["decoder"]) for r in result.rows):
             slug = probe.replace(" ", "-")
             name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{slug}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))

@@ -95,7 +95,7 @@ class BenchSettings:
         impact = spec.impact
         if self.metrics is not None:
             self.metrics = tuple(split_metrics(self.metrics))
-            if impact.metric is not None:
+            if impact.metric is not None:   # --metric M is --metrics M
                 raise SettingError("{metric} and {metrics} both given: name every metric in {metrics}")
             if len(self.metrics) == 1:   # the one-metric case is --metric's
                 impact, self.metrics = replace(impact, metric=self.metrics[0]), None
@@ -104,9 +104,8 @@ class BenchSettings:
         self.model = replace(spec, impact=replace(impact.with_defaults(), probe=None, metric=impact.metric))
 
     def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
-        """The model spec ``probe`` runs with: ``metric`` (one of :attr:`metrics`, its own default subword
-        policy unless one was given), else the metric given or the probe's default; the head only for a
-        probe that keeps every head."""
+        """The model spec ``probe`` runs with: ``metric`` (of :attr:`metrics`; its default subword policy unless
+        one was given), else the metric given or the probe's default; the head only for a probe keeping every head."""
         if metric is None:
             return self.model.for_probe(probe)
         impact = replace(self.model.impact, metric=metric, subword=self._subword or default_subword(metric))
@@ -118,15 +117,13 @@ class BenchSettings:
 
     @property
     def runs(self) -> list[tuple[str, str]]:
-        """``(probe, metric)`` of every store of a treebank: each probe with each of :attr:`metrics`, or
-        with its one metric."""
+        """``(probe, metric)`` of every store of a treebank: each probe with each of :attr:`metrics` (or its one)."""
         if self.metrics:
             return [(p, m) for p in self.probes or () for m in self.metrics]
         return [(p, self.metric_for(p)) for p in self.probes or ()]
 
     def store_metric(self, metric: str) -> str | None:
-        """The metric a store's folder is named by: None with one metric per probe (the folders of
-        earlier releases), else ``metric``."""
+        """The metric a store's folder is named by: None with one metric per probe (earlier releases' folders)."""
         return metric if self.metrics else None
 
     def head_for(self, probe: str) -> str | int | None:
@@ -372,10 +369,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
-        stores: dict[Any, Any] = {
-            (probe, metric) if settings.metrics else probe:
-                ImpactStore.open(store_dir(out, tb.name, probe, settings.store_metric(metric)))
-            for probe, metric in settings.runs}
+        stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
+            store_dir(out, tb.name, probe, settings.store_metric(metric))) for probe, metric in settings.runs}
         store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})
         part = score_treebank(tb, stores, settings)

@@ -202,3 +202,11 @@ def test_cli_metrics_and_the_stores_bar(model_dir, gold, tmp_path, capsys, monke
     out, err = capsys.readouterr()
     assert code == 1 and err.count("\n") == 1 and err.startswith("pmask: error: --probe attention takes")
     assert not (tmp_path / "c").exists()
+
+
+def test_the_report_shows_each_metric_as_a_probe_of_its_own(bench):
+    from pmask.eval.bench.html import read_bench
+
+    out, _ = bench
+    rows = read_bench(out)["rows"]
+    assert {(r["probe"], r["metric"]) for r in rows} == {(f"pair {m}", m) for m in METRICS}
