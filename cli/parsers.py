@@ -241,7 +241,7 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
         description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
                     "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "
                     "rerunning reuses every finished store without loading the model (more treebanks, probes, "
-                    "layers or decoders extend the study; other settings are refused, scoring ones unless "
+                    "metrics, layers or decoders extend the study; other settings are refused, scoring ones unless "
                     "--rescore). Writes results.json, results.csv, results.md, layers.png and "
                     "heatmap-<decoder>.png into OUTDIR and prints the best setting per treebank.",
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
@@ -265,8 +265,8 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     p.add_argument("--rescore", action="store_true",
                    help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
-                        "or more treebanks, probes, layers or decoders: replace its results, reusing its stores "
-                        "(another model or sentence selection always needs another OUTDIR)")
+                        "or more treebanks, probes, metrics, layers or decoders: replace its results, reusing its "
+                        "stores (another model or sentence selection always needs another OUTDIR)")
     add_output(p, "output directory", metavar="OUTDIR")
     p.set_defaults(func=cmd_bench)
 
