@@ -37,6 +37,7 @@ from pmask.common.options import (
     SYMMETRIZE_MODES,
     TOKENIZE_MODES,
     parse_head,
+    split_metrics,
     split_probes,
 )
 from pmask.perturb.bundled import DEFAULT_MODEL
@@ -106,6 +107,13 @@ def positive_int(text: str) -> int:
 def probes_arg(text: str) -> list[str]:
     try:
         return split_probes(text)
+    except OptionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def metrics_arg(text: str) -> list[str]:
+    try:
+        return split_metrics(text)
     except OptionError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 

@@ -147,8 +147,8 @@ def cmd_bench(args: argparse.Namespace) -> Outcome:
     settings = BenchSettings(
         model=_model(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct, seed=args.seed,
         decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        probes=args.probe, bias=args.bias, max_words=args.max_words, symmetrize=args.symmetrize or "none",
-        absolute=args.absolute)
+        probes=args.probe, metrics=args.metrics, bias=args.bias, max_words=args.max_words,
+        symmetrize=args.symmetrize or "none", absolute=args.absolute)
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
     if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         return Outcome()

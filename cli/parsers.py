@@ -28,6 +28,7 @@ from pmask.cli.args import (
     add_tables,
     command,
     layers_arg,
+    metrics_arg,
     positive_int,
     seconds_arg,
 )
@@ -242,7 +243,7 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
         description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
                     "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "
                     "rerunning reuses every finished store without loading the model (more treebanks, probes, "
-                    "layers or decoders extend the study; other settings are refused, scoring ones unless "
+                    "metrics, layers or decoders extend the study; other settings are refused, scoring ones unless "
                     "--rescore). Writes results.json, results.csv, results.md, layers.png and "
                     "heatmap-<decoder>.png into OUTDIR and prints the best setting per treebank.",
         epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
@@ -250,6 +251,9 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
                    help="CoNLL-U files/folders, PTB .mrg file/folder")
     add_model(p, several_probes=True)
+    p.add_argument("--metrics", type=metrics_arg, default=None, metavar="LIST",
+                   help="comma-separated impact metrics, each scored on its own store for every probe given (each "
+                        "probe must take every one; instead of --metric, which is the one-metric case)")
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
@@ -263,8 +267,8 @@ def _add_bench_parser(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     p.add_argument("--rescore", action="store_true",
                    help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
-                        "or more treebanks, probes, layers or decoders: replace its results, reusing its stores "
-                        "(another model or sentence selection always needs another OUTDIR)")
+                        "or more treebanks, probes, metrics, layers or decoders: replace its results, reusing its "
+                        "stores (another model or sentence selection always needs another OUTDIR)")
     add_output(p, "output directory", metavar="OUTDIR")
     p.set_defaults(func=cmd_bench)
 

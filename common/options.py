@@ -293,6 +293,20 @@ def split_probes(value: str | Iterable[str] | None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def split_metrics(value: str | Iterable[str]) -> list[str]:
+    """Metric names from ``"prob,dist"`` (or a list), each checked, repeats dropped (``bench --metrics``).
+
+    Example:
+        >>> split_metrics("prob, cpmi")
+        ['prob', 'cpmi']
+    """
+    names = value.split(",") if isinstance(value, str) else list(value)
+    out = [check_choice("metric", n.strip(), METRICS) for n in names if n.strip()]
+    if not out:
+        raise OptionError("no metric given (choose from " + ", ".join(METRICS) + ")")
+    return list(dict.fromkeys(out))
+
+
 def check_probe(probe: str | None, metric: str | None, subword: str | None = "avg",
                 head: str | int | None = None) -> None:
     """Refuse, in one line, a metric, subword policy or head the probe does not take.

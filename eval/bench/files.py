@@ -13,7 +13,11 @@
 * ``layers.png`` — score against layer, one panel per treebank, one line per probe and decoder,
   baselines dashed.
 * ``heatmap-<decoder>.png`` — treebank × layer scores (``heatmap-<probe>-<decoder>.png`` for the
-  probes other than pair).
+  probes other than pair; ``heatmap-<probe>-<metric>-<decoder>.png`` for a probe benched with several
+  metrics, ``--metrics``).
+
+Every row names its impact ``metric``; with ``--metrics`` the tables and plots label a probe benched
+with several metrics as ``<probe> <metric>`` (e.g. ``pair cpmi``).
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from pmask.trees.registry import decoder_task, task_info
 logger = logging.getLogger(__name__)
 
 CSV_FIELDS = ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas",
-              "f1_sentence", "f1_corpus", "sentences", "words")
+              "f1_sentence", "f1_corpus", "sentences", "words", "metric")
 _BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
 _LINE_COLOURS = ("tab:blue", "tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:cyan")   # none a baseline's
 _TAB20_LINES = (0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 18, 19)   # tab20 without its reds, purples, greens, olives
@@ -65,8 +69,19 @@ def _margin(score: float, baseline: dict[str, Any] | None, key: str) -> float | 
     return None if baseline is None or baseline.get(key) is None else round(score - baseline[key], 4)
 
 
-def _probe(row: dict[str, Any]) -> str:
-    return row.get("probe") or "pair"
+def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
+    """The row's probe, and its metric (``pair cpmi``) when the probe is one of ``several``, the
+    probes benched with several metrics (:func:`several_metrics`)."""
+    probe = row.get("probe") or "pair"
+    return f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
+
+
+def several_metrics(rows: Any) -> frozenset[str]:
+    """The probes whose rows name more than one metric (``bench --metrics``): their labels name the metric."""
+    seen: dict[str, set[Any]] = {}
+    for row in rows:
+        seen.setdefault(row.get("probe") or "pair", set()).add(row.get("metric"))
+    return frozenset(p for p, m in seen.items() if len(m) > 1)
 
 
 def best_layers(result: Any) -> list[dict[str, Any]]:
@@ -75,14 +90,16 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     over the reference baseline (right-chain; right-branching for PTB).
 
     Returns:
-        Dicts ``{"treebank", "language", "probe", "head", "decoder", "metric", "layer", "score",
+        Dicts ``{"treebank", "language", "probe" (``pair cpmi`` when benched with several metrics),
+        "impact_metric", "head", "decoder", "metric" (the score: uas or f1_sentence), "layer", "score",
         "baseline", "baseline_score", "margin", "reference_baseline", "reference_score",
         "reference_margin"}``.
     """
     out = []
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    several = several_metrics(result.rows)
     for row in result.rows:
-        groups.setdefault((row["treebank"], _probe(row), row["decoder"]), []).append(row)
+        groups.setdefault((row["treebank"], row_probe(row, several), row["decoder"]), []).append(row)
     for (treebank, probe, decoder), rows in groups.items():
         key = primary_key(rows[0])
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
@@ -91,7 +108,8 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
         top = max(mine, key=lambda b: b[key], default=None)
         reference = task_info(decoder_task(decoder)).primary_baseline
         ref = next((b for b in mine if b["baseline"] == reference), None)
-        out.append({"treebank": treebank, "language": best["language"], "probe": probe, "head": best.get("head"),
+        out.append({"treebank": treebank, "language": best["language"], "probe": probe,
+                    "impact_metric": best.get("metric"), "head": best.get("head"),
                     "decoder": decoder, "metric": key,
                     "layer": best["layer"], "score": best[key], "baseline": top["baseline"] if top else None,
                     "baseline_score": top[key] if top else None, "margin": _margin(best[key], top, key),
@@ -101,10 +119,12 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 
 
 def _probe_settings(settings: Any) -> list[dict[str, Any]]:
-    """``{"probe", "metric", "head"}`` of each benched probe (head None where it does not apply)."""
+    """``{"probe", "metric", "head"}`` of each benched probe and metric (head None where it does not apply)."""
     out = []
-    for probe in getattr(settings, "probes", None) or ["pair"]:
-        metric, head = settings.metric_for(probe), settings.head_for(probe)
+    runs = getattr(settings, "runs", None) or [(p, settings.metric_for(p))
+                                               for p in getattr(settings, "probes", None) or ["pair"]]
+    for probe, metric in runs:
+        head = settings.head_for(probe)
         out.append({"probe": probe, "metric": metric,
                     "head": ("mean" if head is None else head) if has_heads(probe, metric) else None})
     return out
@@ -113,12 +133,13 @@ def _probe_settings(settings: Any) -> list[dict[str, Any]]:
 def _title_lines(result: Any) -> list[str]:
     """The title (model, metric) and the settings line of ``results.md``."""
     s, impact = result.settings, result.settings.model.impact
+    subword = impact.subword if not getattr(s, "metrics", None) else (s._subword or "each metric's default")
     model = dict(result.model or {})
     model.setdefault("name", s.model.name)
     model.setdefault("random_init", s.model.random_init)
     probes = _probe_settings(s)
     return [f"# pmask bench: {run_label(model, probes[0] if len(probes) == 1 else None)}", "",
-            f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {impact.subword}, "
+            f"probe{'s' if len(probes) > 1 else ''} {', '.join(map(probe_label, probes))}; subword {subword}, "
             f"tokenize {impact.tokenize}, root {s.root}, punct {s.punct}, limit {s.limit or 'none'}, "
             f"max-words {getattr(s, 'max_words', None) or 'none'}; "
             f"{plural(len(result.treebanks), 'treebank')}, {result.timing.get('total_seconds', 0):.1f} s"]
@@ -156,8 +177,9 @@ def to_markdown(result: Any) -> str:
               "| treebank | probe | decoder | " + " | ".join(f"L{k}" for k in layers) + " |",
               "|---|---|---|" + "---:|" * len(layers)]
     cells: dict[tuple[str, str, str], dict[int, float]] = {}
+    several = several_metrics(result.rows)
     for r in result.rows:
-        cells.setdefault((r["treebank"], _probe(r), r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
+        cells.setdefault((r["treebank"], row_probe(r, several), r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
     for (treebank, probe, decoder), by_layer in cells.items():
         lines.append(f"| {treebank} | {probe} | {decoder} | " + " | ".join(_fmt(by_layer.get(k)) for k in layers)
                      + " |")
@@ -188,8 +210,9 @@ def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
              "| treebank | probe | decoder | layer | head | score (choosing half) | score (reported half) | "
              "sentences | baseline | baseline score | margin |",
              "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    several = several_metrics(rows)
     for b in rows:
-        lines.append(f"| {b['treebank']} | {b['probe']} | {b['decoder']} | {b['layer']} | {b['head']} | "
+        lines.append(f"| {b['treebank']} | {row_probe(b, several)} | {b['decoder']} | {b['layer']} | {b['head']} | "
                      f"{_fmt(b['choose_score'])} | {_fmt(b['score'])} | {b['sentences']} | {b['baseline']} | "
                      f"{_fmt(b['baseline_score'])} | {_fmt(b['margin'])} |")
     return lines
@@ -207,8 +230,9 @@ def _line_styles(result: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]
         ``({label: matplotlib line properties}, {baseline name: its label})`` (a baseline named like a
         model line, e.g. decoder right-chain, is labelled ``right-chain (baseline)``).
     """
-    several = len({_probe(r) for r in result.rows}) > 1
-    lines = list(dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows))
+    metrics = several_metrics(result.rows)
+    several = len({row_probe(r, metrics) for r in result.rows}) > 1
+    lines = list(dict.fromkeys((row_probe(r, metrics), r["decoder"]) for r in result.rows))
     probes = list(dict.fromkeys(probe for probe, _ in lines))
     palette = list(_LINE_COLOURS) if len(lines) <= len(_LINE_COLOURS) else [f"tab20:{k}" for k in _TAB20_LINES]
     styles = {(f"{p} {d}" if several else d): {"color": _colour(palette[k % len(palette)]), "linestyle": "-",
@@ -266,7 +290,8 @@ def plot_layers(result: Any, path: Path, dpi: int = 150) -> Path:
     treebanks = [t["treebank"] for t in result.treebanks]
     languages = {t["treebank"]: t.get("language") for t in result.treebanks}
     styles, baseline_labels = _line_styles(result)
-    several = len({_probe(r) for r in result.rows}) > 1
+    metrics = several_metrics(result.rows)
+    several = len({row_probe(r, metrics) for r in result.rows}) > 1
     ncols = min(5, len(treebanks))
     nrows = -(-len(treebanks) // ncols)
     # panels of 3.6 × 2.8 in, the figure at least 6 in wide (900 px at 150 dpi) even with one treebank
@@ -276,8 +301,9 @@ def plot_layers(result: Any, path: Path, dpi: int = 150) -> Path:
     for ax, name in zip(axes.flat, treebanks):
         rows = [r for r in result.rows if r["treebank"] == name]
         key = primary_key(rows[0]) if rows else "uas"
-        for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in rows):
-            pts = sorted((r["layer"], r[key]) for r in rows if r["decoder"] == decoder and _probe(r) == probe)
+        for probe, decoder in dict.fromkeys((row_probe(r, metrics), r["decoder"]) for r in rows):
+            pts = sorted((r["layer"], r[key]) for r in rows
+                         if r["decoder"] == decoder and row_probe(r, metrics) == probe)
             label = f"{probe} {decoder}" if several else decoder
             ax.plot(*zip(*pts), label=label, **styles[label])
         for b in (b for b in result.baselines if b["treebank"] == name):
@@ -300,11 +326,12 @@ HEATMAP_DPI = 150
 
 
 def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> Path:
-    """Treebank × layer scores of ``decoder`` under ``probe`` as a heatmap, values written in the cells,
-    a labelled colour bar beside it."""
+    """Treebank × layer scores of ``decoder`` under ``probe`` (``pair cpmi`` for a probe benched with
+    several metrics) as a heatmap, values written in the cells, a labelled colour bar beside it."""
     import numpy as np
 
-    rows = [r for r in result.rows if r["decoder"] == decoder and _probe(r) == probe]
+    several = several_metrics(result.rows)
+    rows = [r for r in result.rows if r["decoder"] == decoder and row_probe(r, several) == probe]
     treebanks = list(dict.fromkeys(r["treebank"] for r in rows))
     layers = sorted({r["layer"] for r in rows})
     grid = np.full((len(treebanks), len(layers)), np.nan)
@@ -348,8 +375,10 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
     atomic_write(paths[2], to_markdown(result))
     if result.rows:
         paths.append(plot_layers(result, out_dir / "layers.png"))
-        for probe, decoder in dict.fromkeys((_probe(r), r["decoder"]) for r in result.rows):
-            name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{probe}-{decoder}.png"
+        several = several_metrics(result.rows)
+        for probe, decoder in dict.fromkeys((row_probe(r, several), r["decoder"]) for r in result.rows):
+            slug = probe.replace(" ", "-")
+            name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{slug}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
     for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
         stale.unlink()

@@ -1,7 +1,8 @@
 """``pmask bench`` with several probes: one store per treebank and probe, and an honest "best head".
 
 Stores: the pair probe keeps ``OUTDIR/stores/<treebank>`` (so older bench folders are reused as
-they are); every other probe gets ``OUTDIR/stores/<treebank>.<probe>``.
+they are); every other probe gets ``OUTDIR/stores/<treebank>.<probe>``. A bench of several metrics
+(``--metrics``) adds ``.<metric>`` to each name (a store records one metric).
 
 Best head (probes that keep every attention head: ``attention``, ``distance`` with ``jsd`` or
 ``hellinger``): choosing one head out of L × H on the sentences it is then scored on flatters
@@ -24,9 +25,11 @@ REPORTED_ON = "odd positions (1, 3, 5, ...)"
 _PRIMARY_BASELINE = {"dependency": "right-chain", "constituency": "right-branching"}
 
 
-def store_dir(out_dir: Path, treebank: str, probe: str) -> Path:
-    """Where ``bench`` keeps the impacts of ``treebank`` under ``probe``."""
-    return Path(out_dir) / "stores" / (treebank if probe == "pair" else f"{treebank}.{probe}")
+def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = None) -> Path:
+    """Where ``bench`` keeps the impacts of ``treebank`` under ``probe`` (and ``metric``, when a bench
+    runs several metrics: ``<treebank>.<metric>`` for pair, ``<treebank>.<probe>.<metric>`` else)."""
+    name = treebank if probe == "pair" else f"{treebank}.{probe}"
+    return Path(out_dir) / "stores" / (name if metric is None else f"{name}.{metric}")
 
 
 def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[int],

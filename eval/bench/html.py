@@ -9,8 +9,8 @@ from pmask.common.errors import PmaskError
 
 ROW_KEYS = ("treebank", "layer", "decoder", "uas")
 BASELINE_KEYS = ("treebank", "baseline", "uas")
-KEPT_ROW_KEYS = ("treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas", "sentences",
-                 "words")
+KEPT_ROW_KEYS = ("treebank", "language", "probe", "metric", "head", "layer", "decoder", "root", "uas", "uuas",
+                 "sentences", "words")
 KEPT_BASELINE_KEYS = ("treebank", "baseline", "root", "uas", "words")
 
 
@@ -53,6 +53,10 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
     rows = _rows(data, "rows", ROW_KEYS, KEPT_ROW_KEYS, path)
     if not rows:
         raise PmaskError(f"{path}: no rows")
+    from pmask.eval.bench.files import row_probe, several_metrics
+
+    several = several_metrics(rows)   # bench --metrics: the page shows "pair cpmi" as a probe of its own
+    rows = [{**r, "probe": row_probe(r, several)} if several else r for r in rows]
     baselines = _rows(data, "baselines", BASELINE_KEYS, KEPT_BASELINE_KEYS, path)
     model = data.get("model")
     return {"rows": rows, "baselines": baselines,

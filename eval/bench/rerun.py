@@ -5,14 +5,20 @@ stores of a first run that never finished, what each store's manifest records. T
 with it before any work:
 
 * **the same study**: reused as it is (no model work when the stores are complete);
-* **a wider study**, more treebanks, probes, layers or decoders and everything else the same:
+* **a wider study**, more treebanks, probes, metrics (``--metrics``), layers or decoders and everything
+  else the same:
   extended (new stores, layers added to the stored sentences); every earlier row comes out the same;
 * **other stores**, another model or weights, metric, subword policy or tokenisation, or other
   sentences (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
 * **other scores**, another root, punctuation, seed, bias or head, or a narrower study (a
-  treebank, probe, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
+  treebank, probe, metric, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
   replaces the results files and reuses the stores.
+
+A row's key is (treebank, probe, metric, layer, decoder). A study of several metrics keeps each
+(probe, metric) in its own store (:func:`pmask.eval.bench.heads.store_dir`); one of one metric per
+probe keeps the folders of earlier releases, so going from one to several metrics computes the
+kept metric's store again under its new name.
 
 A refusal is one line naming each difference as ``SETTING EARLIER (this run: NOW)``.
 """
@@ -39,9 +45,9 @@ SCORE_FIELDS = ("root", "punct", "seed", "bias", "head", "symmetrize", "absolute
 #: What a study recorded before a field existed stands for (its default).
 _UNRECORDED = {"context": 0, "symmetrize": "none", "absolute": False}
 #: How a message names a dimension of the study (``{name}``: the command line shows its flag).
-_DIMENSIONS = ("treebank", "{probe}", "{layers}", "{decoders}")
+_DIMENSIONS = ("treebank", "{probe}", "{metrics}", "{layers}", "{decoders}")
 
-Cell = tuple[str, str, int | None, str]   # treebank, probe, layer (None: layers not compared), decoder
+Cell = tuple[str, str, str, int | None, str]   # treebank, probe, metric, layer (None: not compared), decoder
 
 
 @dataclass(frozen=True)
@@ -107,12 +113,16 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
     before = _model_key(model.get("name") or old.get("model"), model.get("random_init", old.get("random_init")))
     if before != _model_key(now["model"], now["random_init"]):
         out.append(_difference("model", old.get("model") or model.get("name"), now["model"]))
-    metrics = old.get("metrics") or {p: old.get("metric") for p in old.get("probes") or ["pair"]}
-    for probe in now["probes"]:
-        if probe in metrics and metrics[probe] is not None and metrics[probe] != now["metrics"][probe]:
+    metrics = _metrics(old)
+    several = any(isinstance(m, list) for m in [*metrics.values(), *now["metrics"].values()])
+    for probe in now["probes"]:   # one metric per probe on both sides: the same folder, so the same metric
+        if (probe in metrics and metrics[probe] is not None and not several
+                and metrics[probe] != now["metrics"][probe]):
             out.append(f"{{metric}} of probe {probe} {metrics[probe]} (this run: {now['metrics'][probe]})")
+    both_several = all(isinstance(m, list) for m in [*metrics.values(), *now["metrics"].values()])
     out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS
-            if old.get(key, _UNRECORDED.get(key)) != now[key]]
+            if old.get(key, _UNRECORDED.get(key)) != now[key]
+            and (key != "subword" or not several or both_several)]   # one vs several metrics: other folders
     if not out:   # the same selection: the same sentences unless a file changed
         recorded = {t.get("treebank"): t.get("sentences_sha256") for t in earlier.get("treebanks") or []}
         out += [f"treebank {tb.name}: other sentences (its file changed)" for tb in treebanks
@@ -120,17 +130,24 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
     return out
 
 
-def _cells(rows: Sequence[dict[str, Any]], with_layers: bool) -> set[Cell]:
-    return {(r["treebank"], r.get("probe") or "pair", r["layer"] if with_layers else None, r["decoder"])
-            for r in rows}
+def _metrics(settings: dict[str, Any]) -> dict[str, Any]:
+    """``{probe: metric}`` (or ``{probe: [metric, ...]}``) as results.json's settings record them."""
+    return settings.get("metrics") or {p: settings.get("metric") for p in settings.get("probes") or ["pair"]}
+
+
+def _cells(rows: Sequence[dict[str, Any]], with_layers: bool, settings: dict[str, Any]) -> set[Cell]:
+    """The rows' keys; a row of an earlier release names no metric: its probe's, from ``settings``."""
+    metrics = _metrics(settings)
+    return {(r["treebank"], probe, str(r.get("metric") or metrics.get(probe)), r["layer"] if with_layers else None,
+             r["decoder"]) for r in rows for probe in [r.get("probe") or "pair"]}
 
 
 def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[..., list[str]],
                   num_layers: int | None) -> set[Cell]:
-    """The (treebank, probe, layer, decoder) rows this run will give (layers None when ``num_layers``
-    is unknown); ``decoders_for(treebank, probe)``."""
+    """The (treebank, probe, metric, layer, decoder) rows this run will give (layers None when
+    ``num_layers`` is unknown); ``decoders_for(treebank, probe)``."""
     layers: Sequence[int | None] = [None] if num_layers is None else resolve_layers(settings.layers, num_layers)
-    return {(tb.name, probe, layer, decoder) for tb in treebanks for probe in settings.probes or ()
+    return {(tb.name, probe, metric, layer, decoder) for tb in treebanks for probe, metric in settings.runs
             for layer in layers for decoder in decoders_for(tb, probe)}
 
 
@@ -156,7 +173,7 @@ def compare(earlier: dict[str, Any], settings: Any, treebanks: Sequence[Any],
     other_scores = [_difference(key, old.get(key), now[key]) for key in SCORE_FIELDS
                     if key in old and old.get(key) != now[key]]
     num_layers = _model_record(earlier).get("num_layers")
-    before = _cells(earlier.get("rows") or [], num_layers is not None)
+    before = _cells(earlier.get("rows") or [], num_layers is not None, old)
     planned = planned_cells(treebanks, settings, decoders_for, num_layers)
     if before - planned:
         dropped = _by_dimension(before, planned) or [f"{len(before - planned)} rows of the earlier study"]
@@ -170,8 +187,8 @@ def _selection_differences(out_dir: Path, settings: Any, treebanks: Sequence[Any
     otherwise than this run's sentences: the first such store, and how many more there are."""
     out = []
     for tb in treebanks:
-        for probe in settings.probes or ():
-            path = store_dir(out_dir, tb.name, probe)
+        for probe, metric in settings.runs:
+            path = store_dir(out_dir, tb.name, probe, settings.store_metric(metric))
             try:
                 selection = read_manifest(path)["corpus"].get("selection") if path.is_dir() else None
             except StoreError:

@@ -34,7 +34,9 @@ from pmask.common.options import (
     SPAN_PROBES,
     SYMMETRIZE_MODES,
     check_choice,
+    default_subword,
     resolve_layers,
+    split_metrics,
     split_probes,
 )
 from pmask.common.progress import progress_bar
@@ -86,22 +88,45 @@ class BenchSettings:
     max_words: int | None = None
     symmetrize: str = "none"   # F made symmetric before decoding (Hoover et al.)
     absolute: bool = False     # |F| before that
+    metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
+    _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
 
     def __post_init__(self) -> None:
         spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
         self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
         impact = spec.impact
+        if self.metrics is not None:
+            self.metrics = tuple(split_metrics(self.metrics))
+            if impact.metric is not None:   # --metric M is --metrics M
+                raise SettingError("{metric} and {metrics} both given: name every metric in {metrics}")
+            if len(self.metrics) == 1:   # the one-metric case is --metric's
+                impact, self.metrics = replace(impact, metric=self.metrics[0]), None
+        self._subword = impact.subword
         # the probe and (unless given) the metric are chosen per probe by spec_for
         self.model = replace(spec, impact=replace(impact.with_defaults(), probe=None, metric=impact.metric))
 
-    def spec_for(self, probe: str) -> ModelSpec:
-        """The model spec ``probe`` runs with: its own default metric unless one was given, and the
-        head only for a probe that keeps every head."""
-        return self.model.for_probe(probe)
+    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
+        """The model spec ``probe`` runs with: ``metric`` (of :attr:`metrics`; its default subword policy unless
+        one was given), else the metric given or the probe's default; the head only for a probe keeping every head."""
+        if metric is None:
+            return self.model.for_probe(probe)
+        impact = replace(self.model.impact, metric=metric, subword=self._subword or default_subword(metric))
+        return replace(self.model, impact=impact).for_probe(probe)
 
     def metric_for(self, probe: str) -> str:
-        """The metric ``probe`` runs with."""
-        return str(self.spec_for(probe).impact.metric)
+        """The metric ``probe`` runs with (with several :attr:`metrics`: the first)."""
+        return self.metrics[0] if self.metrics else str(self.spec_for(probe).impact.metric)
+
+    @property
+    def runs(self) -> list[tuple[str, str]]:
+        """``(probe, metric)`` of every store of a treebank: each probe with each of :attr:`metrics` (or its one)."""
+        if self.metrics:
+            return [(p, m) for p in self.probes or () for m in self.metrics]
+        return [(p, self.metric_for(p)) for p in self.probes or ()]
+
+    def store_metric(self, metric: str) -> str | None:
+        """The metric a store's folder is named by: None with one metric per probe (earlier releases' folders)."""
+        return metric if self.metrics else None
 
     def head_for(self, probe: str) -> str | int | None:
         """The head decoded for ``probe`` (None for a probe without a head axis)."""
@@ -110,8 +135,8 @@ class BenchSettings:
     def check(self) -> None:
         """One-line PmaskError for an unknown setting (before any work)."""
         check_choice("root mode", self.root, ROOT_MODES)
-        for probe in self.probes or ():
-            self.spec_for(probe).impact.check(self.head_for(probe))
+        for probe, metric in self.runs:   # a metric some probe does not take: refused here, in one line
+            self.spec_for(probe, self.store_metric(metric)).impact.check(self.head_for(probe))
             refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
         if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
             raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
@@ -129,9 +154,10 @@ class BenchSettings:
         """The settings as ``results.json`` records them: one flat dict, the keys of earlier releases
         first (``metric`` None: each of several probes has its default, which ``metrics`` names)."""
         spec, probes = self.model, list(self.probes or ())
-        metrics = {p: self.metric_for(p) for p in probes}
-        impact = spec.impact
-        metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 else None)
+        # several metrics: {probe: [metric, ...]}, and subword the one given (None: each metric's default)
+        metrics: dict[str, Any] = {p: list(self.metrics) if self.metrics else self.metric_for(p) for p in probes}
+        impact = spec.impact if not self.metrics else replace(spec.impact, subword=self._subword)
+        metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 and not self.metrics else None)
         return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
                 "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
                 "limit": self.limit, "metric": metric, "subword": impact.subword, "tokenize": impact.tokenize,
@@ -236,25 +262,27 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         "seconds": wall time}``.
     """
     t0 = time.perf_counter()
-    probes = list(settings.probes or ())
+    planned = [(probe, settings.store_metric(metric)) for probe, metric in settings.runs]
 
-    def checked() -> Any:   # the model, refused in one line for a probe it cannot serve
+    def checked() -> Any:   # the model, refused in one line for a probe or metric it cannot serve
         from pmask.perturb.probes.support import check_support
 
         model = model_loader()
-        for probe in probes:
-            check_support(model, probe, settings.metric_for(probe), settings.layers,
-                          str(settings.model.impact.subword), settings.head_for(probe))
+        for probe, metric in planned:
+            impact = settings.spec_for(probe, metric).impact
+            check_support(model, probe, str(impact.metric), settings.layers, str(impact.subword),
+                          settings.head_for(probe))
         return model
 
     load = functools.cache(checked)
     make_output_folder(out_dir)
     make_output_folder(out_dir / "stores")
-    requests = [FillRequest.for_model(settings.spec_for(probe), tb.sentences, store_dir(out_dir, tb.name, probe),
+    requests = [FillRequest.for_model(settings.spec_for(probe, metric), tb.sentences,
+                                      store_dir(out_dir, tb.name, probe, metric),
                                       corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
                                       selection={"format": tb.fmt, "limit": settings.limit,
                                                  "max_words": settings.max_words})
-                for probe in probes for tb in treebanks]
+                for probe, metric in planned for tb in treebanks]
     runs = fill_stores(requests, settings.model, load, overall="treebanks")   # one bar over all, with the time left
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
             "reused": sum(run.sentences - run.todo for run in runs),
@@ -270,7 +298,8 @@ def _layers(settings: BenchSettings, store: Any) -> list[int]:
 def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[str, list[dict[str, Any]]]:
     """Rows (every probe × layer × decoder), baseline rows, breakdowns and best heads of one treebank.
 
-    ``stores``: ``{probe: opened store}`` (or one store, read as the pair probe's).
+    ``stores``: ``{probe: opened store}`` or ``{(probe, metric): opened store}`` (several metrics; see
+    :attr:`BenchSettings.runs`), or one store, read as the pair probe's. Every row names its metric.
     """
     from pmask.eval.bench import scoring as sc
 
@@ -279,12 +308,14 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     base = {"treebank": tb.name, "language": tb.language}
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
-    for probe, store in stores.items():
+    for run, store in stores.items():
+        probe, metric = run if isinstance(run, tuple) else (run, settings.metric_for(run))
         layers = _layers(settings, store)
         head = settings.head_for(probe)
         impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
                                model=ModelSpec(head=head)).impacts_by_layers(layers)
-        labels = {"probe": probe, **({"head": "mean" if head is None else head} if store.heads else {})}
+        labels = {"probe": probe, "metric": metric,
+                  **({"head": "mean" if head is None else head} if store.heads else {})}
         for layer in layers:
             for decoder in decoders_for(tb, settings, probe):
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
@@ -296,7 +327,8 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                 if (details := sc.breakdown(score)) is not None:
                     out["breakdowns"].append({**key, **details})
         if store.heads:
-            out["best_heads"] += best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))
+            out["best_heads"] += [{**b, "metric": metric} for b in
+                                  best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                           seed=settings.seed).items():
         key = {**base, "baseline": name, "root": root}
@@ -350,7 +382,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
-        stores = {probe: ImpactStore.open(store_dir(out, tb.name, probe)) for probe in settings.probes or ()}
+        stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
+            store_dir(out, tb.name, probe, settings.store_metric(metric))) for probe, metric in settings.runs}
         store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})
         part = score_treebank(tb, stores, settings)
@@ -361,7 +394,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                                  "sentences": len(tb.sentences),
                                  "words": sum(len(s) for s in tb.sentences),
                                  "store": str(store.path), "skipped_too_long": len(store.skipped),
-                                 **({"stores": {p: str(s.path) for p, s in stores.items()}} if len(stores) > 1 else {}),
+                                 **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
+                                                for k, s in stores.items()}} if len(stores) > 1 else {}),
                                  "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
                                                                 for d in decoders_for(tb, settings, p))),
                                  "decoders_not_run": not_run[tb.name]})
