@@ -28,7 +28,8 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import FAITHFUL_CPMI_DECODER, default_decoder, get_decoder
+from pmask.trees.registry import FAITHFUL_CPMI_DECODER, get_decoder
+from pmask.trees.tasks import default_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
 

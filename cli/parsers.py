@@ -47,7 +47,8 @@ from pmask.common.options import ROOT_MODES
 from pmask.common.version import __version__
 from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS, EXPORT_FORMATS
-from pmask.trees.registry import decoder_names, task_info
+from pmask.trees.registry import decoder_names
+from pmask.trees.tasks import task_info
 
 
 def build_parser() -> argparse.ArgumentParser:

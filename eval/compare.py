@@ -32,8 +32,8 @@ from pmask.trees.registry import (
     decode_constituency,
     decode_dependencies,
     decoder_task,
-    task_info,
 )
+from pmask.trees.tasks import task_info
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,8 @@ from pmask.eval.report import LayerSweep, plot_layer_sweep
 from pmask.perturb.impact_source import ImpactSource, is_store
 from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
-from pmask.trees.registry import decoder_task, default_decoder
+from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import default_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     Args:
         source: gold sentences and their impacts (a store, or a corpus and a model).
         layers: layer indices (0 = embeddings, negative from the end) or "all".
-        decoder: default: :func:`~pmask.trees.registry.default_decoder` (``eisner`` for dependency
+        decoder: default: :func:`~pmask.trees.tasks.default_decoder` (``eisner`` for dependency
             gold, ``mart`` for constituency gold).
         root, faithful, punct, seed, bias, symmetrize, absolute: as for :class:`~pmask.trees.induce.ParseSettings`
             and the metrics.

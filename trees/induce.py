@@ -36,8 +36,8 @@ from pmask.trees.registry import (
     decoder_needs_model,
     decoder_task,
     get_decoder,
-    task_info,
 )
+from pmask.trees.tasks import task_info
 
 __all__ = [
     "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",

@@ -4,9 +4,8 @@ Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"`
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
 (authors') mode, and a one-line description. CLI choices, help text, baseline lists and
 setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
-Per task, :data:`TASK_TABLE` says which decoder runs when none is named (for a corpus:
-:func:`default_decoder`) and which baselines the short reports show (:func:`task_info`); every
-caller asks it rather than naming decoders.
+Per task, :data:`pmask.trees.tasks.TASK_TABLE` says which decoder runs when none is named (for a
+corpus: :func:`pmask.trees.tasks.default_decoder`) and which baselines the short reports show.
 
 Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
 ``heads[k-1]`` = head of word k, 0 = ROOT) for dependency decoders or an ``nltk.Tree``
@@ -34,9 +33,6 @@ import numpy as np
 from nltk import Tree
 
 from pmask.common.errors import DecodeError
-from pmask.common.options import SPAN_PROBES
-from pmask.common.options import TASKS as TASK_NAMES
-from pmask.corpora.sentence import Sentence
 from pmask.trees import baselines
 from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
@@ -250,99 +246,6 @@ DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
 CONSTITUENCY_DECODERS: dict[str, Decoder] = decoders("constituency")
 DEPENDENCY_BASELINES: tuple[str, ...] = decoder_names("dependency", baseline=True)
 CONSTITUENCY_BASELINES: tuple[str, ...] = decoder_names("constituency", baseline=True)
-
-
-# ---------------------------------------------------------------------------- per task
-
-@dataclass(frozen=True)
-class TaskInfo:
-    """What a task's callers ask of the registry, beyond its :class:`Decoder` entries.
-
-    Attributes:
-        name: "dependency" or "constituency".
-        default_decoders: run when no decoder is named (``bench``); the first alone when one
-            is needed (``sweep``).
-        short_baselines: the baselines a many-row study reports next to the model (``bench``):
-            the two fixed trees and one random tree.
-        primary_baseline: the one baseline a model's best score is compared with.
-    """
-
-    name: str
-    default_decoders: tuple[str, ...]
-    short_baselines: tuple[str, ...]
-    primary_baseline: str
-
-    @property
-    def default_decoder(self) -> str:
-        return self.default_decoders[0]
-
-    @property
-    def baselines(self) -> tuple[str, ...]:
-        """Every baseline of the task, in table order (``eval --baselines``, ``sweep --baselines``)."""
-        return decoder_names(self.name, baseline=True)
-
-
-#: The one per-task table: task name -> :class:`TaskInfo` (names checked against :data:`DECODERS`).
-TASK_TABLE: Mapping[str, TaskInfo] = MappingProxyType({t.name: t for t in (
-    TaskInfo("dependency", default_decoders=("eisner", "cle"),
-             short_baselines=("right-chain", "left-chain", "random-projective"), primary_baseline="right-chain"),
-    TaskInfo("constituency", default_decoders=("mart",),
-             short_baselines=("right-branching", "left-branching", "random-binary"),
-             primary_baseline="right-branching"),
-)})
-
-
-def check_tasks(tasks: Mapping[str, TaskInfo]) -> None:
-    """Raise ValueError unless ``tasks`` covers every task once and names only registered decoders
-    of its own task: defaults among the model decoders, short and primary baselines among the
-    baselines (run on import, so a renamed decoder cannot leave the table behind)."""
-    if tuple(tasks) != TASK_NAMES:
-        raise ValueError(f"the task table lists {tuple(tasks)}, not the tasks {TASK_NAMES}")
-    for t in tasks.values():
-        models, baselines = decoder_names(t.name, baseline=False), decoder_names(t.name, baseline=True)
-        wrong = [n for n in t.default_decoders if n not in models] + [
-            n for n in (*t.short_baselines, t.primary_baseline) if n not in baselines]
-        if wrong or not t.default_decoders or t.primary_baseline not in t.short_baselines:
-            raise ValueError(f"task {t.name}: {', '.join(wrong) or 'its defaults or primary baseline'} "
-                             f"do not fit its {'/'.join(models)} decoders and {'/'.join(baselines)} baselines")
-
-
-check_tasks(TASK_TABLE)
-
-
-def task_info(task: str) -> TaskInfo:
-    """The :data:`TASK_TABLE` entry of ``task``; a :class:`DecodeError` naming the tasks otherwise.
-
-    Example:
-        >>> task_info("dependency").primary_baseline
-        'right-chain'
-        >>> task_info(decoder_task("mart")).short_baselines
-        ('right-branching', 'left-branching', 'random-binary')
-    """
-    try:
-        return TASK_TABLE[task]
-    except KeyError:
-        raise DecodeError(f"unknown task '{task}' (known: {', '.join(TASK_TABLE)})") from None
-
-
-def corpus_task(sentences: Sequence[Sentence]) -> str:
-    """The task of the gold trees ``sentences`` carry: "constituency" for bracketed trees (PTB), else
-    "dependency" (CoNLL-U and .dp heads, and text, which holds neither)."""
-    return "constituency" if sentences and sentences[0].tree is not None else "dependency"
-
-
-def default_decoder(sentences: Sequence[Sentence], probe: str | None = None) -> str:
-    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`, or for a
-    probe that gives span charts (:data:`pmask.common.options.SPAN_PROBES`) the first span decoder (``cky``).
-
-    Example:
-        >>> from pmask.corpora import Sentence
-        >>> default_decoder([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
-        'eisner'
-    """
-    if probe in SPAN_PROBES:
-        return next(n for n, d in DECODERS.items() if d.spans)
-    return task_info(corpus_task(sentences)).default_decoder
 
 
 # ---------------------------------------------------------------------------- entry points

@@ -32,7 +32,8 @@ from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import has_heads
 from pmask.eval.output import new_figure, save_figure
-from pmask.trees.registry import decoder_task, task_info
+from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import task_info
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
     ROOT_MODES,
-    SPAN_PROBES,
     SYMMETRIZE_MODES,
     check_choice,
     default_subword,
@@ -40,6 +39,7 @@ from pmask.common.options import (
     split_probes,
 )
 from pmask.common.progress import progress_bar
+from pmask.eval.bench.decoders import decoders_for, decoders_not_run
 from pmask.eval.bench.heads import best_heads, store_dir
 from pmask.eval.bench.rerun import check_rerun
 from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
@@ -49,7 +49,6 @@ from pmask.perturb.fill import FillRequest
 from pmask.perturb.impact_source import ImpactSource
 from pmask.perturb.model_spec import ModelSpec
 from pmask.trees.induce import refuse_layer_zero
-from pmask.trees.registry import default_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +56,6 @@ logger = logging.getLogger(__name__)
 # from here (and from the deprecated pmask.bench) until 0.3
 __all__ = ["BenchResult", "BenchSettings", "Treebank", "decoders_for", "decoders_not_run", "ensure_stores",
            "find_treebanks", "language_of", "run_bench", "score_treebank"]
-
-#: Decoders used when none are requested, per task.
-DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
 
 
 @dataclass
@@ -208,46 +204,6 @@ class BenchResult(RichDisplay):
         from pmask.eval.frames import bench_frame
 
         return bench_frame(self, table)
-
-
-def decoders_for(treebank: Treebank, settings: BenchSettings, probe: str | None = None) -> list[str]:
-    """The requested decoders that fit the treebank's task (the task's defaults when none were given) and,
-    given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices)."""
-    from pmask.eval.bench.scoring import task_of
-    from pmask.trees.registry import decoder_reads_spans
-
-    def fits(decoder: str) -> bool:
-        return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
-
-    if settings.decoders is None:
-        if probe in SPAN_PROBES and treebank.task == "constituency":
-            return [default_decoder(treebank.sentences, probe)]
-        return list(DEFAULT_DECODERS[treebank.task])
-    chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
-    if not chosen:
-        raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(settings.decoders)} "
-                         f"produces {treebank.task} trees")
-    if probe is not None and not any(fits(d) for d in chosen):
-        raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(chosen)} reads the "
-                         f"{'span charts' if probe in SPAN_PROBES else 'word-pair matrices'} of probe {probe}")
-    return [d for d in chosen if fits(d)]
-
-
-def decoders_not_run(treebanks: Sequence[Treebank], settings: BenchSettings) -> dict[str, list[str]]:
-    """Per treebank, the requested decoders that do not fit its task (they are not run there).
-
-    Raises:
-        PmaskError: a requested decoder that fits none of the treebanks (it would give no row at all).
-    """
-    from pmask.eval.bench.scoring import task_of
-
-    requested = list(settings.decoders or [])
-    tasks = {tb.task for tb in treebanks}
-    useless = [d for d in requested if task_of(d) not in tasks]
-    if useless:
-        raise PmaskError(f"decoders {', '.join(useless)}: they produce {task_of(useless[0])} trees, but every treebank "
-                         f"given is a {' and '.join(sorted(tasks))} treebank; leave them out of --decoders")
-    return {tb.name: [d for d in requested if task_of(d) != tb.task] for tb in treebanks}
 
 
 def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchSettings,

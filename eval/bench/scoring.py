@@ -10,7 +10,8 @@ from typing import Any, Sequence
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.dependency_score import DependencyScore
 from pmask.trees.induce import ParseSettings
-from pmask.trees.registry import decoder_task, task_info
+from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import task_info
 
 
 def task_of(decoder: str) -> str:

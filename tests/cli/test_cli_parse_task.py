@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pmask.corpora import Sentence, read_corpus
-from pmask.trees.registry import default_decoder
+from pmask.trees.tasks import default_decoder
 
 from test_cli import run
 

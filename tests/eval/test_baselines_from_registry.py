@@ -13,7 +13,7 @@ from pmask.eval import compare
 from pmask.eval.bench import files as bench_files
 from pmask.eval.bench import scoring
 from pmask.eval.sweep import sweep_layers
-from pmask.trees import registry
+from pmask.trees import registry, tasks
 
 GOLD = [Sentence(id=f"s{k}", words=list("abcde")[: 3 + k], heads=[2, 0, 2, 3, 4][: 3 + k], path="g.conllu")
         for k in range(3)]
@@ -22,9 +22,9 @@ GOLD = [Sentence(id=f"s{k}", words=list("abcde")[: 3 + k], heads=[2, 0, 2, 3, 4]
 @pytest.fixture()
 def other_table(monkeypatch):
     """The registry with other dependency defaults and baselines than the shipped ones."""
-    dep = replace(registry.TASK_TABLE["dependency"], default_decoders=("cle",),
+    dep = replace(tasks.TASK_TABLE["dependency"], default_decoders=("cle",),
                   short_baselines=("left-chain", "random-eisner"), primary_baseline="left-chain")
-    monkeypatch.setattr(registry, "TASK_TABLE", MappingProxyType({**registry.TASK_TABLE, "dependency": dep}))
+    monkeypatch.setattr(tasks, "TASK_TABLE", MappingProxyType({**tasks.TASK_TABLE, "dependency": dep}))
     return dep
 
 
@@ -66,7 +66,8 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
     baselines = [{"treebank": "t", "baseline": "right-chain", "uas": 30.0},
                  {"treebank": "t", "baseline": "left-chain", "uas": 12.5}]
     best = bench_files.best_layers(SimpleNamespace(rows=rows, baselines=baselines))
-    assert best == [{"treebank": "t", "language": "xx", "probe": "pair", "head": None, "decoder": "eisner",
+    assert best == [{"treebank": "t", "language": "xx", "probe": "pair", "impact_metric": None, "head": None,
+                     "decoder": "eisner",
                      "metric": "uas", "layer": 2,
                      "score": 42.0, "baseline": "right-chain", "baseline_score": 30.0, "margin": 12.0,
                      "reference_baseline": "left-chain", "reference_score": 12.5, "reference_margin": 29.5}]
@@ -76,4 +77,4 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
 def test_eval_scores_every_baseline_of_the_task(task):
     golds = GOLD if task == "dependency" else [
         Sentence(id="p1", words=["a", "b", "c"], tree=registry.decode_constituency("balanced", "abc"), path="p")]
-    assert list(compare.baseline_scores(task, golds)) == list(registry.task_info(task).baselines)
+    assert list(compare.baseline_scores(task, golds)) == list(tasks.task_info(task).baselines)

@@ -9,8 +9,9 @@ import pytest
 
 from pmask.common.errors import DecodeError
 from pmask.common.options import TASKS
-from pmask.trees import registry
-from pmask.trees.registry import DECODERS, TASK_TABLE, TaskInfo, check_tasks, decoder_names, task_info
+from pmask.trees import tasks
+from pmask.trees.registry import DECODERS, decoder_names
+from pmask.trees.tasks import TASK_TABLE, TaskInfo, check_tasks, task_info
 
 
 def test_every_task_has_one_entry_naming_its_own_decoders():
@@ -51,5 +52,5 @@ def test_a_table_missing_a_task_is_refused():
 
 def test_task_info_reads_the_one_table(monkeypatch):
     other = TaskInfo("dependency", ("cle",), ("left-chain",), "left-chain")
-    monkeypatch.setattr(registry, "TASK_TABLE", MappingProxyType({**TASK_TABLE, "dependency": other}))
+    monkeypatch.setattr(tasks, "TASK_TABLE", MappingProxyType({**TASK_TABLE, "dependency": other}))
     assert task_info("dependency") is other
