@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -54,19 +55,13 @@ def test_a_model_folder_without_config_json_says_so(tmp_path, capsys):
     assert "has no config.json" in err and "model_type" not in err
 
 
-def test_reading_that_stops_at_the_limit_does_not_pass_for_the_corpus_size(capsys):
+def test_reading_that_stops_at_the_limit_does_not_pass_for_the_corpus_size(caplog):
     from pmask.corpora import read_corpus
-    import logging
 
-    logging.getLogger("pmask").setLevel(logging.INFO)
-    handler_stream = io.StringIO()
-    handler = logging.StreamHandler(handler_stream)
-    logging.getLogger("pmask").addHandler(handler)
-    try:   # mini.mrg: 6, 3, 1 and 2 words; the first sentence of at most 3 words is the second
+    with caplog.at_level(logging.INFO, logger="pmask"):   # the logger's level is restored afterwards
+        # mini.mrg: 6, 3, 1 and 2 words; the first sentence of at most 3 words is the second
         assert len(read_corpus(DATA / "mini.mrg", max_words=3, limit=1)) == 1
-    finally:
-        logging.getLogger("pmask").removeHandler(handler)
-    line = handler_stream.getvalue()
+    line = caplog.text
     assert "read 1 of the first 2 sentences" in line and "stopped at the limit" in line, line
 
 
