@@ -166,3 +166,20 @@ def test_dependency_summary_says_whether_punctuation_is_scored(tmp_path, punct, 
     summary = report_data(gold, gold, ReportOptions(punct=punct))["summary"]
     assert summary["settings"]["punct"].startswith(says + " ")
     assert summary["corpus"]["max_words"] is None
+
+
+def test_span_chart_row_labels_are_not_clipped(browser, tiny_bert_dir, tmp_path):
+    """A span chart's rows say "length k", which is wider than short words: the map makes room for it."""
+    store, pred = tmp_path / "st", tmp_path / "pred.txt"
+    assert main(["impact", str(MINI_PTB), "--model", str(tiny_bert_dir), "--probe", "distortion", "-q",
+                 "-o", str(store)]) == 0
+    assert main(["parse", str(store), "-q", "-o", str(pred)]) == 0
+    page = _open(browser, build_report(pred, MINI_PTB, tmp_path / "span.html", ReportOptions(store=store)), 1400)
+    # the first sentence (6 words, 26 px cells, a 12 px font): its map is drawn when the page opens
+    room = page.eval("""(() => {
+        const canvas = document.querySelector('canvas.impactmap');
+        const left = parseFloat(canvas.style.width) - 6 * 26 - 8;
+        const ctx = document.createElement('canvas').getContext('2d');
+        ctx.font = "12px system-ui, sans-serif";
+        return left - 4 - ctx.measureText("length 6").width; })()""")
+    assert room >= 0, f"the row label 'length 6' sticks out {-room:.1f} px to the left of the map"

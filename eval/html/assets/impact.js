@@ -54,14 +54,7 @@ function drawImpact(canvas, k, s, layerPos, geo) {
   const clip = function (w) { return w.length > 14 ? w.slice(0, 13) + "…" : w; };
   if (D.impacts.chart === "span") { drawSpanMarks(ctx, s, geo, clip); return; }
   for (let i = 0; i < n; i++) ctx.fillText(clip(s.words[i]), geo.left - 4, geo.top + (i + 0.5) * c);
-  for (let j = 0; j < n; j++) {
-    ctx.save();
-    ctx.translate(geo.left + (j + 0.5) * c, geo.top - 4);
-    ctx.rotate(-Math.PI / 2);
-    ctx.textAlign = "left";
-    ctx.fillText(clip(s.words[j]), 0, 0);
-    ctx.restore();
-  }
+  drawColumnLabels(ctx, s, geo, clip);
   // arcs: gold = white ring, predicted = dot (blue if correct, red if wrong), at (row dep, column head)
   for (let d = 1; d <= n; d++) {
     const g = s.gold[d - 1], p = s.pred[d - 1];
@@ -76,6 +69,19 @@ function drawImpact(canvas, k, s, layerPos, geo) {
       ctx.fillStyle = p === g ? "#2166ac" : "#d6301d";
       ctx.fillRect(geo.left + (p - 0.5) * c - c * 0.16, geo.top + (d - 0.5) * c - c * 0.16, c * 0.32, c * 0.32);
     }
+  }
+}
+
+/** The words above the columns, rotated. */
+function drawColumnLabels(ctx, s, geo, clip) {
+  const c = geo.cell;
+  for (let j = 0; j < s.words.length; j++) {
+    ctx.save();
+    ctx.translate(geo.left + (j + 0.5) * c, geo.top - 4);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "left";
+    ctx.fillText(clip(s.words[j]), 0, 0);
+    ctx.restore();
   }
 }
 
@@ -97,14 +103,7 @@ function treeSpans(tree) {
 function drawSpanMarks(ctx, s, geo, clip) {
   const n = s.words.length, c = geo.cell;
   for (let r = 0; r < n; r++) ctx.fillText("length " + (n - r), geo.left - 4, geo.top + (r + 0.5) * c);
-  for (let j = 0; j < n; j++) {
-    ctx.save();
-    ctx.translate(geo.left + (j + 0.5) * c, geo.top - 4);
-    ctx.rotate(-Math.PI / 2);
-    ctx.textAlign = "left";
-    ctx.fillText(clip(s.words[j]), 0, 0);
-    ctx.restore();
-  }
+  drawColumnLabels(ctx, s, geo, clip);
   const gold = treeSpans(s.goldTree), pred = treeSpans(s.predTree);
   for (let r = 0; r < n; r++) {
     for (let j = 0; j + n - r <= n; j++) {
@@ -128,7 +127,9 @@ function impactGeometry(s) {
   const n = s.words.length, cell = Math.max(7, Math.min(26, Math.floor(560 / n)));
   const font = Math.max(9, Math.min(12, cell - 2)) + "px system-ui, sans-serif";
   const label = Math.min(110, 8 + Math.max(...s.words.map(function (w) { return textWidth(w.length > 14 ? w.slice(0, 13) + "…" : w, font); })));
-  return {cell: cell, font: font, left: label, top: label, W: label + n * cell + 8, H: label + n * cell + 8};
+  // a span chart's rows are labelled "length k", which may be wider than any word
+  const left = D.impacts.chart === "span" ? Math.max(label, 8 + textWidth("length " + n, font)) : label;
+  return {cell: cell, font: font, left: left, top: label, W: left + n * cell + 8, H: label + n * cell + 8};
 }
 
 /** The impact panel of sentence k: layer chooser, canvas with hover values, legend. */
