@@ -91,22 +91,19 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     from pmask.perturb.impact_source import ImpactSource
     from pmask.perturb.model_spec import ModelSpec
     from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
-    from pmask.trees.registry import FAITHFUL_CPMI_DECODER, get_decoder
+    from pmask.trees.registry import decoding_defaults, get_decoder
 
     if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
         sentences = [sentences]
     sents = _as_sentences(sentences, Sentence)
     if root is None:
         root = "gold" if sents and all(s.heads for s in sents) else "free"
-    cpmi = faithful and metric == "cpmi"
-    decoder = decoder or (FAITHFUL_CPMI_DECODER if cpmi else "eisner")
-    settings = ParseSettings(decoder=decoder, layer=layer, root=root, faithful=faithful, multiroot=multiroot,
-                             seed=seed, bias=bias,
-                             symmetrize=symmetrize or ("sum" if cpmi and get_decoder(decoder).undirected else "none"),
-                             absolute=absolute)
+    decoder, symmetrize = decoding_defaults(faithful and metric == "cpmi", decoder, symmetrize, "eisner")
+    settings = ParseSettings(decoder=str(decoder), layer=layer, root=root, faithful=faithful, multiroot=multiroot,
+                             seed=seed, bias=bias, symmetrize=symmetrize, absolute=absolute)
     check_settings(settings, sents, probe)
     impacts = None
-    if get_decoder(decoder).needs_model:
+    if get_decoder(settings.decoder).needs_model:
         loaded = None if model is None or isinstance(model, str) else model
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe, context), device=device, dtype=dtype,

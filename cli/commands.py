@@ -28,7 +28,7 @@ from pmask.perturb.model_spec import ModelSpec
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus
-from pmask.trees.registry import FAITHFUL_CPMI_DECODER, get_decoder
+from pmask.trees.registry import decoding_defaults
 from pmask.trees.tasks import default_decoder
 
 # ---------------------------------------------------------------------------- shared helpers
@@ -57,12 +57,6 @@ def _impact_source(args: argparse.Namespace) -> ImpactSource:
                              allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
 
 
-def _cpmi_symmetrize(cpmi: bool, decoder: str | None) -> str:
-    """``--faithful --metric cpmi`` symmetrizes with sum for the undirected decoders it takes (a
-    paper decoder named with it is refused later, in its own words)."""
-    return "sum" if cpmi and decoder is not None and get_decoder(decoder).undirected else "none"
-
-
 def _command_line() -> list[str] | None:
     return ["pmask", *sys.argv[1:]] if sys.argv else None
 
@@ -83,10 +77,11 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
     probe = str(source.impact_settings().get("probe")) if needs_model else None
     cpmi = args.faithful and needs_model and source.impact_settings().get("metric") == "cpmi"
-    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else default_decoder(source.sentences, probe))
-    settings = ParseSettings(decoder=decoder, layer=args.layer, root=args.root, faithful=args.faithful,
+    decoder, symmetrize = decoding_defaults(cpmi, args.decoder, args.symmetrize,
+                                            None if cpmi else default_decoder(source.sentences, probe))
+    settings = ParseSettings(decoder=str(decoder), layer=args.layer, root=args.root, faithful=args.faithful,
                              multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
-                             symmetrize=args.symmetrize or _cpmi_symmetrize(cpmi, decoder))
+                             symmetrize=symmetrize)
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=_command_line())
     return Outcome(summary=result.describe())
 
@@ -115,12 +110,12 @@ def cmd_heatmap(args: argparse.Namespace) -> Outcome:
 
 def cmd_sweep(args: argparse.Namespace) -> Outcome:
     cpmi = args.faithful and args.metric == "cpmi"
-    decoder = args.decoder or (FAITHFUL_CPMI_DECODER if cpmi else None)
+    decoder, symmetrize = decoding_defaults(cpmi, args.decoder, args.symmetrize)
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
                           progress=not args.quiet, layers=args.layers, decoder=decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,
                           label=args.source, bias=args.bias, allow_incomplete=args.allow_incomplete,
-                          symmetrize=args.symmetrize or _cpmi_symmetrize(cpmi, decoder), absolute=args.absolute)
+                          symmetrize=symmetrize, absolute=args.absolute)
     if args.plot:
         result.plot(args.plot)
     if args.json:

@@ -242,6 +242,24 @@ def get_decoder(name: str) -> Decoder:
         raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
 
 
+def decoding_defaults(faithful_cpmi: bool, decoder: str | None, symmetrize: str | None,
+                      default: str | None = None) -> tuple[str | None, str]:
+    """The decoder and symmetrization a parse or sweep uses when they are not named: under ``--faithful``
+    with metric cpmi Hoover et al.'s (:data:`FAITHFUL_CPMI_DECODER`, and ``sum`` for the undirected
+    decoders; a paper decoder named with it is refused later, in its own words), else ``default`` and
+    ``none``.
+
+    Example:
+        >>> decoding_defaults(True, None, None)
+        ('mst-projective', 'sum')
+        >>> decoding_defaults(False, None, None, "eisner")
+        ('eisner', 'none')
+    """
+    decoder = decoder or (FAITHFUL_CPMI_DECODER if faithful_cpmi else default)
+    undirected = decoder is not None and get_decoder(decoder).undirected
+    return decoder, symmetrize or ("sum" if faithful_cpmi and undirected else "none")
+
+
 DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
 CONSTITUENCY_DECODERS: dict[str, Decoder] = decoders("constituency")
 DEPENDENCY_BASELINES: tuple[str, ...] = decoder_names("dependency", baseline=True)
