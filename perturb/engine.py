@@ -47,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 #: Metrics compared as natural-log probabilities of the original pieces (base − current).
 LOG_PROB_METRICS = ("cpmi",)
+#: Metrics read from the MLM head (one value per read, not a hidden state).
+MLM_METRICS = ("prob", *LOG_PROB_METRICS)
 
 # Tokens per forward batch. CPU: 2048 keeps bert-base's activations (2048 × 3072 float32
 # = 25 MB) small and is on the flat part of the throughput curve (1024 and 4096 measured 4–10 %
@@ -133,7 +135,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats = stats if stats is not None else ImpactStats()
     encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
     stats.fast_path = encoder.fast
-    if metric in LOG_PROB_METRICS + ("prob",):
+    if metric in MLM_METRICS:
         encoder.check_prob(settings.layers)
     if metric == "cpmi" and job_type is SentenceJob:
         from pmask.perturb.probes.cpmi import CpmiJob
@@ -202,7 +204,7 @@ class BatchRunner:
         self.stats = stats
         self.aligner = get_aligner(settings.impact.tokenize)
         hidden = int(getattr(lm.model.config, "hidden_size", 0) or getattr(lm.model.config, "dim", 0))
-        self.value_shape = () if settings.impact.metric in LOG_PROB_METRICS + ("prob",) else (hidden,)
+        self.value_shape = () if settings.impact.metric in MLM_METRICS else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
         self.pending: deque[SentenceJob | SkippedSentence] = deque()
@@ -333,7 +335,7 @@ class BatchRunner:
         batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
                      np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)
         with torch.inference_mode():
-            if metric in LOG_PROB_METRICS + ("prob",):
+            if metric in MLM_METRICS:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
                                          device=device)
                 values = self.encoder.probs(batch, self.settings.layers, tokens, self.value_dtype,
