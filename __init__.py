@@ -98,7 +98,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     sents = _as_sentences(sentences, Sentence)
     if root is None:
         root = "gold" if sents and all(s.heads for s in sents) else "free"
-    decoder, symmetrize = decoding_defaults(faithful and metric == "cpmi", decoder, symmetrize, "eisner")
+    decoder, symmetrize = decoding_defaults(metric if faithful else None, decoder, symmetrize, "eisner")
     settings = ParseSettings(decoder=str(decoder), layer=layer, root=root, faithful=faithful, multiroot=multiroot,
                              seed=seed, bias=bias, symmetrize=symmetrize, absolute=absolute)
     check_settings(settings, sents, probe)

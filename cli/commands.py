@@ -15,6 +15,7 @@ from pmask.cli.logs import Outcome
 from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
 from pmask.common.labels import plural
+from pmask.common.options import metric_pipeline
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.compare import evaluate_files
@@ -76,9 +77,9 @@ def cmd_parse(args: argparse.Namespace) -> Outcome:
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
     probe = str(source.impact_settings().get("probe")) if needs_model else None
-    cpmi = args.faithful and needs_model and source.impact_settings().get("metric") == "cpmi"
-    decoder, symmetrize = decoding_defaults(cpmi, args.decoder, args.symmetrize,
-                                            None if cpmi else default_decoder(source.sentences, probe))
+    metric = source.impact_settings().get("metric") if args.faithful and needs_model else None
+    default = None if metric_pipeline(metric) else default_decoder(source.sentences, probe)   # the metric's pipeline's
+    decoder, symmetrize = decoding_defaults(metric, args.decoder, args.symmetrize, default)
     settings = ParseSettings(decoder=str(decoder), layer=args.layer, root=args.root, faithful=args.faithful,
                              multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
                              symmetrize=symmetrize)
@@ -109,8 +110,7 @@ def cmd_heatmap(args: argparse.Namespace) -> Outcome:
 
 
 def cmd_sweep(args: argparse.Namespace) -> Outcome:
-    cpmi = args.faithful and args.metric == "cpmi"
-    decoder, symmetrize = decoding_defaults(cpmi, args.decoder, args.symmetrize)
+    decoder, symmetrize = decoding_defaults(args.metric if args.faithful else None, args.decoder, args.symmetrize)
     result = sweep_probes(_corpus(args, args.source), _model(args), args.probe, store=args.store, corpus=args.corpus,
                           progress=not args.quiet, layers=args.layers, decoder=decoder, root=args.root,
                           faithful=args.faithful, punct=args.punct, seed=args.seed, baselines=args.baselines,

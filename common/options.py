@@ -13,37 +13,62 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar, overload
 
 from pmask.common.errors import LayerError, OptionError, SettingError
+from pmask.common.probes import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
 
-#: Impact metrics ``d``; ``H(x∖S)_p`` is the hidden state at piece ``p`` with the words ``S`` masked.
-METRICS: dict[str, str] = {
-    "dist": "Euclidean distance between H(x without word i)_p and H(x without words i, j)_p at each piece p of word i",
-    "prob": "p(original piece at p | x without word i) - p(original piece at p | x without words i, j) under the "
-            "MLM head applied to the layer's state, at each piece p of word i",
-    "cos": "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p "
-           "at each piece p of word i",
-    "cpmi": "conditional PMI (Hoover et al. 2021): log p(word i | x without i) - log p(word i | x without i, j) "
-            "in nats under the MLM head, word i's pieces by the left-to-right chain rule",
-}
+V = TypeVar("V")
 
-#: Metrics of the other probes (see :data:`PROBES` and :data:`PROBE_METRICS`).
-METRICS.update({
-    "l1": "L1 distance between the hidden states of words i and j (probe distance)",
-    "l2": "Euclidean distance between the hidden states of words i and j (probe distance)",
-    "jsd": "Jensen-Shannon distance (square root of the divergence, natural log) between the attention "
-           "distributions of words i and j (probe distance)",
-    "hellinger": "Hellinger distance between the attention distributions of words i and j (probe distance)",
-    "cossim": "(cosine similarity + 1) / 2 between the hidden states of words i and j, a similarity read as a "
-              "distance: the cos of Kim et al.'s code (probe distance, --faithful)",
-    "weight": "the attention weight itself (probe attention, which has no other metric)",
-    "all": "the mean of every distortion term of a span: substitution, decontextualization and movement "
-           "(probe distortion)",
-    "sub": "substitution: the span replaced by one mask, distortion of the words outside it (probe distortion)",
-    "dc": "decontextualization: the span alone between masks, distortion of its words (probe distortion)",
-    "move": "movement: the span moved to the front and to the end, distortion of every part (probe distortion)",
-})
+
+class _View(Mapping[str, V]):
+    """A read-only table computed from the entries each time it is read (a patched registry shows at once)."""
+
+    def __init__(self, make: Callable[[], Mapping[str, V]]):
+        self._make = make
+
+    def __getitem__(self, key: str) -> V:
+        return self._make()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make())
+
+    def __len__(self) -> int:
+        return len(self._make())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._make()))
+
+
+class _Names(Sequence[V]):
+    """A read-only tuple computed from the entries each time it is read."""
+
+    def __init__(self, make: Callable[[], tuple[V, ...]]):
+        self._make = make
+
+    @overload
+    def __getitem__(self, index: int) -> V: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[V]: ...
+
+    def __getitem__(self, index: int | slice) -> V | Sequence[V]:
+        return self._make()[index]
+
+    def __len__(self) -> int:
+        return len(self._make())
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, _Names)) else other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(self._make())
+
+#: Impact metrics ``d``, name -> description (a live view of :data:`pmask.common.probes.METRIC_ENTRIES`).
+METRICS: Mapping[str, str] = _View(lambda: {n: e.description for n, e in METRIC_ENTRIES.items()})
 
 #: How the per-piece values of the measured word i are merged into one row of F.
 SUBWORD_POLICIES: dict[str, str] = {
@@ -98,37 +123,19 @@ TOKENIZE_MODES: dict[str, str] = {
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
 #: Each description is "SHORT NAME: definition; cost" (the CLI shows the part before the colon).
-PROBES: dict[str, str] = {
-    "pair": "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without i, j)_i); "
-            "1 + n + n(n-1)/2 sequences per sentence",
-    "single": "single masking, word i left unmasked: F[i][j] = d(H(x)_i, H(x without j)_i); n + 1 sequences",
-    "attention": "attention weights merged to words as Clark et al. 2019: F[i][j] = attention of word i to word j, "
-                 "the mean over i's pieces of the sum over j's pieces; 1 sequence",
-    "distance": "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
-                "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
-    "distortion": "contextual distortion (Li & Lu 2023), a span chart, low = constituent: F[l][r-1] = how far the "
-                  "words' states move when span l..r-1 is substituted, decontextualized or moved; about 2n(n+1) "
-                  "sequences",
-}
+#: This and the tables below are live views of :data:`pmask.common.probes.PROBE_ENTRIES` and
+#: :data:`~pmask.common.probes.METRIC_ENTRIES`, the one place a probe or a metric is defined.
+PROBES: Mapping[str, str] = _View(lambda: {n: e.description for n, e in PROBE_ENTRIES.items()})
 
 #: The metrics each probe takes; the first is its default.
-PROBE_METRICS: dict[str, tuple[str, ...]] = {
-    "pair": ("dist", "cos", "prob", "cpmi"),
-    "single": ("dist", "cos", "prob"),
-    "attention": ("weight",),
-    "distance": ("l2", "l1", "cos", "jsd", "hellinger", "cossim"),
-    "distortion": ("all", "sub", "dc", "move"),
-}
+PROBE_METRICS: Mapping[str, tuple[str, ...]] = _View(lambda: {n: e.metrics for n, e in PROBE_ENTRIES.items()})
 
 #: The subword policies each probe takes (attention and attention distributions always merge as Clark et al.).
-PROBE_SUBWORDS: dict[str, tuple[str, ...]] = {
-    "pair": tuple(SUBWORD_POLICIES), "single": tuple(SUBWORD_POLICIES), "attention": ("avg",),
-    "distance": ("avg", "first"),
-    "distortion": ("avg",),
-}
+PROBE_SUBWORDS: Mapping[str, tuple[str, ...]] = _View(
+    lambda: {n: e.subwords or tuple(SUBWORD_POLICIES) for n, e in PROBE_ENTRIES.items()})
 
 #: Metrics that fix the subword policy: the chain rule sums word i's per-piece log-probabilities.
-METRIC_SUBWORDS: dict[str, str] = {"cpmi": "sum"}
+METRIC_SUBWORDS: Mapping[str, str] = _View(lambda: {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword})
 
 #: How F is made symmetric before decoding (``--symmetrize``; Hoover et al. 2021's options).
 SYMMETRIZE_MODES: dict[str, str] = {
@@ -139,7 +146,8 @@ SYMMETRIZE_MODES: dict[str, str] = {
 }
 
 #: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
-HEAD_METRICS = (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
+HEAD_METRICS: Sequence[tuple[str, str]] = _Names(
+    lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics))
 
 #: ``--head`` values besides a head number 0..H-1.
 HEAD_MODES: dict[str, str] = {
@@ -148,11 +156,11 @@ HEAD_MODES: dict[str, str] = {
 }
 
 #: Probes whose F is a distance (low = syntactically close): dependency decoders and MART read -F.
-DISTANCE_PROBES = ("distance",)
+DISTANCE_PROBES: Sequence[str] = _Names(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.distance))
 
 #: Probes whose F is a span chart (F[l][r-1] scores the span of words l..r-1; low = constituent), not a
 #: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
-SPAN_PROBES = ("distortion",)
+SPAN_PROBES: Sequence[str] = _Names(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
@@ -235,7 +243,7 @@ def default_metric(probe: str | None) -> str:
         >>> default_metric("distance"), default_metric(None)
         ('l2', 'dist')
     """
-    return PROBE_METRICS[check_choice("probe", probe or "pair", PROBES)][0]
+    return probe_entry(probe or "pair").metrics[0]
 
 
 def default_subword(metric: str | None) -> str:
@@ -245,7 +253,42 @@ def default_subword(metric: str | None) -> str:
         >>> default_subword("cpmi"), default_subword("dist")
         ('sum', 'avg')
     """
-    return METRIC_SUBWORDS.get(metric or "", "avg")
+    entry = METRIC_ENTRIES.get(metric or "")
+    return entry.subword if entry and entry.subword else "avg"
+
+
+def metric_pipeline(metric: str | None) -> Faithful | None:
+    """The metric's own authors' pipeline under ``--faithful`` (cpmi: Hoover et al.'s), None for a metric without
+    one (its probe's pipeline applies) or an unknown name.
+
+    Example:
+        >>> metric_pipeline("cpmi").decoders, metric_pipeline("dist")
+        (('mst-projective', 'mst'), None)
+    """
+    entry = METRIC_ENTRIES.get(metric or "")
+    return entry.faithful if entry else None
+
+
+def probe_entry(probe: str | None) -> ProbeEntry:
+    """The registry entry of ``probe`` (:data:`pmask.common.probes.PROBE_ENTRIES`); an :class:`OptionError`
+    listing the probes otherwise.
+
+    Example:
+        >>> probe_entry("distance").distance, probe_entry("pair").metrics[0]
+        (True, 'dist')
+    """
+    return PROBE_ENTRIES[check_choice("probe", probe, PROBE_ENTRIES)]
+
+
+def metric_entry(metric: str | None) -> MetricEntry:
+    """The registry entry of ``metric`` (:data:`pmask.common.probes.METRIC_ENTRIES`); an :class:`OptionError`
+    listing the metrics otherwise.
+
+    Example:
+        >>> metric_entry("prob").mlm_head, metric_entry("dist").mlm_head
+        (True, False)
+    """
+    return METRIC_ENTRIES[check_choice("metric", metric, METRIC_ENTRIES)]
 
 
 def check_context(context: int | None) -> int:
@@ -259,7 +302,8 @@ def check_context(context: int | None) -> int:
 
 def has_heads(probe: str | None, metric: str | None) -> bool:
     """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
-    return (probe or "pair", metric or default_metric(probe)) in HEAD_METRICS
+    entry = PROBE_ENTRIES.get(probe or "pair")
+    return entry is not None and (metric or default_metric(probe)) in entry.head_metrics
 
 
 def parse_head(value: str | int | None) -> str | int | None:
@@ -317,20 +361,31 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
     """
     metric = check_choice("metric", metric, METRICS)
     subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
-    probe = check_choice("probe", probe, PROBES)
-    if metric not in PROBE_METRICS[probe]:
-        raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(PROBE_METRICS[probe])}, not {metric}")
-    if metric in METRIC_SUBWORDS and subword != METRIC_SUBWORDS[metric]:
-        raise SettingError(f"{{metric}} {metric} takes {{subword}} {METRIC_SUBWORDS[metric]} only, not {subword} "
-                           "(the chain rule sums the log-probabilities of word i's pieces)")
-    if subword not in PROBE_SUBWORDS[probe] or (has_heads(probe, metric) and subword != "avg"):
-        allowed = "avg" if has_heads(probe, metric) else " or ".join(PROBE_SUBWORDS[probe])
+    entry, fixed = probe_entry(probe), METRIC_ENTRIES[metric]
+    if metric not in entry.metrics:
+        raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(entry.metrics)}, not {metric}")
+    if fixed.subword and subword != fixed.subword:
+        raise SettingError(f"{{metric}} {metric} takes {{subword}} {fixed.subword} only, not {subword} "
+                           f"({fixed.subword_reason})")
+    subwords = entry.subwords or tuple(SUBWORD_POLICIES)
+    if subword not in subwords or (has_heads(probe, metric) and subword != "avg"):
+        allowed = "avg" if has_heads(probe, metric) else " or ".join(subwords)
         raise SettingError(f"{{probe}} {probe} with {{metric}} {metric} takes {{subword}} {allowed}, not {subword} "
                            "(attention is merged to words as Clark et al.: mean over the rows of a word's pieces, "
                            "sum over its columns; distance builds one vector per word)")
     if parse_head(head) is not None and not has_heads(probe, metric):
-        raise SettingError(f"{{head}} applies to probe attention and to probe distance with {{metric}} jsd or "
-                           f"hellinger, not to probe {probe} with {{metric}} {metric}")
+        raise SettingError(f"{{head}} applies to {_head_probes()}, not to probe {probe} with {{metric}} {metric}")
+
+
+def _head_probes() -> str:
+    """The probes and metrics ``--head`` applies to, in prose ("probe attention and to probe distance with ...")."""
+    parts = []
+    for entry in PROBE_ENTRIES.values():
+        if entry.attention_only:
+            parts.append(f"probe {entry.name}")
+        elif entry.head_metrics:
+            parts.append(f"probe {entry.name} with {{metric}} {' or '.join(entry.head_metrics)}")
+    return " and to ".join(parts)
 
 
 def check_attention_layers(probe: str | None, metric: str | None, layers: Iterable[int],

@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
-from pmask.common.options import PROBE_METRICS, check_choice, default_subword, resolve_layers
+from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
 from pmask.perturb.alignment.text import grouped_alignment_notes
@@ -44,11 +44,6 @@ from pmask.perturb.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.model import LoadedModel
 
 logger = logging.getLogger(__name__)
-
-#: Metrics compared as natural-log probabilities of the original pieces (base − current).
-LOG_PROB_METRICS = ("cpmi",)
-#: Metrics read from the MLM head (one value per read, not a hidden state).
-MLM_METRICS = ("prob", *LOG_PROB_METRICS)
 
 # Tokens per forward batch. CPU: 2048 keeps bert-base's activations (2048 × 3072 float32
 # = 25 MB) small and is on the flat part of the throughput curve (1024 and 4096 measured 4–10 %
@@ -135,11 +130,11 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats = stats if stats is not None else ImpactStats()
     encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
     stats.fast_path = encoder.fast
-    if metric in MLM_METRICS:
+    if metric_entry(metric).mlm_head:
         encoder.check_prob(settings.layers)
-    if metric == "cpmi" and job_type is SentenceJob:
-        from pmask.perturb.probes.cpmi import CpmiJob
-        job_type = CpmiJob
+    if metric_entry(metric).job and job_type is SentenceJob:   # a metric with its own sequences and reads
+        from pmask.perturb.probes import resolve
+        job_type = resolve(str(metric_entry(metric).job))
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress)
 
@@ -204,7 +199,7 @@ class BatchRunner:
         self.stats = stats
         self.aligner = get_aligner(settings.impact.tokenize)
         hidden = int(getattr(lm.model.config, "hidden_size", 0) or getattr(lm.model.config, "dim", 0))
-        self.value_shape = () if settings.impact.metric in MLM_METRICS else (hidden,)
+        self.value_shape = () if metric_entry(settings.impact.metric).mlm_head else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
         self.pending: deque[SentenceJob | SkippedSentence] = deque()
@@ -335,11 +330,11 @@ class BatchRunner:
         batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
                      np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)
         with torch.inference_mode():
-            if metric in MLM_METRICS:
+            if metric_entry(metric).mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
                                          device=device)
                 values = self.encoder.probs(batch, self.settings.layers, tokens, self.value_dtype,
-                                            log=metric in LOG_PROB_METRICS)    # [N, nl]
+                                            log=metric_entry(metric).log_prob)    # [N, nl]
             else:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
             # base states first (a comparison's base may sit in this very batch), then comparisons

@@ -20,7 +20,7 @@ import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
 from pmask.common.labels import plural
-from pmask.common.options import check_attention_layers, resolve_layers
+from pmask.common.options import check_attention_layers, probe_entry, resolve_layers
 from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.context import add_context
@@ -168,7 +168,7 @@ class _KeepUnderWay:
 def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[int], *, progress: bool, stats: Any,
           on_done: Callable[[int], None] | None = None) -> int:
     """Compute the sentences at corpus positions ``todo`` into ``writer``; returns how many were stored."""
-    from pmask.perturb.probes import PROBE_RUNNERS, probe_matrices  # lazy: the engine imports torch
+    from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
 
     kwargs: dict[str, Any] = {"progress": progress, "stats": stats}
     if request.batch_tokens:
@@ -177,7 +177,7 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
     chosen = add_context([sentences[i] for i in todo], impact.context or 0)   # the neighbours' words, if asked
     keeper = None
-    if PROBE_RUNNERS[str(impact.probe)].checkpoint and writer.world_size == 1:
+    if probe_entry(impact.probe).checkpoint and writer.world_size == 1:
         kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, todo, impact, layers)
     matrices = probe_matrices(model, chosen, str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,

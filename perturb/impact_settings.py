@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 
 from pmask.common.errors import SettingError
 from pmask.common.options import check_context, check_probe, default_metric, default_subword
+from pmask.common.probes import PROBE_ENTRIES
 from pmask.perturb.alignment import get_aligner
 
 
@@ -60,9 +61,10 @@ class ImpactSettings:
         if self.context and self.tokenize == "text":
             raise SettingError("{context} pads the words of a sentence with its neighbours' words; it takes "
                                "{tokenize} words or words-ptb, not text")
-        if self.tokenize == "bare" and self.probe not in (None, "distance"):
-            raise SettingError(f"{{tokenize}} bare (no special tokens, Kim et al.'s input) is for probe distance, "
-                               f"not {self.probe}")
+        bare = [name for name, entry in PROBE_ENTRIES.items() if entry.bare_input]
+        if self.tokenize == "bare" and self.probe is not None and self.probe not in bare:
+            raise SettingError(f"{{tokenize}} bare (no special tokens, Kim et al.'s input) is for probe "
+                               f"{' or '.join(bare)}, not {self.probe}")
         return self
 
     def as_dict(self) -> dict[str, str | int | None]:

@@ -24,7 +24,7 @@ import torch
 from pmask.common.errors import ModelError
 from pmask.common.library_output import CapturedOutput, capture_library_output, relay
 from pmask.common.options import DTYPES as DTYPE_NAMES
-from pmask.common.options import split_random
+from pmask.common.options import metric_entry, split_random
 from pmask.perturb.bundled import bundled_model
 from pmask.perturb.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
 from pmask.perturb.encoders import ModelPaths, inspect_model
@@ -83,7 +83,7 @@ class LoadedModel:
     def check_metric(self, metric: str) -> None:
         """Raise ``ModelError`` now if this model cannot compute impact ``metric`` (before any work)."""
         refusal = self.paths().no_prob
-        if metric == "prob" and refusal:
+        if refusal and metric_entry(metric).mlm_head:
             raise ModelError(refusal)
 
     def describe(self) -> dict[str, Any]:

@@ -13,13 +13,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, split_random
+from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, metric_pipeline, split_random
+from pmask.common.probes import PROBE_ENTRIES
 from pmask.perturb.bundled import DEFAULT_MODEL, announce_default, bundled_model
 from pmask.perturb.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.store.settings import norm_model
-
-#: Words of context ``--faithful --metric cpmi`` pads each sentence to (Hoover et al.'s PUD runs: ``--pad 30``).
-FAITHFUL_CPMI_CONTEXT = 30
 
 
 @dataclass(frozen=True)
@@ -43,17 +41,30 @@ class ModelSpec:
     # naming the bundled model means exactly what omitting it means
     defaulted: bool = field(default=False, compare=False, repr=False)
 
+    def resolve(self, *, faithful: bool = False, name: bool = True) -> ModelSpec:
+        """This spec with every setting resolved and checked, in the one order of :func:`resolve_impact`
+        (``faithful``: the authors' pipeline first; ``name``: the default model when none is named, as
+        :meth:`named`); a one-line error for a metric, subword policy or head the probe does not take.
+
+        Example:
+            >>> ModelSpec("pmask-tiny-en").resolve(faithful=True).impact.metric   # the pipeline's before the model's
+            'dist'
+        """
+        spec = self.named() if name else self
+        impact = resolve_impact(spec.impact, spec.name, faithful=faithful).check(self.head)
+        return replace(spec, impact=impact)
+
     def with_defaults(self) -> ModelSpec:
-        """This spec with unset impact settings given their defaults (a bundled model's recorded ones, see
-        :meth:`model_defaults`, then probe pair, its metric (dist for pair), subword avg, tokenize words);
-        a one-line error for a metric, subword policy or head the probe does not take."""
-        impact = self.impact_defaults().check(self.head)
-        return replace(self, impact=impact)
+        """This spec with unset impact settings given their defaults (:func:`resolve_impact`: a bundled
+        model's recorded ones, then the entries': probe pair, its metric (dist for pair), the metric's
+        subword policy, tokenize words); a one-line error for a metric, subword policy or head the probe
+        does not take."""
+        return replace(self, impact=self.impact_defaults().check(self.head))
 
     def impact_defaults(self) -> ImpactSettings:
-        """The impact settings this spec computes with: :meth:`model_defaults`, then the probe's defaults
-        (no check; :meth:`with_defaults` checks them)."""
-        return self.model_defaults().impact.with_defaults()
+        """The impact settings this spec computes with (:func:`resolve_impact` without ``--faithful``; no
+        check: :meth:`with_defaults` checks them)."""
+        return resolve_impact(self.impact, self.name)
 
     def model_defaults(self) -> ModelSpec:
         """This spec with the named model's recorded defaults for the settings left unset (a bundled
@@ -66,11 +77,7 @@ class ModelSpec:
             >>> ModelSpec("bert-base-uncased").model_defaults() == ModelSpec("bert-base-uncased")
             True
         """
-        found = bundled_model(self.name)
-        metric = found.defaults.get("metric") if found else None
-        if metric and self.impact.metric is None and self.impact.probe in (None, "pair"):
-            return replace(self, impact=replace(self.impact, metric=metric))
-        return self
+        return replace(self, impact=resolve_impact(self.impact, self.name, defaults=False))
 
     def named(self) -> ModelSpec:
         """This spec, naming the default model (:data:`pmask.perturb.bundled.DEFAULT_MODEL`) when it names
@@ -92,22 +99,14 @@ class ModelSpec:
         return self.named().model_defaults()
 
     def for_faithful(self) -> ModelSpec:
-        """This spec for ``--faithful``: the authors' pipeline measures distances, so the pair probe's
-        metric is ``dist`` unless one was given (whatever a bundled model's recorded default). With
-        metric ``cpmi`` it is Hoover et al.'s pipeline: tokenisation ``words-ptb`` and 30 words of
-        context (their PUD runs' ``--pad 30``) unless given. Probe ``distance`` runs as Kim et al.'s
-        code does: without special tokens (``tokenize`` ``bare`` unless given) and with their ``cos``,
+        """This spec for ``--faithful``: the settings its authors' pipeline fixes, where not given
+        (:func:`resolve_impact`'s first layer; the rest stays unset, so a store's own values still win).
+        The pair probe's pipeline measures distances, so its metric is ``dist`` unless one was given
+        (whatever a bundled model's recorded default); metric ``cpmi`` is Hoover et al.'s pipeline:
+        tokenisation ``words-ptb`` and 30 words of context (their PUD runs' ``--pad 30``); probe ``distance``
+        runs as Kim et al.'s code does, without special tokens (``tokenize`` ``bare``) and with their ``cos``,
         (cosine similarity + 1) / 2 (metric ``cossim``)."""
-        if self.impact.metric == "cpmi":
-            return replace(self, impact=replace(self.impact, tokenize=self.impact.tokenize or "words-ptb",
-                                                context=FAITHFUL_CPMI_CONTEXT if self.impact.context is None
-                                                else self.impact.context))
-        if self.impact.metric is None and self.impact.probe in (None, "pair"):
-            return replace(self, impact=replace(self.impact, metric="dist"))
-        if self.impact.probe == "distance":
-            metric = "cossim" if self.impact.metric == "cos" else self.impact.metric
-            return replace(self, impact=replace(self.impact, metric=metric, tokenize=self.impact.tokenize or "bare"))
-        return self
+        return replace(self, impact=resolve_impact(self.impact, faithful=True, recorded=False, defaults=False))
 
     def for_probe(self, probe: str) -> ModelSpec:
         """This spec for ``probe`` (of several run with one model): :meth:`or_default`, the probe's own
@@ -154,6 +153,53 @@ class ModelSpec:
             check_support(model, impact.probe, impact.metric, subword=impact.subword or default_subword(impact.metric),
                           head=self.head)
         return model
+
+
+def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful: bool = False,
+                   recorded: bool = True, defaults: bool = True) -> ImpactSettings:
+    """The one resolution of the impact settings: each setting left unset (None) takes the first value
+    of these layers, always in this order (a later one never overrides an earlier one):
+
+    1. ``faithful``: the authors' pipeline (:class:`pmask.common.probes.Faithful`), the metric's own if it has
+       one (cpmi: Hoover et al.'s) else the probe's: its metric, its variant of the metric given (a rename),
+       its tokenisation and context;
+    2. ``recorded``: the named model's recorded defaults (a bundled model's metric for the pair probe);
+    3. ``defaults``: the entries' (:mod:`pmask.common.probes`): probe pair, the probe's first metric, the
+       metric's subword policy (else avg), tokenize words, context 0.
+
+    Args:
+        impact: the settings given (None = unset).
+        model: the model's name (None: no recorded defaults).
+        faithful, recorded, defaults: which layers apply.
+
+    Returns:
+        The settings, unchecked (:meth:`ImpactSettings.check` checks them).
+
+    Example:
+        >>> resolve_impact(UNSET, "pmask-tiny-en").metric, resolve_impact(UNSET, "pmask-tiny-en", faithful=True).metric
+        ('prob', 'dist')
+        >>> resolve_impact(ImpactSettings("cpmi", None, None, None, None), faithful=True).as_dict()
+        {'metric': 'cpmi', 'subword': 'sum', 'tokenize': 'words-ptb', 'probe': 'pair', 'context': 30}
+    """
+    if faithful:
+        impact = _faithful(impact)
+    if recorded and impact.metric is None and impact.probe in (None, "pair"):   # recorded for the pair probe
+        found = bundled_model(model)
+        metric = found.defaults.get("metric") if found else None
+        impact = replace(impact, metric=metric) if metric else impact
+    return impact.with_defaults() if defaults else impact
+
+
+def _faithful(impact: ImpactSettings) -> ImpactSettings:
+    """``impact`` with the settings its authors' pipeline fixes (the metric's own, else the probe's)."""
+    probe = PROBE_ENTRIES.get(impact.probe or "pair")
+    pipeline = metric_pipeline(impact.metric) or (probe.faithful if probe else None)
+    if pipeline is None:
+        return impact
+    metric = impact.metric or pipeline.metric
+    return replace(impact, metric=pipeline.renames.get(metric, metric) if metric else None,
+                   tokenize=impact.tokenize or pipeline.tokenize,
+                   context=pipeline.context if impact.context is None else impact.context)
 
 
 #: A local model directory as an absolute path; a hub name as given (one implementation, the store's).

@@ -25,7 +25,8 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import either, plural
-from pmask.common.options import DEFAULT_ROOT, DISTANCE_PROBES, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice
+from pmask.common.options import DEFAULT_ROOT, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
+from pmask.common.probes import PROBE_ENTRIES
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.corpora.spec import CorpusSpec
@@ -153,12 +154,6 @@ class ParseSummary:
     skipped: list[str] = field(default_factory=list)
 
 
-#: Per probe, the decoders of its authors' pipeline (``--faithful``): Wu et al. 2020 (pair), Kim et al. 2020
-#: (distance), Li & Lu 2023 (distortion); with metric cpmi, pair is Hoover et al. 2021's (mst-projective, mst).
-FAITHFUL_DECODERS: dict[str, tuple[str, ...]] = {"pair": ("eisner", "cle", "mst-projective", "mst"),
-                                                 "distance": ("distance-split",), "distortion": ("cky",)}
-
-
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: str | None = "pair") -> None:
     """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
 
@@ -168,10 +163,11 @@ def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: s
     no weights there. Probe ``distance`` is exempt: the distances between the words' embeddings
     are a tree like any other layer's (with ``jsd``/``hellinger`` the store refuses layer 0).
     """
-    if probe in DISTANCE_PROBES + SPAN_PROBES or isinstance(layers, str) or 0 not in list(layers):
+    entry = PROBE_ENTRIES.get(probe or "")
+    if entry and entry.decodes_layer_zero or isinstance(layers, str) or 0 not in list(layers):
         return
-    if probe == "attention":
-        raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has no attention weights, which probe attention "
+    if entry and entry.attention_only:
+        raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has no attention weights, which probe {probe} "
                            f"reads; choose layers from 1 up")
     raise SettingError(f"{{{flag}}} 0: layer 0 (the embeddings) has impacts that are all zeros by construction "
                        f"(masking word j cannot change word i's embedding), so every tree would tie; choose "
@@ -195,12 +191,14 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         refuse_layer_zero([settings.layer], probe=probe)
         check_pairing(probe, settings.decoder)
     if settings.faithful and probe is not None:
-        if probe not in FAITHFUL_DECODERS:
-            raise SettingError(f"{{faithful}} is the authors' pipeline of probes {', '.join(FAITHFUL_DECODERS)}; "
+        own = PROBE_ENTRIES[probe].faithful if probe in PROBE_ENTRIES else None
+        if own is None:
+            pipelines = [n for n, e in PROBE_ENTRIES.items() if e.faithful]
+            raise SettingError(f"{{faithful}} is the authors' pipeline of probes {', '.join(pipelines)}; "
                                f"probe {probe} has no faithful mode")
-        if settings.decoder not in FAITHFUL_DECODERS[probe]:
+        if settings.decoder not in own.decoders:
             raise SettingError(f"{{faithful}} with probe {probe} is the authors' pipeline, whose decoder is "
-                               f"{either(FAITHFUL_DECODERS[probe])}, not {settings.decoder}")
+                               f"{either(own.decoders)}, not {settings.decoder}")
     if settings.bias and settings.decoder != "distance-split":
         raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
                            f"{settings.decoder}")
@@ -375,9 +373,10 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
         check_settings(settings, source.sentences, str(impact.get("probe", "pair")))   # a cache store's own probe
-        if settings.faithful and impact.get("metric") == "cpmi" and not dec.undirected:
-            raise SettingError(f"{{faithful}} with {{metric}} cpmi is Hoover et al.'s pipeline, which decodes with "
-                               f"mst-projective or mst, not {settings.decoder}")
+        own = metric_pipeline(impact.get("metric")) if settings.faithful else None
+        if own and settings.decoder not in own.decoders:
+            raise SettingError(f"{{faithful}} with {{metric}} {impact.get('metric')} is {own.authors}'s pipeline, "
+                               f"which decodes with {either(own.decoders)}, not {settings.decoder}")
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
     corpus = corpus_record(source.corpus, source.selection.format, source.selection.limit, source.selection.max_words)

@@ -33,6 +33,7 @@ import numpy as np
 from nltk import Tree
 
 from pmask.common.errors import DecodeError
+from pmask.common.options import metric_pipeline
 from pmask.trees import baselines
 from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
@@ -214,9 +215,6 @@ _ENTRIES = [
             "uniformly random binary bracketing", baseline=True),
 ]
 
-#: What ``--faithful --metric cpmi`` decodes with when no decoder is named (Hoover et al.'s projective trees).
-FAITHFUL_CPMI_DECODER = "mst-projective"
-
 #: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
 DECODERS: Mapping[str, Decoder] = MappingProxyType({d.name: d for d in _ENTRIES})
 
@@ -242,22 +240,25 @@ def get_decoder(name: str) -> Decoder:
         raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
 
 
-def decoding_defaults(faithful_cpmi: bool, decoder: str | None, symmetrize: str | None,
+def decoding_defaults(faithful_metric: str | None, decoder: str | None, symmetrize: str | None,
                       default: str | None = None) -> tuple[str | None, str]:
     """The decoder and symmetrization a parse or sweep uses when they are not named: under ``--faithful``
-    with metric cpmi Hoover et al.'s (:data:`FAITHFUL_CPMI_DECODER`, and ``sum`` for the undirected
-    decoders; a paper decoder named with it is refused later, in its own words), else ``default`` and
-    ``none``.
+    with a metric that has its own authors' pipeline (``faithful_metric``, see
+    :func:`pmask.common.options.metric_pipeline`: cpmi is Hoover et al.'s), that pipeline's first decoder
+    and its symmetrization for the undirected decoders (a decoder named that is not the pipeline's is
+    refused later, in its own words), else ``default`` and ``none``.
 
     Example:
-        >>> decoding_defaults(True, None, None)
+        >>> decoding_defaults("cpmi", None, None)
         ('mst-projective', 'sum')
-        >>> decoding_defaults(False, None, None, "eisner")
+        >>> decoding_defaults(None, None, None, "eisner")
         ('eisner', 'none')
     """
-    decoder = decoder or (FAITHFUL_CPMI_DECODER if faithful_cpmi else default)
+    own = metric_pipeline(faithful_metric)
+    decoder = decoder or (own.decoders[0] if own else default)
     undirected = decoder is not None and get_decoder(decoder).undirected
-    return decoder, symmetrize or ("sum" if faithful_cpmi and undirected else "none")
+    pipeline_symmetrize = own.symmetrize if own and undirected else None
+    return decoder, symmetrize or pipeline_symmetrize or "none"
 
 
 DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")

@@ -1,7 +1,8 @@
 """The probes: every parameter-free way pmask reads syntax out of a model, behind one call.
 
-:data:`PROBE_RUNNERS` is the one table of runners (names and descriptions live torch-free in
-:data:`pmask.common.options.PROBES`, for the CLI, stores and ``bench``):
+Each probe is one entry of :data:`pmask.common.probes.PROBE_ENTRIES` (torch-free: names, descriptions,
+metrics, what it needs and yields, for the CLI, stores and ``bench``), whose ``runner`` and
+``sequences`` name their functions as ``"module:function"``; :func:`resolve` imports them here:
 
 - ``pair`` (:mod:`pmask.perturb.engine`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
 - ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
@@ -19,65 +20,65 @@ Example:
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from pmask.common.options import PROBES, check_probe, default_metric, default_subword, has_heads
+from pmask.common.options import check_probe, default_metric, default_subword, has_heads, probe_entry
+from pmask.common.probes import PROBE_ENTRIES
+
+
+def resolve(dotted: str) -> Any:
+    """The object a registry entry names as ``"package.module:name"`` (imported now, so a test may stand in
+    for it by patching the module's attribute).
+
+    Example:
+        >>> resolve("pmask.perturb.probes:pair_sequences")(3)
+        7
+    """
+    module, _, name = dotted.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
 class ProbeRunner:
-    """How one probe is computed: its runner and its cost in forward sequences per sentence."""
+    """How one probe is computed: its runner and its cost in forward sequences per sentence (resolved from
+    its entry, :data:`pmask.common.probes.PROBE_ENTRIES`)."""
 
     name: str
     run: Callable[..., Iterator[np.ndarray | None]]
     sequences: Callable[[int], int]   # forward sequences for a sentence of n words (include_cls layout)
     checkpoint: bool = False          # ``run`` takes the engine's ``checkpoint`` (keeps a sentence under way)
 
-
-def _pair(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
-    from pmask.perturb import impact_matrices  # the package's name, so a test may stand in for the engine
-
-    return impact_matrices(model, sentences, **kwargs)
-
-
-def _single(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
-    from pmask.perturb.probes.single import single_matrices
-
-    return single_matrices(model, sentences, **kwargs)
+    @classmethod
+    def of(cls, probe: str) -> ProbeRunner:
+        """The runner of ``probe``'s entry, its functions imported now."""
+        entry = probe_entry(probe)
+        return cls(entry.name, resolve(entry.runner), resolve(entry.sequences), entry.checkpoint)
 
 
-def _one_pass(probe: str) -> Callable[..., Iterator[np.ndarray | None]]:
-    def run(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
-        from pmask.perturb.probes.onepass import one_pass_matrices
+class _Runners(Mapping[str, ProbeRunner]):
+    def __getitem__(self, probe: str) -> ProbeRunner:
+        if probe not in PROBE_ENTRIES:
+            raise KeyError(probe)
+        return ProbeRunner.of(probe)
 
-        return one_pass_matrices(model, sentences, probe=probe, **kwargs)
-    return run
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROBE_ENTRIES)
 
-
-def _distortion(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
-    from pmask.perturb.probes.distortion import distortion_charts
-
-    return distortion_charts(model, sentences, **kwargs)
-
-
-def _distortion_sequences(n: int) -> int:
-    from pmask.perturb.probes.distortion import sequences
-
-    return sequences(n)
+    def __len__(self) -> int:
+        return len(PROBE_ENTRIES)
 
 
-#: Probe name -> runner; its keys are exactly ``pmask.common.options.PROBES`` (checked below).
-PROBE_RUNNERS: dict[str, ProbeRunner] = {
-    "pair": ProbeRunner("pair", _pair, lambda n: 1 + n + n * (n - 1) // 2, checkpoint=True),
-    "single": ProbeRunner("single", _single, lambda n: n + 1, checkpoint=True),
-    "attention": ProbeRunner("attention", _one_pass("attention"), lambda n: 1),
-    "distance": ProbeRunner("distance", _one_pass("distance"), lambda n: 1),
-    "distortion": ProbeRunner("distortion", _distortion, _distortion_sequences),
-}
-assert set(PROBE_RUNNERS) == set(PROBES), "every probe needs exactly one runner"
+#: Probe name -> runner, a view of :data:`pmask.common.probes.PROBE_ENTRIES` (each runner resolved when read).
+PROBE_RUNNERS: Mapping[str, ProbeRunner] = _Runners()
+
+
+def pair_sequences(n: int) -> int:
+    """Forward sequences of probe pair for n words: the unmasked one, n with one word masked, n(n-1)/2 pairs."""
+    return 1 + n + n * (n - 1) // 2
 
 
 def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
@@ -88,7 +89,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
     Args:
         model: a ``pmask.perturb.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
-        probe: a key of :data:`PROBE_RUNNERS`.
+        probe: a key of :data:`pmask.common.probes.PROBE_ENTRIES`.
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
         metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
         subword: the subword policy (None: the metric's default, see :func:`pmask.common.options.default_subword`).
@@ -109,12 +110,14 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         from pmask.perturb.context import add_context
 
         sentences = add_context(list(sentences), context)
-    return PROBE_RUNNERS[probe].run(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
+    run = resolve(probe_entry(probe).runner)
+    return run(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
 
 
 def sequences_per_sentence(probe: str, n_words: int) -> int:
     """Forward sequences ``probe`` runs for a sentence of ``n_words`` words (include_cls layout)."""
-    return PROBE_RUNNERS[probe].sequences(n_words)
+    return resolve(probe_entry(probe).sequences)(n_words)
 
 
-__all__ = ["PROBE_RUNNERS", "ProbeRunner", "has_heads", "probe_matrices", "sequences_per_sentence"]
+__all__ = ["PROBE_RUNNERS", "ProbeRunner", "has_heads", "pair_sequences", "probe_matrices", "resolve",
+           "sequences_per_sentence"]

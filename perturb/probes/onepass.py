@@ -26,12 +26,12 @@ from typing import Any, Iterable, Iterator, Sequence, Sized
 import numpy as np
 import torch
 
-from pmask.common.options import check_probe, default_metric, resolve_layers
+from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.encoders import Encoder, pack
 from pmask.perturb.engine import checked_alignment
-from pmask.perturb.probes.measures import DISTRIBUTION_METRICS, pairwise_distributions, pairwise_vectors
+from pmask.perturb.probes.measures import pairwise_distributions, pairwise_vectors
 from pmask.perturb.probes.support import check_support, probe_encoder
 from pmask.perturb.probes.words import word_pooling
 
@@ -52,7 +52,22 @@ class OnePass:
 
     @property
     def needs_attention(self) -> bool:
-        return self.probe == "attention" or self.metric in DISTRIBUTION_METRICS
+        return has_heads(self.probe, self.metric)
+
+
+def sequences(n: int) -> int:
+    """Forward sequences of a one-pass probe for a sentence of any length: the unmasked one."""
+    return 1
+
+
+def attention_matrices(model: Any, sentences: Iterable[Any], **kwargs: Any) -> Iterator[np.ndarray | None]:
+    """Probe ``attention``'s arrays (:func:`one_pass_matrices`)."""
+    return one_pass_matrices(model, sentences, probe="attention", **kwargs)
+
+
+def distance_matrices(model: Any, sentences: Iterable[Any], **kwargs: Any) -> Iterator[np.ndarray | None]:
+    """Probe ``distance``'s arrays (:func:`one_pass_matrices`)."""
+    return one_pass_matrices(model, sentences, probe="distance", **kwargs)
 
 
 def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layers: Sequence[int] | int | str = (-1,),

@@ -53,3 +53,8 @@ def single_matrices(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.nd
     from pmask.perturb.engine import impact_matrices
 
     return impact_matrices(model, sentences, job_type=SingleMaskJob, **kwargs)
+
+
+def sequences(n: int) -> int:
+    """Forward sequences of probe single for n words: the unmasked one and one per masked word."""
+    return n + 1

@@ -21,6 +21,7 @@ from pmask.common.options import (
     default_metric,
     default_subword,
     has_heads,
+    metric_entry,
     resolve_layers,
 )
 from pmask.perturb.encoders import Encoder, make_encoder
@@ -99,5 +100,5 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
     if has_heads(probe, metric):
         check_head(head, attention_heads(lm))
         attention_path(lm)
-    if metric in ("prob", "cpmi"):
+    if metric_entry(metric).mlm_head:
         make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)
