@@ -108,8 +108,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         spec = ModelSpec(model if isinstance(model, str) or model is None else None,
                          impact=ImpactSettings(metric, subword, None, probe, context), device=device, dtype=dtype,
                          batch_tokens=batch_tokens, head=head)
-        spec = spec.for_faithful() if faithful else spec
-        spec = (spec if loaded is not None else spec.or_default()).with_defaults()   # None: the bundled model
+        spec = spec.resolve(faithful=faithful, name=loaded is None)   # no model given: the bundled model
         source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
         impacts = source.impacts(layer, include_cls=faithful)
     return list(parse_sentences(sents, impacts, settings))
