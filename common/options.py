@@ -13,62 +13,21 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar, overload
+from typing import Iterable, Mapping, Sequence
 
 from pmask.common.errors import LayerError, OptionError, SettingError
-from pmask.common.probes import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
-
-V = TypeVar("V")
-
-
-class _View(Mapping[str, V]):
-    """A read-only table computed from the entries each time it is read (a patched registry shows at once)."""
-
-    def __init__(self, make: Callable[[], Mapping[str, V]]):
-        self._make = make
-
-    def __getitem__(self, key: str) -> V:
-        return self._make()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._make())
-
-    def __len__(self) -> int:
-        return len(self._make())
-
-    def __repr__(self) -> str:
-        return repr(dict(self._make()))
-
-
-class _Names(Sequence[V]):
-    """A read-only tuple computed from the entries each time it is read."""
-
-    def __init__(self, make: Callable[[], tuple[V, ...]]):
-        self._make = make
-
-    @overload
-    def __getitem__(self, index: int) -> V: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[V]: ...
-
-    def __getitem__(self, index: int | slice) -> V | Sequence[V]:
-        return self._make()[index]
-
-    def __len__(self) -> int:
-        return len(self._make())
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, (tuple, _Names)) else other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(self._make())
+from pmask.common.probes import (
+    METRIC_ENTRIES,
+    PROBE_ENTRIES,
+    EntryNames,
+    EntryTable,
+    Faithful,
+    MetricEntry,
+    ProbeEntry,
+)
 
 #: Impact metrics ``d``, name -> description (a live view of :data:`pmask.common.probes.METRIC_ENTRIES`).
-METRICS: Mapping[str, str] = _View(lambda: {n: e.description for n, e in METRIC_ENTRIES.items()})
+METRICS: Mapping[str, str] = EntryTable(lambda: {n: e.description for n, e in METRIC_ENTRIES.items()})
 
 #: How the per-piece values of the measured word i are merged into one row of F.
 SUBWORD_POLICIES: dict[str, str] = {
@@ -125,17 +84,17 @@ TOKENIZE_MODES: dict[str, str] = {
 #: Each description is "SHORT NAME: definition; cost" (the CLI shows the part before the colon).
 #: This and the tables below are live views of :data:`pmask.common.probes.PROBE_ENTRIES` and
 #: :data:`~pmask.common.probes.METRIC_ENTRIES`, the one place a probe or a metric is defined.
-PROBES: Mapping[str, str] = _View(lambda: {n: e.description for n, e in PROBE_ENTRIES.items()})
+PROBES: Mapping[str, str] = EntryTable(lambda: {n: e.description for n, e in PROBE_ENTRIES.items()})
 
 #: The metrics each probe takes; the first is its default.
-PROBE_METRICS: Mapping[str, tuple[str, ...]] = _View(lambda: {n: e.metrics for n, e in PROBE_ENTRIES.items()})
+PROBE_METRICS: Mapping[str, tuple[str, ...]] = EntryTable(lambda: {n: e.metrics for n, e in PROBE_ENTRIES.items()})
 
 #: The subword policies each probe takes (attention and attention distributions always merge as Clark et al.).
-PROBE_SUBWORDS: Mapping[str, tuple[str, ...]] = _View(
+PROBE_SUBWORDS: Mapping[str, tuple[str, ...]] = EntryTable(
     lambda: {n: e.subwords or tuple(SUBWORD_POLICIES) for n, e in PROBE_ENTRIES.items()})
 
 #: Metrics that fix the subword policy: the chain rule sums word i's per-piece log-probabilities.
-METRIC_SUBWORDS: Mapping[str, str] = _View(lambda: {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword})
+METRIC_SUBWORDS: Mapping[str, str] = EntryTable(lambda: {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword})
 
 #: How F is made symmetric before decoding (``--symmetrize``; Hoover et al. 2021's options).
 SYMMETRIZE_MODES: dict[str, str] = {
@@ -146,7 +105,7 @@ SYMMETRIZE_MODES: dict[str, str] = {
 }
 
 #: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
-HEAD_METRICS: Sequence[tuple[str, str]] = _Names(
+HEAD_METRICS: Sequence[tuple[str, str]] = EntryNames(
     lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics))
 
 #: ``--head`` values besides a head number 0..H-1.
@@ -156,11 +115,11 @@ HEAD_MODES: dict[str, str] = {
 }
 
 #: Probes whose F is a distance (low = syntactically close): dependency decoders and MART read -F.
-DISTANCE_PROBES: Sequence[str] = _Names(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.distance))
+DISTANCE_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.distance))
 
 #: Probes whose F is a span chart (F[l][r-1] scores the span of words l..r-1; low = constituent), not a
 #: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
-SPAN_PROBES: Sequence[str] = _Names(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
+SPAN_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"

@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Iterator, Mapping, Sequence, TypeVar, overload
 
 #: What a probe yields per sentence and layer.
 WORD_PAIRS = "word-pair matrix"   # F[i][j] relates word j to word i
@@ -204,3 +204,56 @@ PROBE_ENTRIES: dict[str, ProbeEntry] = {e.name: e for e in [
                sequences="pmask.perturb.probes.distortion:sequences",
                faithful=Faithful("Li & Lu", ("cky",))),
 ]}
+
+
+# ---------------------------------------------------------------------------- views of the entries
+
+V = TypeVar("V")
+
+
+class EntryTable(Mapping[str, V]):
+    """A read-only table computed from the entries each time it is read, so a patched registry shows at once
+    (the tables of :mod:`pmask.common.options` are these)."""
+
+    def __init__(self, make: Callable[[], Mapping[str, V]]):
+        self._make = make
+
+    def __getitem__(self, key: str) -> V:
+        return self._make()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make())
+
+    def __len__(self) -> int:
+        return len(self._make())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._make()))
+
+
+class EntryNames(Sequence[V]):
+    """A read-only tuple computed from the entries each time it is read."""
+
+    def __init__(self, make: Callable[[], tuple[V, ...]]):
+        self._make = make
+
+    @overload
+    def __getitem__(self, index: int) -> V: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[V]: ...
+
+    def __getitem__(self, index: int | slice) -> V | Sequence[V]:
+        return self._make()[index]
+
+    def __len__(self) -> int:
+        return len(self._make())
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, EntryNames)) else other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(self._make())
