@@ -261,8 +261,9 @@ def check_context(context: int | None) -> int:
 
 def has_heads(probe: str | None, metric: str | None) -> bool:
     """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
+    metric = metric or default_metric(probe)   # an unknown probe is refused here, in one line
     entry = PROBE_ENTRIES.get(probe or "pair")
-    return entry is not None and (metric or default_metric(probe)) in entry.head_metrics
+    return entry is not None and metric in entry.head_metrics
 
 
 def parse_head(value: str | int | None) -> str | int | None:
