@@ -24,7 +24,6 @@ from typing import Any
 
 from pmask.common.errors import OptionError
 from pmask.common.options import (
-    CORPUS_FORMATS,
     DEFAULT_ROOT,
     DTYPES,
     HEAD_MODES,
@@ -40,6 +39,7 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
+from pmask.corpora.formats import CORPUS_FORMATS
 from pmask.perturb.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names, decoder_needs_model
 

@@ -46,15 +46,6 @@ DTYPES: dict[str, str] = {
     "float64": "reference precision (slow), for tests",
 }
 
-#: Corpus formats; "auto" picks one from the file suffix.
-CORPUS_FORMATS: dict[str, str] = {
-    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, else text)",
-    "conllu": "CoNLL-U (syntactic words only: multiword-token ranges and empty nodes are skipped)",
-    "ptb": "Penn Treebank bracketed trees (.mrg file or folder)",
-    "dep3": "three columns form, POS, head; blank line between sentences (.dp)",
-    "text": "one whitespace-tokenised sentence per line",
-}
-
 #: What a decoder produces.
 TASKS = ("dependency", "constituency")
 

@@ -1,10 +1,9 @@
 """Helpers shared by the readers: standard input, UTF-8 decoding with line numbers, the
-``max_words``/``limit`` selection, format sniffing and head validation."""
+``max_words``/``limit`` selection and head validation."""
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -139,23 +138,9 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
     return out
 
 
-_CONLLU_LINE = re.compile(r"[0-9]+(?:[-.][0-9]+)?\t[^\t]*(?:\t[^\t]*){8}")
-
-
-def sniff_format(text: str) -> str:
-    """The corpus format ``text`` looks like, from its first line that is neither blank nor a
-    ``#`` comment: "conllu" (10 tab-separated columns, numeric ID), "dep3" (3 tab-separated
-    columns, numeric last), "ptb" (starts with ``(``), else "text"."""
-    for line in file_lines(text):
-        if not line.strip() or line.startswith("#"):
-            continue
-        if _CONLLU_LINE.fullmatch(line):
-            return "conllu"
-        cols = line.split("\t")
-        if len(cols) == 3 and cols[2].isdigit():
-            return "dep3"
-        return "ptb" if line.lstrip().startswith("(") else "text"
-    return "text"
+def first_content_line(text: str) -> str | None:
+    """The first line of ``text`` that is neither blank nor a ``#`` comment (what format sniffing reads)."""
+    return next((line for line in file_lines(text) if line.strip() and not line.startswith("#")), None)
 
 
 def check_heads(heads: list[int], path: object, word_lines: list[int], sent_id: str) -> None:

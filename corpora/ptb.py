@@ -21,7 +21,9 @@ import nltk
 
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
-from pmask.corpora._util import corpus_files, display_name, file_lines, is_stdin, read_utf8, select, sniff_format
+from pmask.corpora._util import corpus_files, display_name, file_lines, first_content_line, is_stdin, read_utf8, select
+from pmask.corpora.conll import looks_like_conllu
+from pmask.corpora.dep3 import looks_like_dep3
 from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
@@ -101,9 +103,17 @@ def filter_tree(tree: nltk.Tree, keep_tag, strip_labels: bool = True) -> nltk.Tr
     return nltk.Tree(label, kids)
 
 
+def looks_like_ptb(line: str) -> bool:
+    """Whether a content line opens a bracketed tree (starts with ``(``)."""
+    return line.lstrip().startswith("(")
+
+
 def _not_brackets(name: str, text: str) -> CorpusError | None:
     """The error for a file of dependency trees given where bracketed trees are expected, else None."""
-    kind = {"conllu": "CoNLL-U", "dep3": "a 3-column dependency file"}.get(sniff_format(text))
+    line = first_content_line(text)
+    if line is None:
+        return None
+    kind = "CoNLL-U" if looks_like_conllu(line) else "a 3-column dependency file" if looks_like_dep3(line) else None
     if kind is None:
         return None
     return CorpusError(f"{name}: looks like {kind} (dependency trees), not bracketed constituency trees")

@@ -7,32 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
-from pmask.common.options import CORPUS_FORMATS
-from pmask.corpora._util import display_name, is_stdin, read_utf8, select, sniff_format
-from pmask.corpora.conll import parse_conllu, read_conllu
-from pmask.corpora.dep3 import parse_dep3, read_dep3
-from pmask.corpora.ptb import parse_ptb, read_ptb
+from pmask.corpora._util import display_name, is_stdin, read_utf8, select
+from pmask.corpora.formats import FALLBACK, FORMATS, detect_format, sniff_format
 from pmask.corpora.sentence import Sentence
-from pmask.corpora.text import parse_text, read_text
 
 logger = logging.getLogger(__name__)
 
-FORMATS = tuple(name for name in CORPUS_FORMATS if name != "auto")
-_SUFFIXES = {".conllu": "conllu", ".conll": "conllu", ".mrg": "ptb", ".dp": "dep3"}
-
-
-def detect_format(path: str | os.PathLike) -> str:
-    """'conllu' (.conllu/.conll), 'ptb' (.mrg or a directory of .mrg), 'dep3' (.dp or a directory of
-    .dp), else 'text'. Standard input (``-``) has no name to go by: see :func:`read_corpus`."""
-    path = Path(path)
-    if path.is_dir():
-        suffixes = {p.suffix for p in path.iterdir() if p.is_file()}
-        if ".mrg" in suffixes:
-            return "ptb"
-        if ".dp" in suffixes:
-            return "dep3"
-        raise CorpusError(f"{path}: directory holds no .mrg or .dp files")
-    return _SUFFIXES.get(path.suffix.lower(), "text")
+__all__ = ["FORMATS", "detect_format", "read_corpus", "warn_if_conllu_as_text"]
 
 
 def warn_if_conllu_as_text(path: Path, why: str) -> None:
@@ -54,15 +35,7 @@ def _read_stdin_auto(max_words: int | None, limit: int | None, filter_punct: boo
 
     def sentences() -> Iterator[Sentence]:  # reads only once select() has checked max_words and limit
         text = read_utf8(Path("-"))
-        fmt = sniff_format(text)
-        if fmt == "conllu":
-            yield from parse_conllu(text, name)
-        elif fmt == "ptb":
-            yield from parse_ptb(text, name, "stdin", filter_punct=filter_punct)
-        elif fmt == "dep3":
-            yield from parse_dep3(text, name, "stdin")
-        else:
-            yield from parse_text(text, name)
+        yield from FORMATS[sniff_format(text)].parse(text, name, filter_punct)
 
     return select(sentences(), max_words=max_words, limit=limit, name=name)
 
@@ -73,7 +46,7 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
 
     Args:
         path: a file, a folder of ``.mrg``/``.dp`` files, or ``-`` for standard input.
-        fmt: "auto", "conllu", "ptb", "dep3" or "text" (:data:`pmask.common.options.CORPUS_FORMATS`).
+        fmt: "auto" or a format of :data:`pmask.corpora.formats.FORMAT_TABLE` ("conllu", "ptb", "dep3", "text").
             "auto" goes by the suffix (:func:`detect_format`); for ``-`` by the content: CoNLL-U
             when the first line that is not a ``#`` comment has 10 tab-separated columns, dep3
             for 3 columns ending in a number, PTB when it starts with ``(``, else text.
@@ -104,14 +77,8 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
         raise CorpusError(f"{path}: no such file or directory")
     elif fmt == "auto":
         fmt = detect_format(path)
-        if fmt == "text" and Path(path).is_file():
+        if fmt == FALLBACK and Path(path).is_file():
             warn_if_conllu_as_text(Path(path), f"from its suffix {Path(path).suffix or '(none)'!r}")
-    elif fmt == "text" and Path(path).is_file():
+    elif fmt == FALLBACK and Path(path).is_file():
         warn_if_conllu_as_text(Path(path), "format text was asked for")
-    if fmt == "conllu":
-        return read_conllu(path, max_words=max_words, limit=limit)
-    if fmt == "ptb":
-        return read_ptb(path, max_words=max_words, limit=limit, filter_punct=filter_punct)
-    if fmt == "dep3":
-        return read_dep3(path, max_words=max_words, limit=limit)
-    return read_text(path, max_words=max_words, limit=limit)
+    return FORMATS[fmt].read(path, max_words, limit, filter_punct)

@@ -17,7 +17,7 @@ from pmask.corpora.sentence import Sentence
 
 @dataclass(frozen=True)
 class CorpusSpec:
-    """A corpus to read: ``path``, ``format`` (see ``pmask.common.options.CORPUS_FORMATS``) and filters."""
+    """A corpus to read: ``path``, ``format`` (see :data:`pmask.corpora.formats.CORPUS_FORMATS`) and filters."""
 
     path: Path
     format: str = "auto"

@@ -9,7 +9,7 @@ import pytest
 
 from pmask.corpora import (format_conllu, read_brackets, read_conllu, read_corpus, read_dep3, read_ptb, read_text,
                            write_brackets, write_conllu)
-from pmask.corpora._util import sniff_format
+from pmask.corpora.formats import sniff_format
 from pmask.common.errors import CorpusError, PmaskError
 
 DATA = Path(__file__).resolve().parents[1] / "data"

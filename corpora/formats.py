@@ -1,0 +1,120 @@
+"""Corpus formats, one :class:`CorpusFormat` entry each: its name and description (``--format``
+choices and help), the suffixes that select it, how its content is recognised on standard input,
+and its reader. :func:`pmask.corpora.read.read_corpus`, :func:`detect_format`, :func:`sniff_format`
+and the CLI derive from :data:`FORMAT_TABLE`; a new format is one entry here plus its reader module.
+
+Example:
+    >>> [f.name for f in FORMAT_TABLE]
+    ['conllu', 'ptb', 'dep3', 'text']
+    >>> sniff_format("a\\tDT\\t0\\n"), detect_format("wsj_0001.mrg"), detect_format("notes.txt")
+    ('dep3', 'ptb', 'text')
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pmask.common.errors import CorpusError
+from pmask.corpora._util import first_content_line
+from pmask.corpora.conll import looks_like_conllu, parse_conllu, read_conllu
+from pmask.corpora.dep3 import looks_like_dep3, parse_dep3, read_dep3
+from pmask.corpora.ptb import looks_like_ptb, parse_ptb, read_ptb
+from pmask.corpora.sentence import Sentence
+from pmask.corpora.text import parse_text, read_text
+
+#: What a reader is called with: (path, max_words, limit, filter_punct); filter_punct is PTB's only.
+Reader = Callable[[str | os.PathLike, int | None, int | None, bool], list[Sentence]]
+#: What parses standard input's text: (text, name for messages, filter_punct).
+Parser = Callable[[str, str, bool], Iterable[Sentence]]
+
+@dataclass(frozen=True)
+class CorpusFormat:
+    """One corpus format.
+
+    Attributes:
+        name: the ``--format`` value.
+        description: its one-line help.
+        read: reads a file, a folder (when ``folder_suffix`` is set) or ``-``.
+        parse: parses standard input's text (``--format auto`` on ``-``).
+        suffixes: file suffixes that select it under ``auto`` (lower case).
+        folder_suffix: a folder holding files of this suffix is read in this format.
+        looks_like: whether the first content line of standard input is in this format.
+        sniff_order: the order ``looks_like`` is tried in (a dep3 line may start with ``(``).
+    """
+
+    name: str
+    description: str
+    read: Reader
+    parse: Parser
+    suffixes: tuple[str, ...] = ()
+    folder_suffix: str | None = None
+    looks_like: Callable[[str], bool] | None = None
+    sniff_order: int = 0
+
+
+FORMAT_TABLE: tuple[CorpusFormat, ...] = (
+    CorpusFormat(
+        "conllu", "CoNLL-U (syntactic words only: multiword-token ranges and empty nodes are skipped)",
+        read=lambda path, max_words, limit, _: read_conllu(path, max_words=max_words, limit=limit),
+        parse=lambda text, name, _: parse_conllu(text, name),
+        suffixes=(".conllu", ".conll"), looks_like=looks_like_conllu, sniff_order=0),
+    CorpusFormat(
+        "ptb", "Penn Treebank bracketed trees (.mrg file or folder)",
+        read=lambda path, max_words, limit, punct: read_ptb(path, max_words=max_words, limit=limit,
+                                                            filter_punct=punct),
+        parse=lambda text, name, punct: parse_ptb(text, name, "stdin", filter_punct=punct),
+        suffixes=(".mrg",), folder_suffix=".mrg", looks_like=looks_like_ptb, sniff_order=2),
+    CorpusFormat(
+        "dep3", "three columns form, POS, head; blank line between sentences (.dp)",
+        read=lambda path, max_words, limit, _: read_dep3(path, max_words=max_words, limit=limit),
+        parse=lambda text, name, _: parse_dep3(text, name, "stdin"),
+        suffixes=(".dp",), folder_suffix=".dp", looks_like=looks_like_dep3, sniff_order=1),
+    CorpusFormat(
+        "text", "one whitespace-tokenised sentence per line",
+        read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
+        parse=lambda text, name, _: parse_text(text, name)),
+)
+#: The entries by name (what the functions below and ``read_corpus`` look formats up in).
+FORMATS: dict[str, CorpusFormat] = {f.name: f for f in FORMAT_TABLE}
+#: What a file or standard input that no entry claims is read as.
+FALLBACK = "text"
+
+#: ``--format`` choices and their help: "auto" and every entry.
+CORPUS_FORMATS: dict[str, str] = {
+    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, else text)",
+    **{f.name: f.description for f in FORMAT_TABLE},
+}
+
+
+def corpus_format(name: str) -> CorpusFormat:
+    """The entry named ``name`` (KeyError for an unknown one: check with :data:`FORMATS` first)."""
+    return FORMATS[name]
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """The format a path's name selects: 'conllu' (.conllu/.conll), 'ptb' (.mrg or a directory of
+    .mrg), 'dep3' (.dp or a directory of .dp), else 'text'. Standard input (``-``) has no name to go
+    by: see :func:`pmask.corpora.read.read_corpus`."""
+    path = Path(path)
+    if path.is_dir():
+        suffixes = {p.suffix for p in path.iterdir() if p.is_file()}
+        folders = [f for f in FORMATS.values() if f.folder_suffix]
+        for fmt in folders:
+            if fmt.folder_suffix in suffixes:
+                return fmt.name
+        raise CorpusError(f"{path}: directory holds no {' or '.join(str(f.folder_suffix) for f in folders)} files")
+    suffix = path.suffix.lower()
+    return next((f.name for f in FORMATS.values() if suffix in f.suffixes), FALLBACK)
+
+
+def sniff_format(text: str) -> str:
+    """The corpus format ``text`` looks like, from its first line that is neither blank nor a
+    ``#`` comment: "conllu" (10 tab-separated columns, numeric ID), "dep3" (3 tab-separated
+    columns, numeric last), "ptb" (starts with ``(``), else "text"."""
+    line = first_content_line(text)
+    if line is None:
+        return FALLBACK
+    sniffers = sorted((f for f in FORMATS.values() if f.looks_like), key=lambda f: f.sniff_order)
+    return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), FALLBACK)
