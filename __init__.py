@@ -87,9 +87,9 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         [[2, 3, 0]]
     """
     from pmask.corpora import Sentence
-    from pmask.perturb.impact_settings import ImpactSettings
-    from pmask.perturb.impact_source import ImpactSource
-    from pmask.perturb.model_spec import ModelSpec
+    from pmask.perturb.engine.settings import ImpactSettings
+    from pmask.perturb.models.spec import ModelSpec
+    from pmask.perturb.source import ImpactSource
     from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
     from pmask.trees.registry import decoding_defaults, get_decoder
 

@@ -32,8 +32,8 @@ from pmask.corpora import read_corpus
 from pmask.eval.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
 from pmask.perturb import ImpactStats, load_model
 from pmask.perturb.alignment import ptb_align
-from pmask.perturb.fill import iter_impacts
-from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.fill.compute import iter_impacts
+from pmask.perturb.engine.settings import ImpactSettings
 from pmask.trees.registry import DecodeInput, decode
 from pmask.trees.undirected import ROOT_SCORE, _eisner, max_spanning_tree, symmetrize
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pmask.eval.bench.treebanks import language_of
 from pmask.corpora import read_corpus
-from pmask.perturb.model import load_tokenizer
+from pmask.perturb.models.load import load_tokenizer
 from pmask.perturb.alignment import align_sentence, surface_layout
 from pmask.perturb.testing.multilingual import KINDS, pud_texts, train_vocabulary
 

@@ -40,7 +40,7 @@ from pmask.common.options import (
     split_probes,
 )
 from pmask.corpora.formats import CORPUS_FORMATS
-from pmask.perturb.bundled import DEFAULT_MODEL
+from pmask.perturb.models.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names, decoder_needs_model
 
 #: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).

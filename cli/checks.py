@@ -24,7 +24,7 @@ from pmask.common.files import Output, check_output, check_outputs, is_stdout
 from pmask.corpora.provenance import meta_path
 from pmask.eval.heatmap import HEATMAP_FORMATS
 from pmask.eval.output import FIGURE_FORMATS
-from pmask.perturb.impact_source import is_store
+from pmask.perturb.source import is_store
 from pmask.perturb.store import read_manifest
 from pmask.trees.induce import check_trees_file, refuse_layer_zero
 

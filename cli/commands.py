@@ -23,9 +23,9 @@ from pmask.eval.hoover_uuas import hoover_uuas_files
 from pmask.eval.html import ReportOptions, build_report
 from pmask.eval.impact_maps import draw_impact_maps
 from pmask.eval.sweep import sweep_probes
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.impact_source import ImpactSource, build_store, is_store
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.source import ImpactSource, build_store, is_store
 from pmask.perturb.store import export_store
 from pmask.perturb.store.info import describe_store_info, store_info
 from pmask.trees.induce import ParseSettings, parse_corpus

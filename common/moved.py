@@ -1,4 +1,4 @@
-"""Old import paths of modules that moved in 0.2 (the second layout step), kept for one release.
+"""Old import paths of modules that moved in the second and third layout steps, kept for one release.
 
 ``import pmask.sweep`` still works: it warns (``DeprecationWarning``, naming the new path) and
 gives the module at its new place. Installed by ``pmask/__init__.py``; remove in 0.3.
@@ -22,13 +22,13 @@ MOVED: dict[str, str] = {
     "pmask.provenance": "pmask.corpora.provenance",
     "pmask.specs": "pmask.corpora.spec",
     "pmask.trees.brackets": "pmask.corpora.brackets",
-    "pmask.source": "pmask.perturb.impact_source",
+    "pmask.source": "pmask.perturb.source",
     "pmask.testing": "pmask.perturb.testing",
     "pmask.testing_multilingual": "pmask.perturb.testing.multilingual",
     "pmask.testing_zoo": "pmask.perturb.testing.zoo",
     "pmask.perturb.surface": "pmask.perturb.alignment.text",
-    "pmask.perturb.pipeline": "pmask.perturb.fill",
-    "pmask.perturb.store_layers": "pmask.perturb.add_layers",
+    "pmask.perturb.pipeline": "pmask.perturb.fill.compute",
+    "pmask.perturb.store_layers": "pmask.perturb.fill.add_layers",
     "pmask.perturb.encoders.heads": "pmask.perturb.encoders.mlm_head",
     "pmask.induce": "pmask.trees.induce",
     "pmask.sweep": "pmask.eval.sweep",
@@ -44,6 +44,24 @@ MOVED: dict[str, str] = {
     "pmask.eval.html_impacts": "pmask.eval.html.impacts",
     "pmask.eval.html_trees": "pmask.eval.html.trees",
     "pmask.eval.html_bench": "pmask.eval.bench.html",
+    # the third layout step: perturb/ grouped by role; pmask.perturb.engine and
+    # pmask.perturb.fill became packages that re-export their old names
+    "pmask.perturb.model": "pmask.perturb.models.load",
+    "pmask.perturb.model_spec": "pmask.perturb.models.spec",
+    "pmask.perturb.tokenizer": "pmask.perturb.models.tokenizer",
+    "pmask.perturb.checkpoint": "pmask.perturb.models.checkpoint",
+    "pmask.perturb.bundled": "pmask.perturb.models.bundled",
+    "pmask.perturb.jobs": "pmask.perturb.engine.jobs",
+    "pmask.perturb.rewrite": "pmask.perturb.engine.rewrite",
+    "pmask.perturb.impact_settings": "pmask.perturb.engine.settings",
+    "pmask.perturb.impact_stats": "pmask.perturb.engine.stats",
+    "pmask.perturb.build": "pmask.perturb.fill.stores",
+    "pmask.perturb.add_layers": "pmask.perturb.fill.add_layers",
+    "pmask.perturb.store_record": "pmask.perturb.fill.record",
+    "pmask.perturb.distributed": "pmask.perturb.fill.distributed",
+    "pmask.perturb.context": "pmask.perturb.fill.context",
+    "pmask.perturb.store_corpus": "pmask.perturb.store.corpus",
+    "pmask.perturb.impact_source": "pmask.perturb.source",
 }
 
 

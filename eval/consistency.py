@@ -28,8 +28,8 @@ from typing import Any, Sequence
 from pmask.common.errors import SettingError
 from pmask.common.options import has_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
-from pmask.perturb.impact_settings import UNSET, ImpactSettings
-from pmask.perturb.model_spec import absolute_if_local
+from pmask.perturb.engine.settings import UNSET, ImpactSettings
+from pmask.perturb.models.spec import absolute_if_local
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +155,7 @@ def _bench_impact(settings: dict[str, Any]) -> ImpactSettings:
 
 
 def source_origin(source: Any) -> Origin:
-    """The origin of an impact source (``pmask.perturb.impact_source.ImpactSource``) without loading
+    """The origin of an impact source (``pmask.perturb.source.ImpactSource``) without loading
     its model: its store's manifest, or the model spec it will compute with."""
     spec = source.model_spec
     if source.store is not None:

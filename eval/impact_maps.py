@@ -2,7 +2,7 @@
 
 :func:`select_sentences` turns sentence specs (ids, 0-based indices, ranges ``A-B``, ``all``)
 into positions; :func:`draw_impact_maps` reads those sentences' impacts from an
-:class:`~pmask.perturb.impact_source.ImpactSource` and draws them with :mod:`pmask.eval.heatmap`.
+:class:`~pmask.perturb.source.ImpactSource` and draws them with :mod:`pmask.eval.heatmap`.
 
 Example:
     >>> from types import SimpleNamespace as S
@@ -24,7 +24,7 @@ from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
 from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps, safe_stem
-from pmask.perturb.impact_source import ImpactSource
+from pmask.perturb.source import ImpactSource
 
 logger = logging.getLogger(__name__)
 

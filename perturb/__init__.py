@@ -1,15 +1,15 @@
 """Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
 
-Holds model loading (:mod:`.model`, :mod:`.tokenizer`, :mod:`.model_spec`), how impacts are
-computed (:mod:`.impact_settings`: metric, subword policy, tokenisation, probe), word alignment
-(:mod:`.alignment`), the engine (:mod:`.engine` over :mod:`.encoders`), the probes (:mod:`.probes`:
+Grouped by role, each a subpackage: model loading (:mod:`.models`: which model, loading it with its
+tokenizer, bundled models), word alignment (:mod:`.alignment`), running the model
+(:mod:`.encoders`), the engine (:mod:`.engine`: jobs of perturbed sequences batched by a token
+budget, :class:`~pmask.perturb.engine.settings.ImpactSettings`), the probes (:mod:`.probes`:
 perturbed masking and the other parameter-free ways to read syntax out of a model), the store
-(:mod:`.store`, filled by :mod:`.fill` and :mod:`.add_layers`, planned first and the model loaded
-only if needed by :mod:`.build`, across ranks by :mod:`.distributed`),
-:class:`~pmask.perturb.impact_source.ImpactSource` (a store, or a corpus and a model;
-:mod:`.store_corpus` reads a store's corpus with the selection it was made with) and tiny
-local models for tests (:mod:`.testing`). May import ``pmask.common`` and
-``pmask.corpora``; never ``pmask.trees`` (the two are independent).
+(:mod:`.store`: layout, writer, reader, planning without a model), filling stores (:mod:`.fill`:
+plan, load the model only if needed, compute, add layers, across ranks) and, on top,
+:class:`~pmask.perturb.source.ImpactSource` (a store, or a corpus and a model). :mod:`.testing`
+builds tiny local models for tests. May import ``pmask.common`` and ``pmask.corpora``; never
+``pmask.trees`` (the two are independent).
 
     from pmask.perturb import load_model, impact_matrices
     lm = load_model("bert-base-uncased")
@@ -24,8 +24,9 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "load_model": "model", "LoadedModel": "model", "RANDOM_SEED": "model",
-    "impact_matrices": "engine", "ImpactStats": "engine", "METRICS": "options", "SUBWORD_POLICIES": "options",
+    "load_model": "models.load", "LoadedModel": "models.load", "RANDOM_SEED": "models.load",
+    "impact_matrices": "engine.runner", "ImpactStats": "engine.stats",
+    "METRICS": "options", "SUBWORD_POLICIES": "options",
     "align": "alignment", "WordAlignment": "alignment", "ALIGNERS": "alignment",
     "probe_matrices": "probes", "PROBE_RUNNERS": "probes",
 }

@@ -15,8 +15,8 @@ from pmask.common.errors import DecodeError, SettingError
 from pmask.trees.induce import ParseSettings, check_settings, parse_corpus
 from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.impact_source import ImpactSource
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.source import ImpactSource
+from pmask.perturb.models.spec import ModelSpec
 from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
                                   DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
 
@@ -114,7 +114,7 @@ def test_parse_corpus_writes_trees_and_provenance(tmp_path):
 # ---------------------------------------------------------------------------- one call per command
 
 def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_dir):
-    from pmask.perturb.impact_source import build_store
+    from pmask.perturb.source import build_store
     from pmask.eval.sweep import sweep_layers
 
     corpus = CorpusSpec(DATA / "mini.conllu")

@@ -47,7 +47,7 @@ def test_readme_main_job_runs_offline_with_the_bundled_model(tmp_path, monkeypat
     import shlex
 
     from pmask.cli import main
-    from pmask.perturb import bundled
+    from pmask.perturb.models import bundled
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## The main job", 1)[1]

@@ -1,7 +1,7 @@
 """From impacts to trees: the parse pipeline behind ``pmask parse`` (the glue of the trees wing).
 
 Impacts come from any *impact source* (:class:`ImpactSourceLike`: in practice
-:class:`pmask.perturb.impact_source.ImpactSource`, a store or a corpus and a model, opened by
+:class:`pmask.perturb.source.ImpactSource`, a store or a corpus and a model, opened by
 the caller); decoders come from :mod:`pmask.trees.registry`. Matrices follow the engine's
 convention ``F[i, j]`` = impact of word j on word i (0-based, n×n); faithful decoding uses the
 authors' (n+1)×(n+1) layout whose index 0 is ``[CLS]``. This module imports no ``pmask.perturb``.
@@ -56,7 +56,7 @@ class ImpactLike(Protocol):
 
 
 class ImpactSourceLike(Protocol):
-    """What the parse pipeline reads from an impact source (see ``pmask.perturb.impact_source``)."""
+    """What the parse pipeline reads from an impact source (see ``pmask.perturb.source``)."""
 
     sentences: list[Sentence]
     corpus: Path               # the corpus file the sentences were read from

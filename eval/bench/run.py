@@ -43,11 +43,11 @@ from pmask.eval.bench.decoders import decoders_for, decoders_not_run
 from pmask.eval.bench.heads import best_heads, store_dir
 from pmask.eval.bench.rerun import check_rerun
 from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
-from pmask.perturb.build import fill_stores
-from pmask.perturb.distributed import is_main_rank
-from pmask.perturb.fill import FillRequest
-from pmask.perturb.impact_source import ImpactSource
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.fill.compute import FillRequest
+from pmask.perturb.fill.distributed import is_main_rank
+from pmask.perturb.fill.stores import fill_stores
+from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.source import ImpactSource
 from pmask.trees.induce import refuse_layer_zero
 
 logger = logging.getLogger(__name__)
@@ -210,7 +210,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
                   model_loader: Callable[[], Any], progress: bool = True) -> dict[str, Any]:
     """Compute every treebank's missing impacts for every probe into its store (``out_dir/stores/<name>``
     for pair, ``<name>.<probe>`` for the others), as ``pmask impact --resume`` does
-    (:func:`pmask.perturb.build.fill_stores`: every store planned first, the model loaded once and
+    (:func:`pmask.perturb.fill.stores.fill_stores`: every store planned first, the model loaded once and
     only if some store has work left, and checked against every probe before any is computed).
 
     Returns:

@@ -4,7 +4,7 @@ Each probe is one entry of :data:`pmask.common.probes.PROBE_ENTRIES` (torch-free
 metrics, what it needs and yields, for the CLI, stores and ``bench``), whose ``runner`` and
 ``sequences`` name their functions as ``"module:function"``; :func:`resolve` imports them here:
 
-- ``pair`` (:mod:`pmask.perturb.engine`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
+- ``pair`` (:mod:`pmask.perturb.engine.runner`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
 - ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
 - ``attention`` and ``distance`` (:mod:`.onepass`): one unmasked pass, attention weights merged
   to words, or distances between words' states / attention distributions (:mod:`.measures`);
@@ -93,10 +93,10 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
         metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
         subword: the subword policy (None: the metric's default, see :func:`pmask.common.options.default_subword`).
-        context: words of neighbouring sentences given as context (:func:`pmask.perturb.context.add_context`;
+        context: words of neighbouring sentences given as context (:func:`pmask.perturb.fill.context.add_context`;
             the sentences must then be read from a file).
         kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``
-            (see :func:`pmask.perturb.engine.impact_matrices`).
+            (see :func:`pmask.perturb.engine.runner.impact_matrices`).
 
     Returns:
         float32 ``[len(layers), n, n]`` arrays, or ``[len(layers), H, n, n]`` (every head) for the
@@ -107,7 +107,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
     subword = subword or default_subword(metric)
     check_probe(probe, metric, subword)
     if context:
-        from pmask.perturb.context import add_context
+        from pmask.perturb.fill.context import add_context
 
         sentences = add_context(list(sentences), context)
     run = resolve(probe_entry(probe).runner)

@@ -14,7 +14,7 @@ masked and one for each other word j with j masked too. A sentence of n words wi
 all costs ``1 + n + n(n−1)/2 + (P − n)·n`` sequences (their code: n·P, with the MLM head at
 every position of each).
 
-:class:`CpmiJob` is a :class:`pmask.perturb.jobs.SentenceJob` with these sequences and reads;
+:class:`CpmiJob` is a :class:`pmask.perturb.engine.jobs.SentenceJob` with these sequences and reads;
 the engine compares log-probabilities as ``prob`` compares probabilities (base − current) and
 sums a word's pieces (subword policy ``sum``).
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmask.perturb.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
+from pmask.perturb.engine.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
 
 
 def cpmi_sequences(piece_counts: list[int]) -> int:

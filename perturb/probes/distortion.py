@@ -18,7 +18,7 @@ The chart is ``F[l, r-1]`` (upper triangle; the whole sentence and the lower tri
 with ``include_cls`` (the store layout) it is shifted by one, index 0 unused and 0. The
 per-length normalisation and the tree are the decoder's (:mod:`pmask.trees.cky`). Sequences per
 sentence: 1 + 4 (n(n+1)/2 - 1) with ``all`` (1 + (n(n+1)/2 - 1) for ``sub`` or ``dc``, twice that
-for ``move``), built by :mod:`pmask.perturb.rewrite`.
+for ``move``), built by :mod:`pmask.perturb.engine.rewrite`.
 """
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ from pmask.common.errors import ModelError
 from pmask.common.options import check_probe, resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import get_aligner
-from pmask.perturb.engine import checked_alignment
+from pmask.perturb.engine.rewrite import COMMA, MASK, RewriteStats, SentencePieces, comma_pieces, rewrite_vectors
+from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.support import probe_encoder
-from pmask.perturb.rewrite import COMMA, MASK, RewriteStats, SentencePieces, comma_pieces, rewrite_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         metric: ``all`` (default), ``sub``, ``dc`` or ``move`` (see the module docstring).
         subword: ``avg`` (a word's vector is the mean of its pieces' states).
         batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for
-            :func:`pmask.perturb.engine.impact_matrices`.
+            :func:`pmask.perturb.engine.runner.impact_matrices`.
 
     Returns:
         An iterator of float32 ``[len(layers), n, n]`` charts (``n + 1`` with ``include_cls``, index 0
@@ -154,7 +154,7 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         >>> F.shape                                                                # doctest: +SKIP
         (1, 3, 3)
     """
-    from pmask.perturb.engine import DEFAULT_BATCH_TOKENS, ImpactStats
+    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, ImpactStats
 
     metric = metric or "all"
     check_probe("distortion", metric, subword)

@@ -30,7 +30,7 @@ from pmask.common.options import check_probe, default_metric, has_heads, resolve
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.encoders import Encoder, pack
-from pmask.perturb.engine import checked_alignment
+from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.measures import pairwise_distributions, pairwise_vectors
 from pmask.perturb.probes.support import check_support, probe_encoder
 from pmask.perturb.probes.words import word_pooling
@@ -81,7 +81,7 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
         sentences: lists of words, or objects with ``.words``.
         probe: ``attention`` or ``distance``.
         layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for
-            :func:`pmask.perturb.engine.impact_matrices`.
+            :func:`pmask.perturb.engine.runner.impact_matrices`.
         metric: ``weight`` (attention); ``l2``, ``l1``, ``cos``, ``jsd``, ``hellinger`` (distance).
         subword: ``avg`` (or ``first`` for distance between hidden states).
 
@@ -95,7 +95,7 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
         >>> F.shape                                                                                 # doctest: +SKIP
         (1, 12, 3, 3)
     """
-    from pmask.perturb.engine import DEFAULT_BATCH_TOKENS, ImpactStats
+    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, ImpactStats
 
     metric = metric or default_metric(probe)
     check_probe(probe, metric, subword)

@@ -4,8 +4,8 @@ A sentence of n words runs n + 1 sequences: the unmasked input (the *base* state
 piece, and of the first special token for the ``include_cls`` row) and one sequence per word j
 with j's pieces masked, read at the pieces of every other word. Metrics and subword policies are
 the pair probe's (``dist``, ``cos``; ``prob`` = P(original piece | x) − P(original piece | x∖{j}),
-the drop when j is masked), computed by the same engine (:mod:`pmask.perturb.engine`) with this
-module's :class:`SingleMaskJob` in place of the pairs of :class:`~pmask.perturb.jobs.SentenceJob`.
+the drop when j is masked), computed by the same engine (:mod:`pmask.perturb.engine.runner`) with this
+module's :class:`SingleMaskJob` in place of the pairs of :class:`~pmask.perturb.engine.jobs.SentenceJob`.
 Words that share pieces (a multiword token in a surface tokenisation) are masked together:
 their impacts on each other are 0. Row 0 of the ``include_cls`` layout is the special token's
 change, column 0 is 0 (a special token is never masked).
@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from pmask.perturb.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
+from pmask.perturb.engine.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
 
 
 class SingleMaskJob(SentenceJob):
@@ -49,8 +49,8 @@ class SingleMaskJob(SentenceJob):
 
 def single_matrices(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``single``'s impact arrays, one per sentence (None = too long); ``kwargs`` as for
-    :func:`pmask.perturb.engine.impact_matrices` (layers, metric, subword, include_cls, ...)."""
-    from pmask.perturb.engine import impact_matrices
+    :func:`pmask.perturb.engine.runner.impact_matrices` (layers, metric, subword, include_cls, ...)."""
+    from pmask.perturb.engine.runner import impact_matrices
 
     return impact_matrices(model, sentences, job_type=SingleMaskJob, **kwargs)
 

@@ -28,8 +28,8 @@ from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
+from pmask.perturb.models.load import attention_heads
 from pmask.perturb.probes.heads import check_head
-from pmask.perturb.store_record import attention_heads
 
 logger = logging.getLogger(__name__)
 

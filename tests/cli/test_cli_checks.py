@@ -60,7 +60,7 @@ def test_parse_corpus_refuses_in_the_library_too(small):
     from pmask.common.errors import PmaskError
     from pmask.trees.induce import ParseSettings, parse_corpus
     from pmask.corpora.spec import CorpusSpec
-    from pmask.perturb.impact_source import ImpactSource
+    from pmask.perturb.source import ImpactSource
 
     with pytest.raises(PmaskError, match="would overwrite"):
         parse_corpus(ImpactSource.open(CorpusSpec(small)), small, ParseSettings(decoder="left-chain"))
@@ -203,7 +203,7 @@ def test_a_complete_cache_store_does_not_load_the_model(small, tmp_path, capsys,
     cache = tmp_path / "cache"
     first = tmp_path / "first.conllu"
     assert run(["parse", small, "--model", tiny_bert_dir, "--store", cache, "-q", "-o", first], capsys)[0] == 0
-    from pmask.perturb import model_spec
+    from pmask.perturb.models import spec as model_spec
 
     def no_loading(self):
         raise AssertionError("the model was loaded")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pmask.cli import main
-from pmask.perturb import bundled
-from pmask.perturb.bundled import DEFAULT_MODEL, bundled_model
+from pmask.perturb.models import bundled
+from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 from pmask.perturb.store import read_manifest
 from test_cli import SMALL
 

@@ -88,7 +88,7 @@ def test_shard_seconds_is_checked_and_recorded(tmp_path, tiny_bert_dir, capsys):
 # engine begins: a kill at a known point of the work, whatever the machine's speed
 KILLER = """
 import os, signal, sys
-from pmask.perturb import engine
+from pmask.perturb.engine import runner as engine
 from pmask.cli import main
 
 batches, original = [0], engine.BatchRunner._run_batch

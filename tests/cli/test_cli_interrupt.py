@@ -54,7 +54,7 @@ def test_parse_with_a_cache_store_resumes_without_a_flag(small, tmp_path, capsys
 
 
 def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, monkeypatch):
-    from pmask.perturb import model_spec
+    from pmask.perturb.models import spec as model_spec
 
     def load(self):
         raise KeyboardInterrupt
@@ -80,7 +80,7 @@ def test_ctrl_c_inside_a_long_sentence_keeps_its_work_and_resume_continues_it(tm
                                                                                monkeypatch):
     """Issue 33, item 3: Ctrl-C in the middle of a sentence keeps the sequences done (as a hard kill
     keeps them up to the last shard-seconds), says so, and --resume runs only the rest."""
-    from pmask.perturb import engine
+    from pmask.perturb.engine import runner as engine
 
     n, batches, original = 30, [0], engine.BatchRunner._run_batch
 

@@ -80,7 +80,7 @@ def test_repr_of_a_parsed_sentence_is_short():
     import numpy as np
 
     from pmask.corpora import Sentence
-    from pmask.perturb.impact_source import Impact
+    from pmask.perturb.source import Impact
     from pmask.trees.induce import Parsed
 
     n = 60

@@ -14,7 +14,7 @@ import pytest
 from pmask.common import options
 from pmask.common.errors import OptionError, SettingError
 from pmask.common.probes import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, WORD_PAIRS, Faithful, MetricEntry, ProbeEntry
-from pmask.perturb.jobs import SentenceJob
+from pmask.perturb.engine.jobs import SentenceJob
 from pmask.perturb.probes import probe_matrices, resolve, sequences_per_sentence
 from pmask.trees.registry import DECODERS
 
@@ -133,7 +133,7 @@ def test_a_new_probe_and_metric_are_validated_and_defaulted(registered):
 
 
 def test_a_new_probe_and_metric_reach_manifests_and_decoders(registered):
-    from pmask.perturb.impact_settings import ImpactSettings
+    from pmask.perturb.engine.settings import ImpactSettings
     from pmask.perturb.store.settings import StoreSettings
     from pmask.trees.induce import check_pairing
 

@@ -10,8 +10,8 @@ import pytest
 from pmask.common.errors import SettingError
 from pmask.eval.bench.heads import store_dir
 from pmask.eval.bench.run import BenchSettings, run_bench
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.models.spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 PUD = DATA / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
@@ -80,8 +80,8 @@ def test_a_rerun_computes_nothing(bench, model_dir):
 def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(bench):
     from pmask.corpora.spec import CorpusSpec
     from pmask.eval.compare import score_against_gold
-    from pmask.perturb.impact_source import ImpactSource
-    from pmask.perturb.model_spec import ModelSpec
+    from pmask.perturb.source import ImpactSource
+    from pmask.perturb.models.spec import ModelSpec
     from pmask.perturb.store import ImpactStore
     from pmask.trees.induce import ParseSettings
 

@@ -7,7 +7,7 @@ from transformers import AutoTokenizer
 from pmask.common.errors import ModelError
 from pmask.perturb import align
 from pmask.perturb.alignment import WordAlignment
-from pmask.perturb.model import load_tokenizer
+from pmask.perturb.models.load import load_tokenizer
 from pmask.perturb.testing import TINY_SENTENCES
 
 

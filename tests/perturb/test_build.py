@@ -1,4 +1,4 @@
-"""One way to fill a store (pmask.perturb.build): plan every store first, load the model once and
+"""One way to fill a store (pmask.perturb.fill.stores): plan every store first, load the model once and
 only if some store has work, resolve the requested layers once per model depth."""
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import pytest
 from pmask.common import options
 from pmask.common.errors import StoreError
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.build import build_store, fill_stores
-from pmask.perturb.fill import FillRequest
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.fill.stores import build_store, fill_stores
+from pmask.perturb.fill.compute import FillRequest
+from pmask.perturb.models.spec import ModelSpec
 from pmask.perturb.store import ImpactStore
 from store_fakes import _sentences, _write
 
 MINI = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
 # every module of the store path that may resolve layers (the engine's own entry check aside)
-STORE_PATH = ("pmask.perturb.store.settings", "pmask.perturb.store.plan", "pmask.perturb.store_record",
-              "pmask.perturb.add_layers", "pmask.perturb.fill", "pmask.perturb.build", "pmask.perturb.impact_source")
+STORE_PATH = ("pmask.perturb.store.settings", "pmask.perturb.store.plan", "pmask.perturb.fill.record",
+              "pmask.perturb.fill.add_layers", "pmask.perturb.fill.compute", "pmask.perturb.fill.stores", "pmask.perturb.source")
 
 
 class Loader:

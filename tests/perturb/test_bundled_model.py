@@ -14,10 +14,10 @@ import pmask
 from authors_reference import authors_heads
 from pmask.cli import main
 from pmask.perturb import impact_matrices, load_model
-from pmask.perturb import bundled
-from pmask.perturb.bundled import DEFAULT_MODEL, bundled_model, bundled_models
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.models import bundled
+from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.models.spec import ModelSpec
 from test_faithful_pipeline import conllu, heads_of
 
 ROOT = Path(__file__).resolve().parents[2]

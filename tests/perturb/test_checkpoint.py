@@ -49,8 +49,8 @@ def test_encoder_only_checkpoint_gives_the_encoders_impacts(encoder_only, tiny_b
 
 
 def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_path):
-    from pmask.perturb.fill import FillRequest, compute_store
-    from pmask.perturb.impact_settings import ImpactSettings
+    from pmask.perturb.fill.compute import FillRequest, compute_store
+    from pmask.perturb.engine.settings import ImpactSettings
 
     for call in (lambda: impact_matrices(encoder_only, SENTS, metric="prob"),
                  lambda: impact_matrices(encoder_only, SENTS, metric="prob", fast_path=False),
@@ -65,8 +65,8 @@ def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_pa
 
 
 def test_store_manifest_records_the_loaded_parts(encoder_only, tmp_path):
-    from pmask.perturb.fill import FillRequest, compute_store
-    from pmask.perturb.impact_settings import ImpactSettings
+    from pmask.perturb.fill.compute import FillRequest, compute_store
+    from pmask.perturb.engine.settings import ImpactSettings
     from pmask.perturb.store import read_manifest
 
     sentences = [Sentence(id=f"s{k}", words=list(words)) for k, words in enumerate(SENTS)]
@@ -88,7 +88,7 @@ def test_encoder_only_checkpoint_is_said_once_at_info(encoder_only_dir, tiny_ber
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="pmask"):
         load_model(tiny_bert_dir, device="cpu")
-    assert not [r for r in caplog.records if r.name.startswith("pmask.perturb.model")]   # nothing to say
+    assert not [r for r in caplog.records if r.name.startswith("pmask.perturb.models.load")]   # nothing to say
 
 
 def test_missing_encoder_weight_is_an_error(tmp_path, encoder_only_dir):

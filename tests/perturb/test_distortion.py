@@ -83,7 +83,7 @@ def lm64(tiny_bert_dir):
 
 @pytest.mark.parametrize("metric", ["all", "sub", "dc", "move"])
 def test_charts_equal_the_naive_reference(tiny_bert_dir, lm64, metric):
-    from pmask.perturb.engine import ImpactStats
+    from pmask.perturb.engine.runner import ImpactStats
 
     naive = NaiveDistortion(tiny_bert_dir, 2)
     stats = ImpactStats()

@@ -106,8 +106,8 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     from pmask.corpora import read_corpus
     from pmask.perturb import load_model
-    from pmask.perturb.distributed import init_distributed
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.distributed import init_distributed
+    from pmask.perturb.fill.compute import FillRequest, compute_store
     from pmask.perturb.store import StoreWriter
 
     corpus, model_dir, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -156,7 +156,7 @@ def test_killed_rank_then_resume_on_three_ranks(pud_model, single, tmp_path):
 
 def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):
     from pmask.common.errors import PmaskError
-    from pmask.perturb.distributed import RankInfo, rank_info
+    from pmask.perturb.fill.distributed import RankInfo, rank_info
 
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         monkeypatch.delenv(var, raising=False)
@@ -179,7 +179,7 @@ def test_rank_info_from_arguments_or_torchrun_environment(monkeypatch):
 def test_the_main_rank_question_has_one_torch_free_answer():
     """``is_main_rank`` is the one answer to "am I rank 0?" (bench and the store fill ask it), and
     asking it, or importing the module, loads no torch."""
-    code = ("import sys; from pmask.perturb.distributed import is_main_rank; "
+    code = ("import sys; from pmask.perturb.fill.distributed import is_main_rank; "
             "print(is_main_rank(), 'torch' in sys.modules)")
     env = {k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from pmask.common.errors import OptionError, SettingError
-from pmask.perturb.impact_settings import UNSET, ImpactSettings
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.engine.settings import UNSET, ImpactSettings
+from pmask.perturb.models.spec import ModelSpec
 from pmask.perturb.store import StoreSettings
 
 IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe", "context"}
@@ -59,8 +59,8 @@ def test_conflicts_only_for_fields_that_are_set():
 
 def test_no_holder_repeats_the_fields():
     from pmask.eval.bench.run import BenchSettings
-    from pmask.perturb.engine import RunSettings
-    from pmask.perturb.fill import FillRequest
+    from pmask.perturb.engine.runner import RunSettings
+    from pmask.perturb.fill.compute import FillRequest
 
     for holder in (ModelSpec, StoreSettings, RunSettings, FillRequest, BenchSettings):
         names = {f.name for f in fields(holder)}

@@ -8,10 +8,10 @@ import pytest
 
 from pmask.common.errors import SettingError
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.build import build_store
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.impact_source import ImpactSource
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.fill.stores import build_store
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.source import ImpactSource
+from pmask.perturb.models.spec import ModelSpec
 
 MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", limit=2)
 

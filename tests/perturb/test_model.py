@@ -162,7 +162,7 @@ def test_offline_hub_fails_fast_with_one_line(monkeypatch):
 
 
 def test_hub_reachable_honours_offline_flag(monkeypatch):
-    from pmask.perturb.model import hub_reachable
+    from pmask.perturb.models.load import hub_reachable
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert not hub_reachable()
@@ -183,7 +183,7 @@ def test_fast_path_that_disagrees_falls_back_to_generic(tiny_bert_dir, monkeypat
 
 def test_modernbert_style_tokenizer_gets_prefix_spaces(tmp_path):
     """A ByteLevel backend whose wrapper claims add_prefix_space but ignores it is fixed at load."""
-    from pmask.perturb.tokenizer import check_words_match_text, configure_for_words
+    from pmask.perturb.models.tokenizer import check_words_match_text, configure_for_words
     from pmask.perturb.testing.zoo import build_tokenizer, training_texts
 
     tok = build_tokenizer("bbpe-noprefix", tmp_path, training_texts(60))
@@ -199,7 +199,7 @@ def test_modernbert_style_tokenizer_gets_prefix_spaces(tmp_path):
 
 
 def test_threads_setting(tiny_bert_dir):
-    from pmask.perturb.model import set_threads
+    from pmask.perturb.models.load import set_threads
 
     before = torch.get_num_threads()
     try:

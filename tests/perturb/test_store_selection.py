@@ -9,7 +9,7 @@ import pytest
 
 from pmask.cli import main
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.impact_source import ImpactSource
+from pmask.perturb.source import ImpactSource
 
 LENGTHS = [5, 12, 3, 20, 4, 8, 2]   # words per sentence; --max-words 8 keeps 5, 3, 4, 8, 2
 

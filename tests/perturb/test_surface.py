@@ -48,7 +48,7 @@ def vocab_texts():
 
 @pytest.fixture(scope="session", params=["wordpiece", "unigram"])
 def tok(request, tmp_path_factory, vocab_texts):
-    from pmask.perturb.model import load_tokenizer
+    from pmask.perturb.models.load import load_tokenizer
     from pmask.perturb.testing.multilingual import train_vocabulary
 
     path = tmp_path_factory.mktemp(f"tok_{request.param}")

@@ -8,7 +8,7 @@ import numpy as np
 
 import pmask
 from pmask.corpora import read_corpus
-from pmask.perturb.bundled import DEFAULT_MODEL, bundled_model
+from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 
 MINI = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
 

@@ -22,14 +22,14 @@ def _same_store(a_dir, b_dir) -> None:
 
 
 def _top_layer_store(tiny, corpus, out):   # noqa: F811
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     compute_store(tiny, FillRequest(corpus, out, layers=[-1], shard_size=2, progress=False))
     return out
 
 
 def test_add_layers_equals_a_store_computed_with_both(tiny, corpus, reference, tmp_path):  # noqa: F811
-    from pmask.perturb.add_layers import add_layers
+    from pmask.perturb.fill.add_layers import add_layers
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
     done = add_layers(tiny, out, [1], progress=False)
@@ -43,7 +43,7 @@ def test_add_layers_equals_a_store_computed_with_both(tiny, corpus, reference, t
 
 
 def test_resume_with_more_layers_adds_them(tiny, corpus, reference, tmp_path):  # noqa: F811
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
     summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), resume=True, progress=False))
@@ -54,7 +54,7 @@ def test_resume_with_more_layers_adds_them(tiny, corpus, reference, tmp_path):  
 def test_an_interrupted_extension_leaves_a_readable_store_and_resumes(tiny, corpus, reference, tmp_path,  # noqa: F811
                                                                      monkeypatch):
     import pmask.perturb
-    from pmask.perturb.add_layers import add_layers
+    from pmask.perturb.fill.add_layers import add_layers
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
     before = {x.index: x.cls_matrix.copy() for x in ImpactStore.open(out)}
@@ -85,7 +85,7 @@ def test_an_interrupted_extension_leaves_a_readable_store_and_resumes(tiny, corp
 
 def test_another_model_cannot_add_layers(tiny, corpus, tmp_path, tiny_roberta_dir):  # noqa: F811
     from pmask.perturb import load_model
-    from pmask.perturb.add_layers import add_layers
+    from pmask.perturb.fill.add_layers import add_layers
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
     with pytest.raises(StoreError, match="cannot add layers with this model: model"):

@@ -8,7 +8,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.common.errors import LayerError, StoreError
-from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.store import MANIFEST, ImpactStore, StoreSettings, plan_store
 
 LONG = ["the"] * 70   # more than the tiny model's 64 tokens
@@ -32,7 +32,7 @@ def corpus():
 @pytest.fixture(scope="module")
 def reference(tiny, corpus, tmp_path_factory):
     """An uninterrupted store of ``corpus`` at layers (1, -1)."""
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     out = tmp_path_factory.mktemp("ref") / "store"
     summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
@@ -84,7 +84,7 @@ def _interrupt_after(monkeypatch, k_done: int) -> list[int]:
 
 
 def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_path, monkeypatch):
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     out = tmp_path / "store"
     calls = _interrupt_after(monkeypatch, 3)
@@ -106,7 +106,7 @@ def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_
 
 def test_resume_of_finished_store_does_no_model_work(tiny, corpus, reference, monkeypatch):
     import pmask.perturb
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     def no_model_work(*args, **kwargs):
         raise AssertionError("the engine was called")
@@ -122,7 +122,7 @@ def test_resume_of_finished_store_does_no_model_work(tiny, corpus, reference, mo
 
 
 def test_pipeline_refuses_other_settings(tiny, corpus, reference):
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     with pytest.raises(StoreError, match="metric: store has 'dist', requested 'cos'"):
         compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), impact=ImpactSettings(metric="cos"),
@@ -138,7 +138,7 @@ def test_pipeline_refuses_other_settings(tiny, corpus, reference):
 
 
 def test_iter_impacts_streams_without_a_store(tiny, corpus):
-    from pmask.perturb.fill import iter_impacts
+    from pmask.perturb.fill.compute import iter_impacts
 
     pairs = list(iter_impacts(tiny, corpus[2:5], layers=[-1], include_cls=True, progress=False))
     assert [s.id for s, _ in pairs] == ["t2", "t3", "t4"] and pairs[1][1] is None
@@ -146,7 +146,7 @@ def test_iter_impacts_streams_without_a_store(tiny, corpus):
 
 
 def test_all_layers_leaves_out_layer_zero(tiny, corpus, tmp_path):
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     compute_store(tiny, FillRequest(corpus[:2], tmp_path / "st", layers="all", progress=False))
     store = ImpactStore.open(tmp_path / "st")

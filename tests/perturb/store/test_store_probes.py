@@ -8,14 +8,14 @@ import pytest
 from test_store_pipeline import corpus, tiny  # noqa: F401  (fixtures: tiny BERT, 6 sentences, one too long)
 
 from pmask.common.errors import SettingError, StoreError
-from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.store import MANIFEST, ImpactStore
 
 PROBES = [("pair", "dist"), ("single", "cos"), ("attention", "weight"), ("distance", "l2"), ("distance", "jsd")]
 
 
 def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # noqa: F811
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     request = FillRequest(sentences, out, layers=layers, impact=ImpactSettings(metric, "avg", "words", probe),
                           shard_size=2, progress=False, **kwargs)
@@ -23,7 +23,7 @@ def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # no
 
 
 def _spec(probe=None, head=None):
-    from pmask.perturb.model_spec import ModelSpec
+    from pmask.perturb.models.spec import ModelSpec
 
     return ModelSpec(impact=ImpactSettings(None, None, None, probe), head=head)
 
@@ -80,7 +80,7 @@ def test_a_store_without_a_probe_field_is_a_pair_store(tiny, corpus, tmp_path): 
 
 
 def test_layers_are_added_to_a_store_of_every_head(tiny, corpus, tmp_path):  # noqa: F811
-    from pmask.perturb.add_layers import add_layers
+    from pmask.perturb.fill.add_layers import add_layers
     out, both = tmp_path / "s", tmp_path / "both"
     _store(tiny, corpus, out, "attention", "weight", layers=[-1])
     assert add_layers(tiny, out, [1], progress=False).added == (1,)
@@ -91,7 +91,7 @@ def test_layers_are_added_to_a_store_of_every_head(tiny, corpus, tmp_path):  # n
 
 def test_the_impact_source_picks_the_head_and_marks_distances(tiny, corpus, tmp_path):  # noqa: F811
     from pmask.corpora.spec import CorpusSpec
-    from pmask.perturb.impact_source import ImpactSource
+    from pmask.perturb.source import ImpactSource
     path = tmp_path / "c.txt"
     path.write_text("\n".join(" ".join(s.words) for s in corpus) + "\n", encoding="utf-8")
     att, dist = tmp_path / "att", tmp_path / "dist"

@@ -146,7 +146,7 @@ def test_compute_store_records_its_shard_bounds_and_equals_a_count_bounded_store
                                                                                   monkeypatch):
     from pmask.corpora import Sentence
     from pmask.perturb import load_model
-    from pmask.perturb.fill import FillRequest, compute_store
+    from pmask.perturb.fill.compute import FillRequest, compute_store
 
     corpus = [Sentence(id=str(k), words=["the", "cat", "sat", "on", "a", "mat"][: 2 + k % 5]) for k in range(9)]
     model = load_model(tiny_bert_dir, device="cpu")

@@ -6,9 +6,9 @@ import logging
 import pytest
 
 from pmask.cli import main
-from pmask.perturb.engine import ImpactStats, impact_matrices
-from pmask.perturb.fill import describe_stats
-from pmask.perturb.model import load_model
+from pmask.perturb.engine.runner import ImpactStats, impact_matrices
+from pmask.perturb.fill.compute import describe_stats
+from pmask.perturb.models.load import load_model
 
 TEXT = "The cat sat on the mat .\nDogs bark loudly .\n"
 

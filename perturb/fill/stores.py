@@ -3,7 +3,7 @@
 
 :func:`fill_stores` plans every store first (no model: :func:`pmask.perturb.store.plan.plan_fill`),
 then, only if some store has work left, joins the ``torchrun`` process group, loads the model
-once and fills each such store with :func:`pmask.perturb.fill.compute_store`. :func:`build_store`
+once and fills each such store with :func:`pmask.perturb.fill.compute.compute_store`. :func:`build_store`
 is the same for one corpus.
 
 Example:
@@ -22,9 +22,9 @@ from pmask.common.errors import SettingError
 from pmask.common.files import Output, check_output
 from pmask.common.progress import progress_bar
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.distributed import init_distributed, is_main_rank
-from pmask.perturb.fill import FillRequest, StoreSummary, compute_store
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.fill.compute import FillRequest, StoreSummary, compute_store
+from pmask.perturb.fill.distributed import init_distributed, is_main_rank
+from pmask.perturb.models.spec import ModelSpec
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS, StoreSettings
 from pmask.perturb.store.plan import StorePlan, plan_fill
 
@@ -80,7 +80,7 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
 
     Raises:
         StoreError, LayerError, OptionError: as :func:`pmask.perturb.store.plan_store` and
-            :func:`pmask.perturb.fill.compute_store`, every planning error before the model is loaded.
+            :func:`pmask.perturb.fill.compute.compute_store`, every planning error before the model is loaded.
     """
     for request in requests:
         request.impact.check()

@@ -12,10 +12,10 @@ from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import align
+from pmask.perturb.fill.record import store_settings, versions
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
 from pmask.perturb.store.plan import missing_layers
-from pmask.perturb.store_record import store_settings, versions
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Without ``torchrun`` (no ``WORLD_SIZE`` in the environment, no process group) everything here
 is a no-op for one rank, so single-process runs behave exactly as before. Under
 ``torchrun --nproc-per-node K`` each rank computes its share of the sentences on
-``cuda:LOCAL_RANK`` (NCCL) or on the CPU (gloo); see :func:`pmask.perturb.fill.compute_store`.
+``cuda:LOCAL_RANK`` (NCCL) or on the CPU (gloo); see :func:`pmask.perturb.fill.compute.compute_store`.
 
 Importing this module loads no torch: :func:`is_main_rank` (the one answer to "am I rank 0?")
 and :func:`rank_info` read torchrun's environment or an existing process group; torch is

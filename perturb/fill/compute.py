@@ -3,7 +3,7 @@
 :func:`compute_store` fills the store a :class:`FillRequest` describes, in a short sequence of
 steps: resolve the requested layers for the model (once), add the layers an existing store
 lacks, then compute what is left, in this process or as one rank of many. It resumes
-interrupted stores and does no model work on a finished one. :func:`pmask.perturb.build.fill_stores`
+interrupted stores and does no model work on a finished one. :func:`pmask.perturb.fill.stores.fill_stores`
 plans first and loads the model only when work is left; ``plan_store`` (re-exported from
 :mod:`pmask.perturb.store`) answers "what is left to do" before a model is even loaded.
 ``iter_impacts`` streams matrices without storing them.
@@ -21,12 +21,13 @@ import numpy as np
 from pmask.common.errors import LayerError, StoreError
 from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, probe_entry, resolve_layers
-from pmask.perturb.add_layers import extend_store
 from pmask.perturb.alignment import align_sentence
-from pmask.perturb.context import add_context
-from pmask.perturb.distributed import GlobalProgress, Group, RankInfo, rank_info
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.model_spec import ModelSpec
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.fill.add_layers import extend_store
+from pmask.perturb.fill.context import add_context
+from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
+from pmask.perturb.fill.record import store_settings, versions
+from pmask.perturb.models.spec import ModelSpec
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
@@ -37,7 +38,6 @@ from pmask.perturb.store import (
     read_manifest,
 )
 from pmask.perturb.store.plan import balance, check_existing, layers_to_add
-from pmask.perturb.store_record import store_settings, versions
 
 logger = logging.getLogger(__name__)
 
@@ -290,10 +290,10 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
     an existing store made with the same settings and corpus is continued (requested layers
     may be a subset of the stored ones; the stored layers are computed; layers the store lacks
     are first added to every stored sentence, in this process only: see
-    :func:`pmask.perturb.add_layers.add_layers`); a finished store holding every requested
+    :func:`pmask.perturb.fill.add_layers.add_layers`); a finished store holding every requested
     layer costs no model work. Under ``torchrun`` (or with ``rank``/``world_size``) every rank calls this
     with the same arguments and computes its cost-balanced share (see
-    :mod:`pmask.perturb.distributed`); the store equals a single-process one.
+    :mod:`pmask.perturb.fill.distributed`); the store equals a single-process one.
 
     Args:
         model: a ``pmask.perturb.LoadedModel`` (in a distributed run, on this rank's device).

@@ -25,10 +25,10 @@ from pmask.common.errors import ModelError
 from pmask.common.library_output import CapturedOutput, capture_library_output, relay
 from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import metric_entry, split_random
-from pmask.perturb.bundled import bundled_model
-from pmask.perturb.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
 from pmask.perturb.encoders import ModelPaths, inspect_model
-from pmask.perturb.tokenizer import load_tokenizer, one_line
+from pmask.perturb.models.bundled import bundled_model
+from pmask.perturb.models.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
+from pmask.perturb.models.tokenizer import load_tokenizer, one_line
 
 __all__ = ["LoadedModel", "load_model", "load_tokenizer", "set_threads", "resolve_device", "resolve_dtype", "DTYPES",
            "RANDOM_SEED"]
@@ -179,6 +179,13 @@ def _num_layers(config) -> int:
     raise ModelError(f"cannot tell the number of layers of model type {getattr(config, 'model_type', '?')!r}")
 
 
+def attention_heads(model: Any) -> int | None:
+    """Attention heads per layer of a loaded model (from its config), None when it does not say."""
+    config = getattr(getattr(model, "model", None), "config", None)
+    value = getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None)
+    return int(value) if value else None
+
+
 def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
     """False when ``HF_HUB_OFFLINE`` is set or the hub's host cannot be reached within ``timeout`` seconds."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
@@ -273,7 +280,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
 
     Args:
         name_or_dir: a hub name, a local directory or a bundled model's name (``pmask-tiny-en``,
-            see :mod:`pmask.perturb.bundled`); ``random:NAME`` (or ``random_init=True``)
+            see :mod:`pmask.perturb.models.bundled`); ``random:NAME`` (or ``random_init=True``)
             keeps NAME's config and tokenizer but initialises the weights randomly after
             ``torch.manual_seed(RANDOM_SEED)`` (= 0), the paper's "random BERT" baseline. An
             encoder-only checkpoint (``BertModel``, sentence-transformers, a fine-tuned

@@ -1,5 +1,5 @@
 """What a store records about the run that filled it: the model's full settings and the package
-versions (shared by :mod:`pmask.perturb.fill` and :mod:`pmask.perturb.add_layers`)."""
+versions (shared by :mod:`pmask.perturb.fill.compute` and :mod:`pmask.perturb.fill.add_layers`)."""
 from __future__ import annotations
 
 import contextlib
@@ -8,7 +8,8 @@ import platform
 from typing import Any, Sequence
 
 from pmask.common.options import has_heads, resolve_layers
-from pmask.perturb.impact_settings import ImpactSettings
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.models.load import attention_heads
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -24,13 +25,6 @@ def versions() -> dict[str, str]:
 
 def _dtype_name(dtype: Any) -> str | None:
     return None if dtype is None else str(dtype).removeprefix("torch.")
-
-
-def attention_heads(model: Any) -> int | None:
-    """Attention heads per layer of a loaded model (from its config), None when it does not say."""
-    config = getattr(getattr(model, "model", None), "config", None)
-    value = getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None)
-    return int(value) if value else None
 
 
 def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | str, *,

@@ -23,20 +23,20 @@ from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.add_layers import add_layers
-from pmask.perturb.build import StoreRun, build_store, fill_stores
-from pmask.perturb.bundled import DEFAULT_MODEL
-from pmask.perturb.fill import FillRequest, iter_impacts
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.model_spec import ModelSpec, absolute_if_local
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.fill.add_layers import add_layers
+from pmask.perturb.fill.compute import FillRequest, iter_impacts
+from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
+from pmask.perturb.models.bundled import DEFAULT_MODEL
+from pmask.perturb.models.spec import ModelSpec, absolute_if_local
 from pmask.perturb.probes.heads import check_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
+from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.state import check_finished, store_state
-from pmask.perturb.store_corpus import store_sentences
 
 logger = logging.getLogger(__name__)
 
-# StoreRun and build_store live in pmask.perturb.build; the CLI imports them from here too
+# StoreRun and build_store live in pmask.perturb.fill.stores; the CLI imports them from here too
 __all__ = ["Impact", "ImpactSource", "StoreRun", "build_store", "impacts_by_layer", "impacts_from_model",
            "impacts_from_store", "impacts_from_store_by_layers", "is_store"]
 
@@ -164,7 +164,7 @@ class ImpactSource:
         """A source for ``source.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
-        ``source``'s own filters may narrow it (:func:`pmask.perturb.store_corpus.store_sentences`).
+        ``source``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
         An unfinished store (interrupted, or being written by another process) is refused, as is a
         ``store`` cache read without a model, unless ``allow_incomplete``: then the source holds the
         sentences stored so far, a warning says so, and :attr:`coverage` records it

@@ -1,6 +1,6 @@
 """Which model to run and how impacts are computed with it: :class:`ModelSpec` (torch-free).
 
-A small frozen dataclass that :class:`pmask.perturb.impact_source.ImpactSource`, the commands
+A small frozen dataclass that :class:`pmask.perturb.source.ImpactSource`, the commands
 and ``pmask.eval.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
 
 Example:
@@ -15,8 +15,8 @@ from typing import Any
 from pmask.common.errors import SettingError
 from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, metric_pipeline, split_random
 from pmask.common.probes import PROBE_ENTRIES
-from pmask.perturb.bundled import DEFAULT_MODEL, announce_default, bundled_model
-from pmask.perturb.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.engine.settings import UNSET, ImpactSettings
+from pmask.perturb.models.bundled import DEFAULT_MODEL, announce_default, bundled_model
 from pmask.perturb.store.settings import norm_model
 
 
@@ -80,7 +80,7 @@ class ModelSpec:
         return replace(self, impact=resolve_impact(self.impact, self.name, defaults=False))
 
     def named(self) -> ModelSpec:
-        """This spec, naming the default model (:data:`pmask.perturb.bundled.DEFAULT_MODEL`) when it names
+        """This spec, naming the default model (:data:`pmask.perturb.models.bundled.DEFAULT_MODEL`) when it names
         none; :meth:`load` says so in one line, once, when it loads it."""
         if self.name:
             return self

@@ -25,7 +25,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: The folder of bundled models: ``models/`` at the package root.
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"   # pmask/models/, the weights (not this package)
 #: The model used when a command or ``pmask.parse`` is given none.
 DEFAULT_MODEL = "pmask-tiny-en"
 

@@ -38,10 +38,10 @@ from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
 from pmask.perturb.alignment.text import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
-from pmask.perturb.impact_settings import ImpactSettings
-from pmask.perturb.impact_stats import ImpactStats
-from pmask.perturb.jobs import SentenceJob, SkippedSentence
-from pmask.perturb.model import LoadedModel
+from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import LoadedModel
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         checkpoint: keeps work across a hard kill: ``checkpoint.restore(job)`` is called on each new
             job (it may set the job's state, as ``SentenceJob.restore``), ``checkpoint.between_batches(jobs)``
             after each batch's finished sentences are yielded, with the jobs still in flight (see
-            ``pmask.perturb.fill``: a store keeps the sentence under way).
+            ``pmask.perturb.fill.compute``: a store keeps the sentence under way).
 
     Returns:
         An iterator of float32 arrays ``[len(layers), n, n]`` (``[len(layers), n+1, n+1]`` with

@@ -1,6 +1,6 @@
 """Perturbed sequences: model inputs that rewrite a sentence, not only mask its words in place.
 
-The pair and single probes (:mod:`pmask.perturb.jobs`) mask at most two words of the sentence
+The pair and single probes (:mod:`pmask.perturb.engine.jobs`) mask at most two words of the sentence
 and keep every other token where it was. A span probe (contextual distortion) needs inputs
 that *rewrite* the sentence: a span replaced by one mask, a span alone between masks, a span
 moved to the front with commas between the parts. This module describes such an input as a
