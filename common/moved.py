@@ -44,6 +44,10 @@ MOVED: dict[str, str] = {
     "pmask.eval.html_impacts": "pmask.eval.html.impacts",
     "pmask.eval.html_trees": "pmask.eval.html.trees",
     "pmask.eval.html_bench": "pmask.eval.bench.html",
+    # the third layout step: a command is one module of pmask.cli.commands, the shared steps derive from them
+    "pmask.cli.parsers": "pmask.cli.dispatch",
+    "pmask.cli.checks": "pmask.cli.dispatch",
+    "pmask.cli.interrupt": "pmask.cli.dispatch",
 }
 
 
