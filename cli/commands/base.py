@@ -14,7 +14,7 @@ A command's hooks:
 
 Example:
     >>> import argparse
-    >>> [o.path.name for o in output_files(argparse.Namespace(output="p.conllu", json=None))]
+    >>> [str(o.path) for o in output_files(argparse.Namespace(output="p.conllu", json=None))]
     ['p.conllu']
 """
 from __future__ import annotations
