@@ -1,12 +1,13 @@
 """The ``pmask`` command: thin wrappers over library functions that return data.
 
-:mod:`.args` holds the shared option groups (every flag that several commands take, spelled
-once), :mod:`.parsers` the parser of each command, :mod:`.commands` one ``cmd_<command>`` per
-command, each a few lines over one library call; :mod:`.checks` is the validation step run
-before any work, :mod:`.interrupt` the Ctrl-C message, :mod:`.logs` where text goes (data on
-stdout, messages on stderr); here :func:`main` (the ``pmask`` entry point) runs them. Exit codes:
-0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage error. May import every wing;
-nothing imports it.
+:mod:`.commands` holds one module per command (its arguments, its checks, its Ctrl-C line and its
+run function, a few lines over one library call) and :data:`~pmask.cli.commands.COMMANDS`, the
+registry of them; :mod:`.dispatch` derives from it the parser, the validation step run before any
+work and the Ctrl-C message; :mod:`.args` holds the shared option groups (every flag that several
+commands take, spelled once), :mod:`.outcome` what a command returns and :mod:`.logs` where text
+goes (data on stdout, messages on stderr); here :func:`main` (the ``pmask`` entry point) runs them.
+Exit codes: 0 ok, 1 failure (a one-line ``pmask: error: …`` on stderr), 2 usage error. May import
+every wing; nothing imports it.
 """
 from __future__ import annotations
 
@@ -16,10 +17,9 @@ import sys
 from typing import Sequence
 
 from pmask.cli.args import option_names
-from pmask.cli.checks import check_command, outputs_of
-from pmask.cli.interrupt import interrupted_message
+from pmask.cli.commands import COMMANDS, Command
+from pmask.cli.dispatch import build_parser, check_command, interrupted_message, outputs_of
 from pmask.cli.logs import command_logging, deliver
-from pmask.cli.parsers import build_parser
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import is_stdout, stdout_to_devnull
 
@@ -28,9 +28,14 @@ __all__ = ["build_parser", "main"]
 
 # ---------------------------------------------------------------------------- entry point
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error)."""
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, commands: Sequence[Command] = COMMANDS) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error).
+
+    Args:
+        argv: the arguments after ``pmask`` (default: the process's own).
+        commands: the commands known (default: every ``pmask`` command, :data:`~pmask.cli.commands.COMMANDS`).
+    """
+    parser = build_parser(commands)
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:   # argparse would name them under the top-level usage; the command's own usage helps more
@@ -38,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
     with command_logging(quiet=args.quiet, verbose=args.verbose):
-        return _run(parser, args)
+        return _run(parser, args, commands)
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -47,12 +52,12 @@ def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.A
     return action.choices[command]
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, commands: Sequence[Command]) -> int:
     """Run the command ``args`` names; its failures become one-line messages and exit codes."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        check_command(args)   # every output and model-free setting, before any work
-        stdout_taken = any(is_stdout(output.path) for output in outputs_of(args))
+        check_command(args, commands)   # every output and model-free setting, before any work
+        stdout_taken = any(is_stdout(output.path) for output in outputs_of(args, commands))
         deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
         sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
         return 0
@@ -66,7 +71,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except PmaskError as exc:
         print(f"pmask: error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"pmask: {interrupted_message(args)}", file=sys.stderr)
+        print(f"pmask: {interrupted_message(args, commands)}", file=sys.stderr)
         return 130
     except (OSError, ValueError) as exc:
         if args.verbose >= 2:

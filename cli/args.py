@@ -6,12 +6,15 @@ its gold (:func:`add_prediction`), impacts cached in a store (:func:`add_store_c
 (:func:`add_punct`, :func:`add_seed`), extra score files (:func:`add_tables`) and the output
 (:func:`add_output`, whose help says what the command writes).
 
-A new subcommand starts with :func:`command` and adds the groups it needs, e.g.::
+A command (one module of :mod:`pmask.cli.commands`) adds the groups it needs in its
+``add_arguments``, e.g.::
 
-    p = command(sub, "mycmd", help="...", description="...", epilog="example:\n  pmask mycmd ...")
-    add_input(p)
-    add_model(p)
-    add_output(p, "the file to write")
+    def add_arguments(p: argparse.ArgumentParser) -> None:
+        add_input(p)
+        add_model(p)
+        add_output(p, "the file to write")
+
+(:func:`command`, which :func:`pmask.cli.dispatch.build_parser` calls, makes its parser.)
 
 A new shared flag is one function here; paths it names go into :data:`INPUT_ARGS` or
 :data:`OUTPUT_ARGS` so that no output can replace an input.
@@ -43,7 +46,7 @@ from pmask.corpora.formats import CORPUS_FORMATS
 from pmask.perturb.models.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names, decoder_needs_model
 
-#: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli``).
+#: Argument names (``args.<name>``) holding input paths, and output paths (checked by ``pmask.cli.dispatch``).
 INPUT_ARGS = ("input", "source", "pred", "gold", "corpus", "store", "bench", "inputs")
 OUTPUT_ARGS = ("output", "json", "csv", "plot")
 

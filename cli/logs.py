@@ -5,7 +5,7 @@ Standard output carries only a command's data product: the file an output ``-`` 
 ``info``). Every message goes to stderr as one ``pmask: …`` line: the summary of what was
 written (``pud.conllu: 1000 dependency trees``), notes, warnings, errors; progress bars too
 (:mod:`pmask.common.progress`). A table whose place an output ``-`` took (``eval --json -``) is
-shown on stderr as it is. A command returns an :class:`Outcome` and :func:`deliver` routes it, so
+shown on stderr as it is. A command returns an :class:`~pmask.cli.outcome.Outcome` and :func:`deliver` routes it, so
 no command prints for itself. What stderr shows is set by -q/-v/-vv:
 
 * ``-q``: errors only (no summary, notes, warnings or progress bars);
@@ -24,8 +24,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from dataclasses import dataclass
 from typing import Iterator
+
+from pmask.cli.outcome import Outcome
 
 logger = logging.getLogger("pmask.cli")
 
@@ -93,21 +94,6 @@ def command_logging(quiet: bool = False, verbose: int = 0) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------- what a command says
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a command has to say once its outputs are written; :func:`deliver` routes it.
-
-    Attributes:
-        table: the command's product when no output of it names standard output (the scores of
-            ``eval``/``sweep``, the description of ``info``); a message otherwise.
-        summary: one line on what was written, e.g. ``pud.conllu: 1000 dependency trees``; always a
-            message.
-    """
-
-    table: str | None = None
-    summary: str | None = None
-
 
 def deliver(outcome: Outcome, stdout_taken: bool) -> None:
     """Print ``outcome``: the table on stdout unless an output ``-`` holds stdout, messages on stderr.

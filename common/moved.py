@@ -62,6 +62,10 @@ MOVED: dict[str, str] = {
     "pmask.perturb.context": "pmask.perturb.fill.context",
     "pmask.perturb.store_corpus": "pmask.perturb.store.corpus",
     "pmask.perturb.impact_source": "pmask.perturb.source",
+    # the third layout step: a command is one module of pmask.cli.commands, the shared steps derive from them
+    "pmask.cli.parsers": "pmask.cli.dispatch",
+    "pmask.cli.checks": "pmask.cli.dispatch",
+    "pmask.cli.interrupt": "pmask.cli.dispatch",
 }
 
 

@@ -114,8 +114,13 @@ def test_the_structure_check_sees_every_subpackage():
     assert any(p.startswith("perturb/store") for p in packages) and any(p.startswith("perturb/encoders") for p in packages)
 
 
+def is_command_run(module: str, function: str) -> bool:
+    """A command's run function: ``run`` in a module of ``pmask.cli.commands`` (one per command)."""
+    return module.startswith("pmask.cli.commands.") and function == "run"
+
+
 def test_length_limits():
-    too_long = []
+    too_long, commands = [], []
     for name, path in MODULES.items():
         lines = path.read_text(encoding="utf-8").splitlines()
         if len(lines) > MAX_MODULE_LINES:
@@ -123,11 +128,14 @@ def test_length_limits():
         for node in ast.walk(ast.parse("\n".join(lines))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 size = node.end_lineno - node.lineno + 1
-                limit = MAX_COMMAND_LINES if name.startswith("pmask.cli") and node.name.startswith("cmd_") \
-                    else MAX_FUNCTION_LINES
+                limit = MAX_COMMAND_LINES if is_command_run(name, node.name) else MAX_FUNCTION_LINES
+                commands += [name] if is_command_run(name, node.name) else []
                 if size > limit:
                     too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
     assert not too_long, "\n".join(too_long)
+    from pmask.cli.commands import COMMANDS   # the command limit sees every command's run function
+
+    assert {c.run.__module__ for c in COMMANDS} <= set(commands) and len(commands) >= len(COMMANDS)
 
 
 def test_tests_mirror_the_package():

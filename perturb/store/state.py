@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pmask.common.command_line import spell_command
 from pmask.common.errors import UnfinishedStoreError
 from pmask.common.labels import plural
 from pmask.common.options import RANDOM_PREFIX, default_metric
@@ -95,39 +95,41 @@ class StoreState:
         return {"store": str(self.path), "complete": self.complete, "sentences": self.held, "of": self.corpus}
 
 
-def _option(flag: str, value: Any) -> list[str]:
-    text = str(value)
-    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]   # --layers=-1: not read as a flag
+def resume_settings(path: str | os.PathLike, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The settings of the ``pmask impact`` run that finishes the store at ``path``, as data
+    (setting name -> value, in command-line order; :func:`pmask.common.command_line.spell_command`
+    spells them).
 
+    Built from the manifest: the corpus (``input``) and its selection, the model (``random:NAME``
+    for random weights), every impact setting and dtype that differs from the default, the
+    requested layers, the store (``output``) and ``resume``. Settings at their default are left out.
 
-def resume_command(path: str | os.PathLike, manifest: dict[str, Any]) -> str:
-    """The ``pmask impact … -o STORE --resume`` command that finishes the store at ``path``.
-
-    Built from the manifest: the corpus and its selection, the model (``random:NAME`` for random
-    weights), every impact setting and dtype that differs from the default, the requested layers.
+    Example:
+        >>> resume_settings("st", manifest)   # doctest: +SKIP
+        {'input': 'c.txt', 'limit': 5, 'model': 'bert-base-uncased', 'layers': [1, -1], 'output': 'st', 'resume': True}
     """
     corpus, model = manifest["corpus"], manifest["model"]
     selection = corpus.get("selection") or {"limit": corpus.get("n_sentences")}   # older stores: their size
     source = str(corpus.get("path") or "CORPUS")
-    args = ["pmask", "impact", source]
+    settings: dict[str, Any] = {"input": source}
     fmt = selection.get("format")
     if fmt and fmt != "auto" and fmt != CorpusSpec(Path(source)).resolved_format():
-        args += ["--format", fmt]
-    for flag, key in (("--limit", "limit"), ("--max-words", "max_words")):
+        settings["format"] = fmt
+    for key in ("limit", "max_words"):
         if selection.get(key):
-            args += [flag, str(selection[key])]
-    args += ["--model", (RANDOM_PREFIX if model.get("random_init") else "") + str(model.get("name"))]
+            settings[key] = selection[key]
+    settings["model"] = (RANDOM_PREFIX if model.get("random_init") else "") + str(model.get("name"))
     probe = manifest.get("probe") or "pair"
     defaults = {"probe": "pair", "metric": default_metric(probe), "subword": "avg", "tokenize": "words"}
     for key, default in defaults.items():
         if manifest.get(key) not in (None, default):
-            args += [f"--{key}", str(manifest[key])]
+            settings[key] = manifest[key]
     if model.get("dtype") not in (None, "float32"):
-        args += ["--dtype", str(model["dtype"])]
+        settings["dtype"] = model["dtype"]
     requested = manifest["layers"].get("requested")
     if requested not in (None, [-1]):
-        args += _option("--layers", requested if isinstance(requested, str) else ",".join(map(str, requested)))
-    return shlex.join([*args, "-o", str(path), "--resume"])
+        settings["layers"] = requested
+    return {**settings, "output": str(path), "resume": True}
 
 
 def _unmerged(path: Path, done: set[int]) -> int:
@@ -156,7 +158,7 @@ def store_state(path: str | os.PathLike, manifest: dict[str, Any] | None = None)
                       stored=len(entries) - skipped, skipped=skipped,
                       unmerged=_unmerged(path, {e["index"] for e in entries}),
                       complete=bool(manifest.get("complete")), writer=current_writer(path),
-                      resume=resume_command(path, manifest))
+                      resume=spell_command("impact", resume_settings(path, manifest)))
 
 
 def check_finished(path: str | os.PathLike, manifest: dict[str, Any] | None = None, *,

@@ -66,7 +66,7 @@ def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, mo
 
 
 def test_commands_without_model_work_say_nothing_was_written(small, tmp_path, capsys, monkeypatch):
-    import pmask.cli.commands as cli
+    import pmask.cli.commands.eval as cli
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt

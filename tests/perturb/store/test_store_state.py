@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from pmask.common.command_line import spell_command
 from pmask.common.errors import SettingError, StoreError, UnfinishedStoreError
 from pmask.corpora import Sentence
 from pmask.corpora.spec import CorpusSpec
@@ -19,7 +20,7 @@ from pmask.perturb.source import ImpactSource
 from pmask.perturb.store import CorpusInfo, ImpactStore, StoreWriter, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE, current_writer
 from pmask.perturb.store.parts import write_part
-from pmask.perturb.store.state import check_finished, resume_command, store_state
+from pmask.perturb.store.state import check_finished, resume_settings, store_state
 from store_fakes import SETTINGS, _fake, _sentences
 
 
@@ -130,7 +131,7 @@ def test_the_resume_command_spells_every_setting_that_is_not_the_default(tmp_pat
     with StoreWriter.open(tmp_path / "my store", settings, CorpusInfo.of(sents, corpus, {"format": "conllu",
                           "limit": 2, "max_words": 30})):
         pass
-    command = resume_command(tmp_path / "my store", read_manifest(tmp_path / "my store"))
+    command = spell_command("impact", resume_settings(tmp_path / "my store", read_manifest(tmp_path / "my store")))
     assert command == (f"pmask impact {corpus} --format conllu --limit 2 --max-words 30 --model "
                        f"random:bert-base-uncased --metric cos --subword first --tokenize text --dtype bfloat16 "
                        f"--layers all -o '{tmp_path / 'my store'}' --resume")
@@ -141,7 +142,7 @@ def test_negative_layers_are_not_taken_for_a_flag(tmp_path):
     settings = replace(SETTINGS, layers=(-2,))
     with StoreWriter.open(tmp_path / "st", settings, CorpusInfo.of(sents)):
         pass
-    assert "--layers=-2 -o" in resume_command(tmp_path / "st", read_manifest(tmp_path / "st"))
+    assert "--layers=-2 -o" in spell_command("impact", resume_settings(tmp_path / "st", read_manifest(tmp_path / "st")))
 
 
 def test_an_unfinished_store_whose_sentences_are_not_the_first_ones_is_read_by_position(tmp_path):

@@ -1,0 +1,91 @@
+"""``pmask bench``: a probing study, many treebanks x probes x layers x decoders, with baselines."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pmask.cli.args import (
+    MAX_WORDS_HELP,
+    add_bias,
+    add_model,
+    add_output,
+    add_punct,
+    add_root,
+    add_seed,
+    add_symmetrize,
+    layers_arg,
+    metrics_arg,
+    positive_int,
+)
+from pmask.cli.commands.base import Command
+from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_sentences
+from pmask.cli.outcome import Outcome
+from pmask.common.files import Output
+from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.trees.induce import refuse_layer_zero
+from pmask.trees.tasks import task_info
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", type=Path, nargs="+", metavar="TREEBANK",
+                   help="CoNLL-U files/folders, PTB .mrg file/folder")
+    add_model(p, several_probes=True)
+    p.add_argument("--metrics", type=metrics_arg, default=None, metavar="LIST",
+                   help="comma-separated impact metrics, each scored on its own store for every probe given (each "
+                        "probe must take every one; instead of --metric, which is the one-metric case)")
+    p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
+    p.add_argument("--decoders", default=None, metavar="LIST",
+                   help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
+                       ",".join(task_info(t).default_decoders) for t in ("dependency", "constituency"))))
+    add_bias(p)
+    add_symmetrize(p)
+    add_root(p)
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N sentences of each treebank")
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
+    add_punct(p)
+    add_seed(p)
+    p.add_argument("--rescore", action="store_true",
+                   help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
+                        "or more treebanks, probes, metrics, layers or decoders: replace its results, reusing its "
+                        "stores (another model or sentence selection always needs another OUTDIR)")
+    add_output(p, "output directory", metavar="OUTDIR")
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    settings = BenchSettings(
+        model=model_spec(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct,
+        seed=args.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        probes=args.probe, metrics=args.metrics, bias=args.bias, max_words=args.max_words,
+        symmetrize=args.symmetrize or "none", absolute=args.absolute)
+    result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
+    if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
+        return Outcome()
+    return Outcome(table=result.to_markdown(), summary=result.describe(args.output))
+
+
+def outputs(args: argparse.Namespace) -> list[Output]:
+    return [Output(args.output, folder=True)]
+
+
+def check(args: argparse.Namespace) -> None:
+    for name in probes_of(args):
+        refuse_layer_zero(args.layers, "layers", name)
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    stores = sorted(p for p in (Path(args.output) / "stores").glob("*") if p.is_dir())
+    count = sum(stored_sentences(p) or 0 for p in stores)
+    return kept(Path(args.output) / "stores", count, "rerun the same command to continue (finished stores are reused)")
+
+
+COMMAND = Command(
+    "bench", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
+    help="a probing study: many treebanks x layers x decoders, with baselines",
+    description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
+                "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "
+                "rerunning reuses every finished store without loading the model (more treebanks, probes, "
+                "metrics, layers or decoders extend the study; other settings are refused, scoring ones unless "
+                "--rescore). Writes results.json, results.csv, results.md, layers.png and "
+                "heatmap-<decoder>.png into OUTDIR and prints the best setting per treebank.",
+    epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
+           "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")

@@ -1,0 +1,56 @@
+"""``pmask eval``: score predicted trees against gold, and the baselines on the same sentences."""
+from __future__ import annotations
+
+import argparse
+
+from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, add_tables, positive_int
+from pmask.cli.commands.base import Command
+from pmask.cli.outcome import Outcome
+from pmask.common.options import ROOT_MODES
+from pmask.eval.compare import evaluate_files
+from pmask.eval.hoover_uuas import hoover_uuas_files
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_prediction(p)
+    p.add_argument("--max-words", type=positive_int, default=None, metavar="N",
+                   help=MAX_WORDS_HELP + "; default: the prediction's own, from its .meta.json")
+    add_punct(p)
+    p.add_argument("--baselines", action="store_true", help="add every baseline's scores on the same sentences")
+    p.add_argument("--root", default=None, choices=sorted(ROOT_MODES),
+                   help="root setting of the dependency baselines (default: the prediction's, else gold)")
+    add_seed(p)
+    add_tables(p)
+    p.add_argument("--details", action="store_true",
+                   help="print breakdowns by relation, arc length and sentence length (--json holds them always)")
+    p.add_argument("--subtypes", action="store_true",
+                   help="break relations down with their subtypes (nmod:poss apart from nmod); default: "
+                        "subtypes count under their universal relation")
+    p.add_argument("--hoover-uuas", action="store_true",
+                   help="also print UUAS as Hoover et al. 2021 score CPMI trees: non-PUNCT words only, gold edges "
+                        "their spanning tree, pooled and per-sentence mean (see the README's CPMI section)")
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
+                            seed=args.seed, max_words=args.max_words, subtypes=args.subtypes)
+    assert result.table is not None   # evaluate_files always builds the table
+    table = result.table.to_markdown()
+    if args.details and result.task == "dependency":
+        table += "\n" + result.details_text()
+    if args.hoover_uuas:
+        table += "\n" + hoover_uuas_files(args.pred, args.gold, max_words=args.max_words).describe()
+    if args.json:
+        result.write_json(args.json)
+    if args.csv:
+        result.table.write_csv(args.csv)
+    return Outcome(table=table)
+
+
+COMMAND = Command(
+    "eval", add_arguments=add_arguments, run=run,
+    help="score predicted trees against gold and the baselines",
+    description="Score a predicted CoNLL-U file (UAS, UUAS) or bracket file (sentence-level and corpus-level "
+                "F1) against gold, optionally next to every baseline decoded on the same sentences.",
+    epilog="examples:\n  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines --json scores.json\n"
+           "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")

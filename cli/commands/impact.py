@@ -1,0 +1,51 @@
+"""``pmask impact``: compute the impact matrices of a corpus into a store."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pmask.cli.args import add_input, add_model, add_output, layers_arg, seconds_arg
+from pmask.cli.commands.base import Command
+from pmask.cli.commands.shared import corpus_spec, kept, model_spec, stored_sentences
+from pmask.cli.outcome import Outcome
+from pmask.common.files import Output
+from pmask.perturb.source import build_store
+from pmask.perturb.store import DEFAULT_SHARD_SECONDS
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", type=Path, help="corpus: CoNLL-U, PTB .mrg file or directory, .dp, or text")
+    add_input(p)
+    add_model(p)
+    p.add_argument("--layers", type=layers_arg, default=[-1],
+                   help="layers to keep: 0 = embeddings … L = last, negative from the end, or 'all'")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue an interrupted store (no work if complete)")
+    again.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--shard-seconds", type=seconds_arg, default=DEFAULT_SHARD_SECONDS, metavar="S",
+                   help="save a shard after at most S seconds of work (or 64 sentences), so that a hard kill "
+                        "loses at most that much")
+    add_output(p, "store directory", metavar="STORE")
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    result = build_store(corpus_spec(args, args.input), model_spec(args), args.output, layers=args.layers,
+                         resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
+                         shard_seconds=args.shard_seconds)
+    return Outcome(summary=result.describe() if result.is_main else None)   # under torchrun, rank 0 alone reports
+
+
+def outputs(args: argparse.Namespace) -> list[Output]:
+    return [Output(args.output, folder=True)]
+
+
+def interrupted(args: argparse.Namespace) -> str:
+    return kept(args.output, stored_sentences(Path(args.output)), "rerun the same command with --resume to continue")
+
+
+COMMAND = Command(
+    "impact", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
+    help="compute impact matrices into a store",
+    description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
+                "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
+    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")

@@ -1,0 +1,131 @@
+"""What several commands share: their library settings from the parsed arguments (corpus, model,
+impact source), the checks of a store used as a cache and of the layers decoded, and the Ctrl-C
+lines of commands that fill impact stores.
+
+Example:
+    >>> import argparse
+    >>> probes_of(argparse.Namespace(probe=["pair", "single"]))
+    ['pair', 'single']
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from pmask.cli.commands.base import NOTHING
+from pmask.common.errors import PmaskError, SettingError, StoreError
+from pmask.common.files import Output, check_output
+from pmask.common.labels import plural
+from pmask.corpora.spec import CorpusSpec
+from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.source import ImpactSource, is_store
+from pmask.perturb.store.layout import PARTIAL, read_manifest
+
+# ---------------------------------------------------------------------------- library settings
+
+def corpus_spec(args: argparse.Namespace, path: Path) -> CorpusSpec:
+    """The corpus at ``path`` read as ``--format``, ``--limit`` and ``--max-words`` say."""
+    return CorpusSpec(path, args.format, limit=args.limit, max_words=args.max_words)
+
+
+def model_spec(args: argparse.Namespace) -> ModelSpec:
+    """The model and impact settings of the model option group (:func:`pmask.cli.args.add_model`)."""
+    probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
+    spec = ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
+                     args.tokenize, probe, args.context), device=args.device, dtype=args.dtype,
+                     batch_tokens=args.batch_tokens, threads=args.threads, head=args.head)
+    source = getattr(args, "source", None)
+    corpus = source if source is not None else getattr(args, "input", None)
+    if args.context and corpus is not None and str(corpus) == "-":
+        raise SettingError("{context} takes neighbouring sentences from the corpus file, which standard input is not; "
+                           "give the corpus as a file")
+    faithful = getattr(args, "faithful", False) and not (source and is_store(source))   # a store has its metric
+    return spec.for_faithful() if faithful else spec
+
+
+def impact_source(args: argparse.Namespace) -> ImpactSource:
+    """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed."""
+    return ImpactSource.open(corpus_spec(args, args.source), model=model_spec(args), store=getattr(args, "store", None),
+                             corpus=getattr(args, "corpus", None), progress=not args.quiet,
+                             allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
+
+
+def command_line() -> list[str] | None:
+    """The command line as run (recorded in an output's .meta.json)."""
+    return ["pmask", *sys.argv[1:]] if sys.argv else None
+
+
+# ---------------------------------------------------------------------------- checks
+
+def check_cache_store(args: argparse.Namespace) -> None:
+    """``--store`` as a cache it fills is an output folder too; a finished store is only read."""
+    store = getattr(args, "store", None)
+    if store is not None and not _complete_store(store):
+        check_output(Output(store, folder=True))   # a finished one is only read (one with work left: fill_stores)
+
+
+def _complete_store(path: Any) -> bool:
+    """A finished impact store: read as a cache it needs nothing written (a read-only one serves too)."""
+    if not is_store(path):
+        return False
+    with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
+        return bool(read_manifest(path).get("complete"))
+    return False
+
+
+def probes_of(args: argparse.Namespace) -> list[str]:
+    """The probes a command decodes: as given, a store SOURCE's own (its manifest), else pair."""
+    probe = getattr(args, "probe", None)
+    if isinstance(probe, list):
+        return probe
+    source = getattr(args, "source", None)
+    if probe is None and source is not None and is_store(source):
+        with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
+            return [read_manifest(source).get("probe") or "pair"]
+    return [probe or "pair"]
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+
+def stored_sentences(store: Path) -> int | None:
+    """Sentences a store holds (finished, not skipped), None when there is no readable store."""
+    if not (store / "manifest.json").is_file():
+        return None
+    try:
+        manifest = read_manifest(store)
+    except StoreError:
+        return None
+    return sum(1 for e in manifest["sentences"] if "skipped" not in e)
+
+
+def kept(store: Path, count: int | None, how: str) -> str:
+    """What an interrupted run kept in ``store`` (``count`` finished sentences), and ``how`` to go on."""
+    part = (store / PARTIAL).is_file()   # the sentence under way, kept (see StoreWriter.tick)
+    if not count and not part:
+        return f"interrupted before any sentence was stored in {store}; nothing was kept"
+    more = " and the work done on the next one" if part else ""
+    return f"interrupted: {store} keeps {plural(count or 0, 'finished sentence')}{more}; {how}"
+
+
+def decoding_interrupted(args: argparse.Namespace, hint: str) -> str:
+    """The Ctrl-C line of a command that decodes impacts of SOURCE (computed, cached in ``--store``,
+    or read from a store SOURCE, which may be getting layers added); ``hint`` ends the line when
+    nothing was saved."""
+    source, cache, model = getattr(args, "source", None), getattr(args, "store", None), getattr(args, "model", None)
+    if source is not None and (Path(str(source)) / "manifest.json").is_file():
+        if not model:   # read without a model: no layer is added, nothing is kept
+            return NOTHING
+        return (f"interrupted: the store {source} keeps every layer it finished adding (adding layers resumes "
+                f"where it stopped): rerun the same command to continue; nothing else was written")
+    if cache is not None:
+        return kept(Path(cache), stored_sentences(Path(cache)),
+                    "rerun the same command to continue from them (the store is resumed)")
+    return f"interrupted: nothing was saved (impacts are computed in memory){hint}"
+
+
+#: ``decoding_interrupted``'s hint for commands that take ``--store``.
+STORE_HINT = "; add --store DIR to keep computed impacts across runs"
