@@ -15,7 +15,8 @@ import importlib
 from typing import Any
 
 _EXPORTS = {"impact_matrices": "runner", "BatchRunner": "runner", "RunSettings": "runner", "BatchPart": "runner",
-            "checked_alignment": "runner", "DEFAULT_BATCH_TOKENS": "runner", "ImpactStats": "stats", "ImpactSettings": "settings"}
+            "checked_alignment": "runner", "DEFAULT_BATCH_TOKENS": "runner",
+            "ImpactStats": "stats", "ImpactSettings": "settings"}
 __all__ = list(_EXPORTS)
 
 
