@@ -88,7 +88,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     """
     from pmask.corpora import Sentence
     from pmask.perturb.engine.settings import ImpactSettings
-    from pmask.perturb.models.spec import ModelSpec
+    from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.source import ImpactSource
     from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
     from pmask.trees.registry import decoding_defaults, get_decoder

@@ -24,7 +24,7 @@ from pmask.eval.hoover_uuas import HooverUuas, corpus_uuas, sentence_uuas
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.source import ImpactSource
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.trees.registry import DecodeInput, decode
 
 PUD = "../shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"

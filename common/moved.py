@@ -47,7 +47,7 @@ MOVED: dict[str, str] = {
     # the third layout step: perturb/ grouped by role; pmask.perturb.engine and
     # pmask.perturb.fill became packages that re-export their old names
     "pmask.perturb.model": "pmask.perturb.models.load",
-    "pmask.perturb.model_spec": "pmask.perturb.models.spec",
+    "pmask.perturb.model_spec": "pmask.perturb.fill.spec",
     "pmask.perturb.tokenizer": "pmask.perturb.models.tokenizer",
     "pmask.perturb.checkpoint": "pmask.perturb.models.checkpoint",
     "pmask.perturb.bundled": "pmask.perturb.models.bundled",
@@ -59,7 +59,7 @@ MOVED: dict[str, str] = {
     "pmask.perturb.add_layers": "pmask.perturb.fill.add_layers",
     "pmask.perturb.store_record": "pmask.perturb.fill.record",
     "pmask.perturb.distributed": "pmask.perturb.fill.distributed",
-    "pmask.perturb.context": "pmask.perturb.fill.context",
+    "pmask.perturb.context": "pmask.perturb.alignment.neighbours",
     "pmask.perturb.store_corpus": "pmask.perturb.store.corpus",
     "pmask.perturb.impact_source": "pmask.perturb.source",
     # the third layout step: a command is one module of pmask.cli.commands, the shared steps derive from them

@@ -29,7 +29,7 @@ from pmask.common.errors import SettingError
 from pmask.common.options import has_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
 from pmask.perturb.engine.settings import UNSET, ImpactSettings
-from pmask.perturb.models.spec import absolute_if_local
+from pmask.perturb.fill.spec import absolute_if_local
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ does it for several probes (one column, one plotted line, per probe; the model l
 Example:
     >>> from pmask.corpora.spec import CorpusSpec
     >>> from pmask.perturb.source import ImpactSource
-    >>> from pmask.perturb.models.spec import ModelSpec
+    >>> from pmask.perturb.fill.spec import ModelSpec
     >>> src = ImpactSource.open(CorpusSpec("pud.conllu", limit=50), model=ModelSpec("bert-base-uncased"))
     >>> result = sweep_layers(src, layers="all")   # print(result.sweep.to_markdown()) shows the table
     >>> result.sweep.layers[:2], result.sweep.metric_keys
@@ -27,7 +27,7 @@ from pmask.common.labels import probe_label, run_label
 from pmask.corpora.spec import CorpusSpec
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.report import LayerSweep, plot_layer_sweep
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task

@@ -1,14 +1,15 @@
 """Impacts: models, the perturbed-masking engine, its on-disk store and impact sources.
 
-Grouped by role, each a subpackage: model loading (:mod:`.models`: which model, loading it with its
-tokenizer, bundled models), word alignment (:mod:`.alignment`), running the model
-(:mod:`.encoders`), the engine (:mod:`.engine`: jobs of perturbed sequences batched by a token
-budget, :class:`~pmask.perturb.engine.settings.ImpactSettings`), the probes (:mod:`.probes`:
-perturbed masking and the other parameter-free ways to read syntax out of a model), the store
+Grouped by role, each a subpackage, from the bottom up: word alignment (:mod:`.alignment`, with
+``--context`` neighbours), running a model (:mod:`.encoders`), model loading (:mod:`.models`:
+a model with its tokenizer, checkpoints, bundled models), the engine (:mod:`.engine`: jobs of
+perturbed sequences batched by a token budget,
+:class:`~pmask.perturb.engine.settings.ImpactSettings`), the probes (:mod:`.probes`: perturbed
+masking and the other parameter-free ways to read syntax out of a model), the store
 (:mod:`.store`: layout, writer, reader, planning without a model), filling stores (:mod:`.fill`:
-plan, load the model only if needed, compute, add layers, across ranks) and, on top,
-:class:`~pmask.perturb.source.ImpactSource` (a store, or a corpus and a model). :mod:`.testing`
-builds tiny local models for tests. May import ``pmask.common`` and ``pmask.corpora``; never
+which model (``ModelSpec``), plan, load the model only if needed, compute, add layers, across
+ranks) and, on top, :class:`~pmask.perturb.source.ImpactSource` (a store, or a corpus and a
+model). :mod:`.testing` builds tiny local models for tests. May import ``pmask.common`` and ``pmask.corpora``; never
 ``pmask.trees`` (the two are independent).
 
     from pmask.perturb import load_model, impact_matrices

@@ -16,7 +16,7 @@ from pmask.trees.induce import ParseSettings, check_settings, parse_corpus
 from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.source import ImpactSource
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
                                   DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
 

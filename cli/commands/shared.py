@@ -21,7 +21,7 @@ from pmask.common.files import Output, check_output
 from pmask.common.labels import plural
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.perturb.store.layout import PARTIAL, read_manifest
 

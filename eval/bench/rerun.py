@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 from pmask.common.errors import SettingError, StoreError
 from pmask.common.options import resolve_layers, split_random
 from pmask.eval.bench.heads import store_dir
-from pmask.perturb.models.spec import absolute_if_local
+from pmask.perturb.fill.spec import absolute_if_local
 from pmask.perturb.store import read_manifest
 
 logger = logging.getLogger(__name__)

@@ -45,8 +45,8 @@ from pmask.eval.bench.rerun import check_rerun
 from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
 from pmask.perturb.fill.compute import FillRequest
 from pmask.perturb.fill.distributed import is_main_rank
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
-from pmask.perturb.models.spec import ModelSpec
 from pmask.perturb.source import ImpactSource
 from pmask.trees.induce import refuse_layer_zero
 

@@ -2,7 +2,7 @@
 
 A sentence may carry context: words of its neighbouring sentences in the same file, given to the
 model but never masked, read or scored (``Sentence.meta["context"] = (before, after)``, set by
-:func:`pmask.perturb.fill.context.add_context`). The word aligners lay a sentence with context out as
+:func:`pmask.perturb.alignment.neighbours.add_context`). The word aligners lay a sentence with context out as
 Hoover et al.'s code does: ``[CLS] before [SEP] sentence after [SEP]`` (no ``before``: ``[CLS]
 sentence after [SEP]``); context pieces belong to no word (word index -1, like special tokens).
 

@@ -4,9 +4,9 @@
 ``pmask impact``, ``parse``/``sweep``/``heatmap --store`` and ``pmask bench``); :mod:`.compute`
 fills one store with a loaded model (:func:`compute_store`, :func:`iter_impacts`);
 :mod:`.add_layers` adds layers to an existing store; :mod:`.record` is what a store records about
-the run; :mod:`.context` gives sentences their neighbours (``--context``); :mod:`.distributed` runs
-under ``torchrun``. May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb``
-except :mod:`pmask.perturb.source` (which reads through this).
+the run; :mod:`.spec` says which model to run and how (:class:`ModelSpec`, torch-free);
+:mod:`.distributed` runs under ``torchrun``. May import ``pmask.common``, ``pmask.corpora`` and
+the rest of ``pmask.perturb`` except :mod:`pmask.perturb.source` (which reads through this).
 
 Names are imported on first use.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 _EXPORTS = {"compute_store": "compute", "iter_impacts": "compute", "FillRequest": "compute",
             "StoreSummary": "compute", "describe_stats": "compute", "fill_stores": "stores",
-            "build_store": "stores", "StoreRun": "stores"}
+            "build_store": "stores", "StoreRun": "stores", "ModelSpec": "spec"}
 __all__ = list(_EXPORTS)
 
 

@@ -22,12 +22,12 @@ from pmask.common.errors import LayerError, StoreError
 from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, probe_entry, resolve_layers
 from pmask.perturb.alignment import align_sentence
+from pmask.perturb.alignment.neighbours import add_context
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.fill.add_layers import extend_store
-from pmask.perturb.fill.context import add_context
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.fill.record import store_settings, versions
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
@@ -121,7 +121,7 @@ def describe_stats(stats: Any) -> str:
 
 def _new_stats() -> Any:
     try:
-        from pmask.perturb import ImpactStats  # lazy: the engine imports torch
+        from pmask.perturb.engine.stats import ImpactStats
         return ImpactStats()
     except (ImportError, TypeError):
         return None

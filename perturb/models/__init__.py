@@ -1,7 +1,8 @@
-"""Model loading: which model to run (:mod:`.spec`, torch-free), loading it with its fast tokenizer
-(:mod:`.load`, :mod:`.tokenizer`), what a checkpoint really provided (:mod:`.checkpoint`) and the
-models shipped inside the package (:mod:`.bundled`, torch-free).
+"""Model loading: a masked language model with its fast tokenizer (:mod:`.load`, :mod:`.tokenizer`),
+what a checkpoint really provided (:mod:`.checkpoint`) and the models shipped inside the package
+(:mod:`.bundled`, torch-free). Which model to run with which settings is
+:class:`pmask.perturb.fill.spec.ModelSpec`.
 
-May import ``pmask.common``, ``pmask.perturb.encoders``, ``pmask.perturb.alignment`` and the
-engine's torch-free settings; nothing in ``pmask.perturb`` that fills or reads stores.
+May import ``pmask.common``, ``pmask.perturb.alignment`` and ``pmask.perturb.encoders``; nothing
+else of ``pmask.perturb`` (the engine, the probes and the stores run what is loaded here).
 """

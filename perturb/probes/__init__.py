@@ -93,8 +93,8 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
         metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
         subword: the subword policy (None: the metric's default, see :func:`pmask.common.options.default_subword`).
-        context: words of neighbouring sentences given as context (:func:`pmask.perturb.fill.context.add_context`;
-            the sentences must then be read from a file).
+        context: words of neighbouring sentences given as context
+            (:func:`pmask.perturb.alignment.neighbours.add_context`; the sentences must then be read from a file).
         kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``
             (see :func:`pmask.perturb.engine.runner.impact_matrices`).
 
@@ -107,7 +107,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
     subword = subword or default_subword(metric)
     check_probe(probe, metric, subword)
     if context:
-        from pmask.perturb.fill.context import add_context
+        from pmask.perturb.alignment.neighbours import add_context
 
         sentences = add_context(list(sentences), context)
     run = resolve(probe_entry(probe).runner)

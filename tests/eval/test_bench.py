@@ -11,7 +11,7 @@ from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.eval.bench.treebanks import find_treebanks, language_of
 from pmask.eval.dependency_score import DependencyScore, SentenceUAS
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 UD = DATA / "ud"

@@ -12,7 +12,7 @@ from pmask.common.errors import SettingError
 from pmask.eval.bench.heads import store_dir
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import read_manifest
 
 TEXT = """# sent_id = a1

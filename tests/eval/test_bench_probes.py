@@ -11,7 +11,7 @@ from pmask.common.errors import SettingError
 from pmask.eval.bench.heads import store_dir
 from pmask.eval.bench.run import BenchSettings, run_bench
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 PUD = DATA / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
@@ -81,7 +81,7 @@ def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(benc
     from pmask.corpora.spec import CorpusSpec
     from pmask.eval.compare import score_against_gold
     from pmask.perturb.source import ImpactSource
-    from pmask.perturb.models.spec import ModelSpec
+    from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.store import ImpactStore
     from pmask.trees.induce import ParseSettings
 

@@ -15,7 +15,7 @@ from pmask.cli import main
 from pmask.common.errors import PmaskError
 from pmask.eval.bench.heads import store_dir
 from pmask.eval.bench.run import BenchSettings, run_bench
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.testing import SHARED
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"

@@ -12,7 +12,7 @@ from pmask.common.errors import StoreError
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.fill.stores import build_store, fill_stores
 from pmask.perturb.fill.compute import FillRequest
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import ImpactStore
 from store_fakes import _sentences, _write
 

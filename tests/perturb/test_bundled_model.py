@@ -17,7 +17,7 @@ from pmask.perturb import impact_matrices, load_model
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from test_faithful_pipeline import conllu, heads_of
 
 ROOT = Path(__file__).resolve().parents[2]

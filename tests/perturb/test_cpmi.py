@@ -12,7 +12,7 @@ from pmask.corpora import Sentence
 from pmask.perturb import ImpactStats, impact_matrices, load_model
 from pmask.perturb.alignment import align_sentence, ptb_align
 from pmask.perturb.alignment.context import ptb_pieces
-from pmask.perturb.fill.context import add_context, padding_indices
+from pmask.perturb.alignment.neighbours import add_context, padding_indices
 from pmask.perturb.probes.cpmi import cpmi_sequences
 
 SENTENCES = [["the", "unbelievable", "a", "the"], ["unbelievable", "the"], ["a", "unbelievable", "unbelievable", "a", "b"],

@@ -10,7 +10,7 @@ import pytest
 
 from pmask.common.errors import OptionError, SettingError
 from pmask.perturb.engine.settings import UNSET, ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import StoreSettings
 
 IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe", "context"}

@@ -11,7 +11,7 @@ from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.source import ImpactSource
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 
 MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", limit=2)
 

@@ -7,7 +7,7 @@ import torch
 
 from pmask.common.errors import SettingError
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.spec import ModelSpec
+from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.probes import probe_matrices
 
 WORDS = ["He", "said", "the", "decision", "was", "unbelievable", "."]

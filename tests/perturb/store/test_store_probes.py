@@ -23,7 +23,7 @@ def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # no
 
 
 def _spec(probe=None, head=None):
-    from pmask.perturb.models.spec import ModelSpec
+    from pmask.perturb.fill.spec import ModelSpec
 
     return ModelSpec(impact=ImpactSettings(None, None, None, probe), head=head)
 

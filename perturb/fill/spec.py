@@ -140,7 +140,7 @@ class ModelSpec:
         # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines
         from transformers.utils import logging as hf_logging
 
-        from pmask.perturb import load_model
+        from pmask.perturb.models.load import load_model  # torch: only when loading
 
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
