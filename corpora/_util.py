@@ -1,9 +1,11 @@
 """Helpers shared by the readers: standard input, UTF-8 decoding with line numbers, the
-``max_words``/``limit`` selection and head validation."""
+``max_words``/``limit`` selection, what a line of each format looks like (format sniffing) and
+head validation."""
 from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -141,6 +143,25 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
 def first_content_line(text: str) -> str | None:
     """The first line of ``text`` that is neither blank nor a ``#`` comment (what format sniffing reads)."""
     return next((line for line in file_lines(text) if line.strip() and not line.startswith("#")), None)
+
+
+_CONLLU_LINE = re.compile(r"[0-9]+(?:[-.][0-9]+)?\t[^\t]*(?:\t[^\t]*){8}")
+
+
+def looks_like_conllu(line: str) -> bool:
+    """Whether a content line is a CoNLL-U word line: 10 tab-separated columns, a numeric ID."""
+    return bool(_CONLLU_LINE.fullmatch(line))
+
+
+def looks_like_dep3(line: str) -> bool:
+    """Whether a content line is a 3-column dependency line: 3 tab-separated columns, numeric last."""
+    cols = line.split("\t")
+    return len(cols) == 3 and cols[2].isdigit()
+
+
+def looks_like_ptb(line: str) -> bool:
+    """Whether a content line opens a bracketed tree (starts with ``(``)."""
+    return line.lstrip().startswith("(")
 
 
 def check_heads(heads: list[int], path: object, word_lines: list[int], sent_id: str) -> None:

@@ -140,14 +140,6 @@ def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentenc
     )
 
 
-_CONLLU_LINE = re.compile(r"[0-9]+(?:[-.][0-9]+)?\t[^\t]*(?:\t[^\t]*){8}")
-
-
-def looks_like_conllu(line: str) -> bool:
-    """Whether a content line is a CoNLL-U word line: 10 tab-separated columns, a numeric ID."""
-    return bool(_CONLLU_LINE.fullmatch(line))
-
-
 def parse_conllu(text: str, name: str) -> Iterator[Sentence]:
     """The sentences of CoNLL-U ``text``, one at a time (each is checked as it is reached).
 

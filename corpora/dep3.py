@@ -11,12 +11,6 @@ from pmask.corpora._util import check_heads, corpus_files, display_name, file_li
 from pmask.corpora.sentence import Sentence
 
 
-def looks_like_dep3(line: str) -> bool:
-    """Whether a content line is a 3-column dependency line: 3 tab-separated columns, numeric last."""
-    cols = line.split("\t")
-    return len(cols) == 3 and cols[2].isdigit()
-
-
 def parse_dep3(text: str, name: str, stem: str) -> Iterator[Sentence]:
     """The sentences of one ``.dp`` text; ids are ``"<stem>#<k>"``, ``name`` is used in messages."""
     rows: list[tuple[int, list[str]]] = []

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
-from pmask.corpora._util import first_content_line
-from pmask.corpora.conll import looks_like_conllu, parse_conllu, read_conllu
-from pmask.corpora.dep3 import looks_like_dep3, parse_dep3, read_dep3
-from pmask.corpora.ptb import looks_like_ptb, parse_ptb, read_ptb
+from pmask.corpora._util import first_content_line, looks_like_conllu, looks_like_dep3, looks_like_ptb
+from pmask.corpora.conll import parse_conllu, read_conllu
+from pmask.corpora.dep3 import parse_dep3, read_dep3
+from pmask.corpora.ptb import parse_ptb, read_ptb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
 

@@ -21,9 +21,17 @@ import nltk
 
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
-from pmask.corpora._util import corpus_files, display_name, file_lines, first_content_line, is_stdin, read_utf8, select
-from pmask.corpora.conll import looks_like_conllu
-from pmask.corpora.dep3 import looks_like_dep3
+from pmask.corpora._util import (
+    corpus_files,
+    display_name,
+    file_lines,
+    first_content_line,
+    is_stdin,
+    looks_like_conllu,
+    looks_like_dep3,
+    read_utf8,
+    select,
+)
 from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
@@ -101,11 +109,6 @@ def filter_tree(tree: nltk.Tree, keep_tag, strip_labels: bool = True) -> nltk.Tr
         return None
     label = strip_function_tags(tree.label()) if strip_labels else tree.label()
     return nltk.Tree(label, kids)
-
-
-def looks_like_ptb(line: str) -> bool:
-    """Whether a content line opens a bracketed tree (starts with ``(``)."""
-    return line.lstrip().startswith("(")
 
 
 def _not_brackets(name: str, text: str) -> CorpusError | None:
