@@ -44,6 +44,10 @@ MOVED: dict[str, str] = {
     "pmask.eval.html_impacts": "pmask.eval.html.impacts",
     "pmask.eval.html_trees": "pmask.eval.html.trees",
     "pmask.eval.html_bench": "pmask.eval.bench.html",
+    # the third layout step (eval/)
+    "pmask.eval.metric": "pmask.eval.score",
+    "pmask.eval.report": "pmask.eval.tables",
+    "pmask.eval.probes": "pmask.eval.bench.heads",
 }
 
 
