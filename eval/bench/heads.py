@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.eval.columns import headline_key
+from pmask.trees.tasks import task_info
 
 #: How the best-head rows say where the head was chosen and where it was scored.
 CHOSEN_ON = "even positions (0, 2, 4, ...)"
 REPORTED_ON = "odd positions (1, 3, 5, ...)"
-_PRIMARY_BASELINE = {"dependency": "right-chain", "constituency": "right-branching"}
 
 
 def split_halves(n: int) -> tuple[list[int], list[int]]:
@@ -90,7 +90,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
         reported = sc.summary(score, golds)
-        name = _PRIMARY_BASELINE[tb.task]
+        name = task_info(tb.task).primary_baseline
         base = sc.summary(sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                              seed=settings.seed)[name], golds)[_key(tb)] if golds else None
         rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
