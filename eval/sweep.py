@@ -37,7 +37,6 @@ from pmask.trees.tasks import default_decoder
 logger = logging.getLogger(__name__)
 
 
-
 @dataclass
 class SweepResult(RichDisplay):
     """A scored layer sweep, the baselines' headline scores and a plot title (a notebook shows the
