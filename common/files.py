@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import stat
@@ -42,7 +43,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from pmask.common.errors import OutputError
 
@@ -367,3 +368,23 @@ def sha256_file(path: str | os.PathLike) -> str:
             h.update(block)
     return h.hexdigest()
 
+
+def read_json(path: str | os.PathLike, *, encoding: str = "utf-8", unreadable: str = "raise") -> Any:
+    """The JSON value held in the file ``path``; None when there is no such file.
+
+    ``unreadable`` says what a file that cannot be read, or is not JSON text in ``encoding``, gives:
+    ``"raise"`` its ``OSError`` or ``ValueError`` (``UnicodeDecodeError``, ``json.JSONDecodeError``),
+    for the caller to name the file and the reason; ``"none"`` None, like a missing file.
+
+    Example:
+        >>> read_json("no-such-file.json") is None
+        True
+    """
+    if not Path(path).is_file():
+        return None
+    try:
+        return json.loads(Path(path).read_text(encoding=encoding))
+    except (OSError, ValueError):
+        if unreadable == "none":
+            return None
+        raise

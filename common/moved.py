@@ -66,6 +66,10 @@ MOVED: dict[str, str] = {
     "pmask.cli.parsers": "pmask.cli.dispatch",
     "pmask.cli.checks": "pmask.cli.dispatch",
     "pmask.cli.interrupt": "pmask.cli.dispatch",
+    # the third layout step (eval/)
+    "pmask.eval.metric": "pmask.eval.score",
+    "pmask.eval.report": "pmask.eval.tables",
+    "pmask.eval.probes": "pmask.eval.bench.heads",
 }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write, is_stdout, sha256_file
+from pmask.common.files import atomic_write, is_stdout, read_json, sha256_file
 from pmask.common.labels import absolute_layer, run_label
 from pmask.common.version import __version__
 from pmask.corpora._util import is_stdin, stdin_sha256
@@ -113,8 +113,8 @@ def read_provenance(output: str | Path) -> Provenance | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = read_json(path)
+    except (OSError, ValueError) as err:   # ValueError: UnicodeDecodeError, json.JSONDecodeError
         raise PmaskError(f"{path}: unreadable provenance file ({err})") from None
     if not isinstance(data, dict):
         raise PmaskError(f"{path}: not a pmask provenance file (expected a JSON object)")

@@ -1,29 +1,43 @@
 """Scores and studies: metrics, comparisons, sweeps, heatmaps, the HTML report and ``bench``.
 
-Holds the metrics (:mod:`.metric` their shared base: addition over sentences and corpora;
-:mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1), :mod:`.compare`
-(predictions next to baselines), :mod:`.report` (tables, sweep plots; their writers in :mod:`.output`),
+Holds the scores (:mod:`.score` their shared base: addition over sentences and corpora, and the
+columns they show; :mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1; :mod:`.columns`
+the columns of every table, asked of them), :mod:`.compare` (predictions next to baselines),
+:mod:`.tables` (the comparison and layer-sweep tables, the sweep plot; their writers in :mod:`.output`),
 :mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
 :mod:`.bench` (a probing study in one call), :mod:`.display` (what notebooks show) and
 :mod:`.frames` (``to_pandas()``), :mod:`.consistency` (inputs made by
 different runs). May import every wing below it: ``pmask.common``,
 ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
-Only the light metric classes are imported here; ``pmask.eval.report`` / ``pmask.eval.heatmap``
-(matplotlib) are imported on use.
+Only the light score classes are imported here; ``pmask.eval.tables`` / ``pmask.eval.heatmap``
+(matplotlib) are imported on use. ``Metric`` is the deprecated old name of :class:`Score`.
 """
+import warnings
+from typing import Any
+
 from pmask.eval.bracket_score import BracketScore, evalb_spans, sentence_spans
 from pmask.eval.dependency_score import DependencyScore, length_bucket
-from pmask.eval.metric import Metric
 from pmask.eval.punct import is_punct_tag, punct_mask
+from pmask.eval.score import Column, Score
 
 __all__ = [
     "BracketScore",
+    "Column",
     "DependencyScore",
-    "Metric",
+    "Score",
     "evalb_spans",
     "is_punct_tag",
     "length_bucket",
     "punct_mask",
     "sentence_spans",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Metric``, the deprecated old name of :class:`Score` (it warns)."""
+    if name == "Metric":
+        warnings.warn("pmask.eval.Metric is now pmask.eval.Score (\"metric\" names the impact metric); "
+                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=2)
+        return Score
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

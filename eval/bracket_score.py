@@ -27,8 +27,8 @@ import nltk
 
 from pmask.common.errors import DecodeError
 from pmask.corpora.brackets import node_spans
-from pmask.eval.metric import Metric
 from pmask.eval.percent import f1, percent
+from pmask.eval.score import Column, Score
 
 Span = tuple[int, int]
 
@@ -71,9 +71,15 @@ class SentenceBrackets:
                 "pred_brackets": self.pred}
 
 
-@dataclass(repr=False)   # Metric's repr: the figures, not the per-sentence data
-class BracketScore(Metric):
-    """Accumulated bracket scores; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
+@dataclass(repr=False)   # Score's repr: the figures, not the per-sentence data
+class BracketScore(Score):
+    """Accumulated bracket scores; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Score`).
+    Its columns: sentence-level F1 (the headline), corpus F1, and in ``eval``'s comparison the
+    corpus-level precision and recall."""
+
+    task = "constituency"
+    columns = (Column("f1_sentence", "Sentence F1", short="F1"), Column("f1_corpus", "Corpus F1"),
+               Column("precision", "P", per_layer=False), Column("recall", "R", per_layer=False))
 
     sentences: int = 0
     precision_sum: float = 0.0       # Σ per-sentence P (sentence-level convention)

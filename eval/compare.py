@@ -24,7 +24,7 @@ from pmask.eval.dependency_score import DependencyScore, check_same_words, relat
 from pmask.eval.output import Task
 from pmask.eval.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.punct import punct_mask
-from pmask.eval.report import Comparison, ComparisonRow
+from pmask.eval.tables import Comparison, ComparisonRow
 from pmask.trees.induce import parse_sentences
 from pmask.trees.registry import (
     CONSTITUENCY_BASELINES,

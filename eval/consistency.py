@@ -19,13 +19,13 @@ Example:
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
+from pmask.common.files import read_json
 from pmask.common.options import has_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
 from pmask.perturb.engine.settings import UNSET, ImpactSettings
@@ -131,9 +131,8 @@ def bench_origin(bench: str | Path) -> Origin | None:
     """The origin a ``pmask bench`` directory's ``results.json`` records (None when unreadable: its
     reader reports that)."""
     path = Path(bench) if Path(bench).is_file() else Path(bench) / "results.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    data = read_json(path, unreadable="none")
+    if data is None:
         return None
     model = data["model"] if isinstance(data, dict) and isinstance(data.get("model"), dict) else {}
     settings = data["settings"] if isinstance(data, dict) and isinstance(data.get("settings"), dict) else {}

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from pmask.common.errors import DecodeError, PmaskError
 from pmask.corpora.sentence import Sentence
-from pmask.eval.metric import Metric
 from pmask.eval.percent import percent
+from pmask.eval.score import Column, Score
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,9 +130,13 @@ def _as_heads(heads: Sequence[int] | np.ndarray, n: int, what: str, sent_id: str
     return out
 
 
-@dataclass(repr=False)   # Metric's repr: the figures, not the per-sentence data
-class DependencyScore(Metric):
-    """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Metric`)."""
+@dataclass(repr=False)   # Score's repr: the figures, not the per-sentence data
+class DependencyScore(Score):
+    """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Score`).
+    Its columns: UAS (the headline), UUAS."""
+
+    task = "dependency"
+    columns = (Column("uas", "UAS"), Column("uuas", "UUAS"))
 
     correct: int = 0
     correct_undirected: int = 0

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from pmask.common.frames import data_frame
 from pmask.common.options import check_choice
-from pmask.eval.output import PERCENT_KEYS, ordered_keys, plain_value
+from pmask.eval.output import ordered_keys, plain_value
 
 BENCH_TABLES = ("rows", "baselines", "breakdowns", "treebanks")
 _CELL_COLUMNS = ["correct", "total", "accuracy"]
@@ -38,10 +38,10 @@ def score_tables(score: Any) -> list[str]:
 
 def comparison_frame(comparison: Any) -> Any:
     """One row per comparison row: name, kind, the task's scores first, other metrics, ``settings.<key>``."""
-    keys = ordered_keys(PERCENT_KEYS[comparison.task], [r.metrics for r in comparison.rows])
+    keys = ordered_keys(comparison.score_keys(), [r.metrics for r in comparison.rows])
     rows = [{"name": r.name, "kind": r.kind, **{k: r.metrics.get(k) for k in keys},
              "settings": plain_value(r.settings)} for r in comparison.rows]
-    return data_frame(rows, columns=None if rows else ["name", "kind", *PERCENT_KEYS[comparison.task]])
+    return data_frame(rows, columns=None if rows else ["name", "kind", *comparison.score_keys()])
 
 
 def sweep_frame(sweep: Any) -> Any:

@@ -1,7 +1,9 @@
 """Shared output helpers of the reports: JSON-safe values, number formatting, Markdown and CSV
 text, and figure files (PNG/SVG/PDF, written atomically and reproducibly).
 
-Percentages are 0-100; a missing or non-finite value prints as ``-``.
+Percentages are 0-100; a missing or non-finite value prints as ``-``. The score columns, their
+labels and which hold percentages are the score classes' (:mod:`pmask.eval.columns`; this module's
+``PERCENT_KEYS``, ``ALL_PERCENT_KEYS``, ``LABELS``, ``score_key`` and ``is_percent_key`` moved there).
 
 Example:
     >>> fmt_value(41.666, percent=True)
@@ -25,35 +27,6 @@ Task = Literal["dependency", "constituency"]
 Kind = Literal["model", "baseline"]
 
 KINDS = ("model", "baseline")
-
-# Percent-valued metrics (higher is better) per task, in column order.
-PERCENT_KEYS: dict[str, tuple[str, ...]] = {
-    "dependency": ("uas", "uuas"),
-    "constituency": ("f1_sentence", "f1_corpus", "precision", "recall"),
-}
-ALL_PERCENT_KEYS = PERCENT_KEYS["dependency"] + PERCENT_KEYS["constituency"]
-
-
-def score_key(key: str) -> str:
-    """The score a sweep column holds: ``"uas"`` for ``"uas"`` and for a probe's ``"pair uas"``."""
-    return key.rsplit(" ", 1)[-1]
-
-
-def is_percent_key(key: str) -> bool:
-    """Whether a column holds a percentage (``uas``, ``f1_sentence``, a probe's ``"pair uas"``, ...)."""
-    return score_key(key) in ALL_PERCENT_KEYS
-
-
-LABELS = {
-    "uas": "UAS",
-    "uuas": "UUAS",
-    "f1_sentence": "Sentence F1",
-    "f1_corpus": "Corpus F1",
-    "precision": "P",
-    "recall": "R",
-    "words": "Words",
-    "sentences": "Sentences",
-}
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 FIGURE_DPI = 150
@@ -230,5 +203,3 @@ def metrics_dict(score: Any) -> dict[str, Any]:
     if not isinstance(score, Mapping):
         raise ReportError(f"expected a metrics dict or an object with to_dict(), got {type(score).__name__}")
     return {str(k): plain_value(v) for k, v in score.items()}
-
-

@@ -2,7 +2,7 @@
 
 The library behind ``pmask sweep``: :func:`sweep_layers` decodes the impacts of each requested
 layer, scores them, optionally scores the baselines on the same sentences, and returns a
-:class:`SweepResult` holding a :class:`~pmask.eval.report.LayerSweep` table; :func:`sweep_probes`
+:class:`SweepResult` holding a :class:`~pmask.eval.tables.LayerSweep` table; :func:`sweep_probes`
 does it for several probes (one column, one plotted line, per probe; the model loaded once).
 
 Example:
@@ -25,8 +25,9 @@ from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
 from pmask.common.labels import probe_label, run_label
 from pmask.corpora.spec import CorpusSpec
+from pmask.eval.columns import headline_key, layer_keys
 from pmask.eval.compare import baseline_scores, score_against_gold
-from pmask.eval.report import LayerSweep, plot_layer_sweep
+from pmask.eval.tables import LayerSweep, plot_layer_sweep
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
@@ -34,9 +35,6 @@ from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import default_decoder
 
 logger = logging.getLogger(__name__)
-
-#: The score columns shown (and plotted) per task; the first one is the headline score.
-SWEEP_KEYS = {"dependency": ["uas", "uuas"], "constituency": ["f1_sentence", "f1_corpus"]}
 
 
 @dataclass
@@ -52,7 +50,7 @@ class SweepResult(RichDisplay):
     def plot(self, path: str | Path) -> Path:
         """Line plot of the scores against layer, the baselines as horizontal lines (PNG/SVG/PDF by suffix)."""
         return plot_layer_sweep(self.sweep, path, baselines=self.baselines or None, title=self.title,
-                                baseline_key=SWEEP_KEYS[self.task][0])
+                                baseline_key=headline_key(self.task))
 
     def to_pandas(self) -> Any:
         """The sweep's rows, one per layer (see :meth:`LayerSweep.to_pandas`)."""
@@ -107,11 +105,11 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         rows.append((layer, score.to_dict()))
     base_scores: dict[str, dict[str, Any]] = {}
     if baselines:
-        base_scores = {name: {k: s.to_dict()[k] for k in SWEEP_KEYS[task]}
+        base_scores = {name: {k: s.to_dict()[k] for k in layer_keys(task)}
                        for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
-    base = {name: scores[SWEEP_KEYS[task][0]] for name, scores in base_scores.items()}   # the plot's lines
+    base = {name: scores[headline_key(task)] for name, scores in base_scores.items()}   # the plot's lines
     model, impact = source.describe_model(), source.impact_settings()
-    sweep = LayerSweep(rows=rows, metric_keys=tuple(SWEEP_KEYS[task]),
+    sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
@@ -178,7 +176,7 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
 def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:
     """One :class:`SweepResult` with a ``"<probe> <headline score>"`` column per probe's sweep."""
     first = next(iter(results.values()))
-    key = SWEEP_KEYS[first.task][0]
+    key = headline_key(first.task)
     rows: dict[int, dict[str, Any]] = {}
     for probe, result in results.items():
         for layer, scores in result.sweep.rows:

@@ -68,6 +68,8 @@ def main(argv=None) -> None:
     import torch
     from transformers import AutoTokenizer, BertForMaskedLM
 
+    from pmask.common.files import read_json
+
     model = BertForMaskedLM.from_pretrained(str(args.checkpoint), dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(args.checkpoint))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -82,7 +84,7 @@ def main(argv=None) -> None:
     config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
     run = args.checkpoint.resolve().parent
-    train = json.loads((run / "train.json").read_text()) if (run / "train.json").exists() else {}
+    train = read_json(run / "train.json") or {}
     step = int(args.checkpoint.name.split("-")[-1]) if args.checkpoint.name.startswith("step-") else None
     logged = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()] \
         if (run / "log.jsonl").exists() else []

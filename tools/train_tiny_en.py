@@ -206,20 +206,20 @@ def _mlm_top1(model, tokenizer, sents, seed: int, rate: float) -> float:
 
 def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[float]]:
     """UAS per metric and layer: Eisner, gold root, pair probe, punctuation included (``model``: a
-    folder, a name, or a LoadedModel already in memory)."""
-    from pmask.eval import DependencyScore
-    from pmask.perturb import impact_matrices, load_model
-    from pmask.trees import dependency_scores, eisner
+    folder, a name, or a LoadedModel already in memory); the library's layer sweep
+    (:func:`pmask.eval.sweep.sweep_layers`) does the decoding and scoring."""
+    from pmask.eval.sweep import sweep_layers
+    from pmask.perturb import load_model
+    from pmask.perturb.engine.settings import ImpactSettings
+    from pmask.perturb.source import ImpactSource
+    from pmask.perturb.fill.spec import ModelSpec
     loaded = load_model(str(model), device="cpu", dtype="float32") if isinstance(model, (str, Path)) else model
     out = {}
     for metric in metrics:
-        scores = None
-        for s, F in zip(sents, impact_matrices(loaded, [s.words for s in sents], layers="all", metric=metric)):
-            if scores is None:
-                scores = [DependencyScore() for _ in range(F.shape[0])]
-            for layer, sc in enumerate(scores):
-                sc.add(eisner(dependency_scores(F[layer]), root=s.root), s.heads)
-        out[metric] = [round(sc.uas, 2) for sc in scores]
+        source = ImpactSource(list(sents), PUD, model=ModelSpec(impact=ImpactSettings(metric=metric)),
+                              progress=False, loaded_model=loaded)
+        sweep = sweep_layers(source, layers="all", decoder="eisner", root="gold").sweep
+        out[metric] = [round(scores["uas"], 2) for _, scores in sweep.rows]
     return out
 
 

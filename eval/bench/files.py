@@ -31,23 +31,29 @@ from typing import Any
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import has_heads
+from pmask.eval.columns import all_layer_keys, row_headline, short_label
 from pmask.eval.output import new_figure, save_figure
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
 
 logger = logging.getLogger(__name__)
 
-CSV_FIELDS = ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "uas", "uuas",
-              "f1_sentence", "f1_corpus", "sentences", "words", "metric")
 _BASELINE_COLOURS = ("tab:red", "tab:purple", "tab:green", "tab:olive")
 _LINE_COLOURS = ("tab:blue", "tab:orange", "tab:brown", "tab:pink", "tab:gray", "tab:cyan")   # none a baseline's
 _TAB20_LINES = (0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 18, 19)   # tab20 without its reds, purples, greens, olives
 _MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
+def csv_fields() -> tuple[str, ...]:
+    """The columns of ``results.csv``: the row's fields, every score's per-layer columns
+    (:func:`pmask.eval.columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus), the counts, the metric."""
+    return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", *all_layer_keys(),
+            "sentences", "words", "metric")
+
+
 def primary_key(row: dict[str, Any]) -> str:
-    """``uas`` for dependency rows, ``f1_sentence`` for constituency rows."""
-    return "uas" if row.get("uas") is not None else "f1_sentence"
+    """``uas`` for dependency rows, ``f1_sentence`` for constituency rows (:func:`pmask.eval.columns.row_headline`)."""
+    return row_headline(row)
 
 
 def _fmt(x: Any) -> str:
@@ -57,7 +63,7 @@ def _fmt(x: Any) -> str:
 def to_csv(result: Any) -> str:
     """The rows then the baseline rows (the baseline's name in ``decoder``) as CSV text."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=csv_fields(), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in result.rows:
         writer.writerow({"kind": "model", **{k: _fmt(v) for k, v in row.items()}})
@@ -348,7 +354,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> 
     ax.set_xticks(range(len(layers)), [str(k) for k in layers], fontsize=9)
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=9)
     ax.set_xlabel("layer", fontsize=10)
-    score = "UAS" if rows and primary_key(rows[0]) == "uas" else "F1"
+    score = short_label(primary_key(rows[0])) if rows else "F1"
     what = decoder if probe == "pair" else f"{probe} · {decoder}"
     ax.set_title(f"{what}: {score}", fontsize=11)
     if grid.size <= 400:

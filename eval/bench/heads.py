@@ -17,12 +17,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.eval.probes import pick, split_halves
+from pmask.eval.columns import headline_key
+from pmask.trees.tasks import task_info
 
 #: How the best-head rows say where the head was chosen and where it was scored.
 CHOSEN_ON = "even positions (0, 2, 4, ...)"
 REPORTED_ON = "odd positions (1, 3, 5, ...)"
-_PRIMARY_BASELINE = {"dependency": "right-chain", "constituency": "right-branching"}
+
+
+def split_halves(n: int) -> tuple[list[int], list[int]]:
+    """The fixed split of ``n`` sentence positions: even positions (0, 2, 4, …) choose, odd ones
+    (1, 3, 5, …) report. Deterministic, needs no seed, and interleaves long and short stretches
+    of a treebank.
+
+    Example:
+        >>> split_halves(5)
+        ([0, 2, 4], [1, 3])
+    """
+    return list(range(0, n, 2)), list(range(1, n, 2))
+
+
+def pick(items: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+    """``items`` at ``positions``, in that order."""
+    return [items[k] for k in positions]
 
 
 def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = None) -> Path:
@@ -73,7 +90,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
         reported = sc.summary(score, golds)
-        name = _PRIMARY_BASELINE[tb.task]
+        name = task_info(tb.task).primary_baseline
         base = sc.summary(sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
                                              seed=settings.seed)[name], golds)[_key(tb)] if golds else None
         rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
@@ -86,7 +103,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
 
 
 def _key(tb: Any) -> str:
-    return "uas" if tb.task == "dependency" else "f1_sentence"
+    return headline_key(tb.task)
 
 
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,

@@ -1,11 +1,11 @@
 """The layer-and-language view of ``pmask report``: read a ``pmask bench`` output directory."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
+from pmask.common.files import read_json
 
 ROW_KEYS = ("treebank", "layer", "decoder", "uas")
 BASELINE_KEYS = ("treebank", "baseline", "uas")
@@ -45,8 +45,8 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise PmaskError(f"{bench_dir}: not a bench output directory (no results.json)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = read_json(path)
+    except ValueError as err:   # UnicodeDecodeError, json.JSONDecodeError
         raise PmaskError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(data, dict):
         raise PmaskError(f"{path}: expected a JSON object with 'rows' and 'baselines'")

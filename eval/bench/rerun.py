@@ -24,13 +24,13 @@ A refusal is one line naming each difference as ``SETTING EARLIER (this run: NOW
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.errors import SettingError, StoreError
+from pmask.common.files import read_json
 from pmask.common.options import resolve_layers, split_random
 from pmask.eval.bench.heads import store_dir
 from pmask.perturb.fill.spec import absolute_if_local
@@ -87,8 +87,8 @@ def read_earlier(out_dir: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = read_json(path)
+    except (OSError, ValueError) as err:   # ValueError: UnicodeDecodeError, json.JSONDecodeError
         raise SettingError(f"{path}: unreadable ({err}); this run would replace it: choose another -o") from None
     if not isinstance(data, dict) or not isinstance(data.get("settings"), dict):
         raise SettingError(f"{path}: records no bench settings; this run would replace it: choose another -o")

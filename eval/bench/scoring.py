@@ -36,13 +36,12 @@ def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, s
 
 
 def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:
-    """Flat figures of a score: uas/uuas for dependencies, f1_sentence/f1_corpus for brackets; ``words``
-    = scored words (dependencies) or words of the scored ``golds`` (brackets)."""
+    """Flat figures of a score: its per-layer columns (uas/uuas for dependencies, f1_sentence/f1_corpus
+    for brackets: ``score.layer_keys()``), ``sentences`` and ``words`` = scored words (dependencies) or
+    words of the scored ``golds`` (brackets)."""
     data = score.to_dict()
-    if isinstance(score, DependencyScore):
-        return {"uas": data["uas"], "uuas": data["uuas"], "sentences": data["sentences"], "words": data["total"]}
-    return {"f1_sentence": data.get("f1_sentence"), "f1_corpus": data.get("f1_corpus"),
-            "sentences": data.get("sentences"), "words": sum(len(g.words) for g in golds)}
+    words = data["total"] if isinstance(score, DependencyScore) else sum(len(g.words) for g in golds)
+    return {**{key: data.get(key) for key in score.layer_keys()}, "sentences": data.get("sentences"), "words": words}
 
 
 def breakdown(score: Any) -> dict[str, Any] | None:

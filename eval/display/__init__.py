@@ -5,8 +5,8 @@ inline SVG (no script, no widget, no URL; PNG pictures inlined as data URIs).
   the words and gold arcs below (the HTML report's drawing), or its predicted and gold trees;
 - an impact matrix (:class:`pmask.common.display.ImpactMap`, from ``Parsed.impact_map()`` or a
   stored sentence): its heatmap with the words; PNG: the ``pmask heatmap`` figure;
-- :class:`~pmask.eval.report.Comparison`, :class:`~pmask.eval.compare.Evaluation`,
-  :class:`~pmask.eval.report.LayerSweep`, :class:`~pmask.eval.sweep.SweepResult` and
+- :class:`~pmask.eval.tables.Comparison`, :class:`~pmask.eval.compare.Evaluation`,
+  :class:`~pmask.eval.tables.LayerSweep`, :class:`~pmask.eval.sweep.SweepResult` and
   :class:`~pmask.eval.bench.run.BenchResult`: their tables; a sweep also its layer plot (PNG).
 
 :func:`render` is connected to :mod:`pmask.common.display` by ``pmask/__init__.py``.
@@ -67,8 +67,8 @@ def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
     from pmask.eval.bench.run import BenchResult
     from pmask.eval.compare import Evaluation
     from pmask.eval.display import impact, tables
-    from pmask.eval.report import Comparison, LayerSweep
     from pmask.eval.sweep import SweepResult
+    from pmask.eval.tables import Comparison, LayerSweep
     from pmask.trees.induce import Parsed
 
     return [(Parsed, parsed_html), (ImpactMap, impact.impact_map_html), (Comparison, tables.comparison_html),
@@ -78,8 +78,8 @@ def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
 
 def _png_renderers() -> list[tuple[type, Callable[[Any], bytes | None]]]:
     from pmask.eval.display import impact, tables
-    from pmask.eval.report import LayerSweep
     from pmask.eval.sweep import SweepResult
+    from pmask.eval.tables import LayerSweep
 
     return [(ImpactMap, impact.impact_map_png), (LayerSweep, tables.sweep_png),
             (SweepResult, tables.sweep_result_png)]

@@ -1,11 +1,11 @@
 """Result tables as static HTML: comparisons, layer sweeps (with their plot), bench studies, evaluations.
 
-The same columns as the Markdown tables (:mod:`pmask.eval.report`, :mod:`pmask.eval.bench.files`):
+The same columns as the Markdown tables (:mod:`pmask.eval.tables`, :mod:`pmask.eval.bench.files`):
 percentages with two decimals, the best value of each score column in bold, the model rows
-shaded. Layer plots are :func:`pmask.eval.report.plot_layer_sweep`'s PNG, inlined as a data URI.
+shaded. Layer plots are :func:`pmask.eval.tables.plot_layer_sweep`'s PNG, inlined as a data URI.
 
 Example:
-    >>> from pmask.eval.report import LayerSweep
+    >>> from pmask.eval.tables import LayerSweep
     >>> "<table" in sweep_html(LayerSweep([(1, {"uas": 30.0}), (2, {"uas": 41.7})]), plot=False)
     True
 """
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pmask.common.labels import plural
+from pmask.eval.columns import headline_key, is_percent_key, label
 from pmask.eval.display.markup import COLOURS, el, esc, frame, png_img, scroll, style
-from pmask.eval.output import LABELS, best_indices, fmt_value, is_percent_key, plain_value
+from pmask.eval.output import best_indices, fmt_value, plain_value
 
 _CELL = dict(padding="3px 10px", border_bottom=f"1px solid {COLOURS['line']}")
 
@@ -49,7 +50,7 @@ def _meta_note(meta: Mapping[str, Any]) -> str | None:
 
 
 def comparison_html(comparison: Any) -> str:
-    """A :class:`~pmask.eval.report.Comparison`: name, kind, scores, counts and settings per row."""
+    """A :class:`~pmask.eval.tables.Comparison`: name, kind, scores, counts and settings per row."""
     cols = comparison._columns()
     with_settings = any(r.settings for r in comparison.rows)
     head = ["Name", "Kind"] + [c[0] for c in cols] + (["Settings"] if with_settings else [])
@@ -69,7 +70,7 @@ def comparison_html(comparison: Any) -> str:
 def sweep_png(sweep: Any, *, baselines: Mapping[str, float] | None = None, title: str | None = None,
               baseline_key: str | None = None) -> bytes | None:
     """The layer plot of ``sweep`` as PNG bytes (None for an empty sweep)."""
-    from pmask.eval.report import plot_layer_sweep
+    from pmask.eval.tables import plot_layer_sweep
 
     if not sweep.rows:
         return None
@@ -81,13 +82,13 @@ def sweep_png(sweep: Any, *, baselines: Mapping[str, float] | None = None, title
 
 def sweep_html(sweep: Any, *, baselines: Mapping[str, float] | None = None, title: str | None = None,
                baseline_key: str | None = None, plot: bool = True) -> str:
-    """A :class:`~pmask.eval.report.LayerSweep`: one row per layer (best in bold), then its plot."""
+    """A :class:`~pmask.eval.tables.LayerSweep`: one row per layer (best in bold), then its plot."""
     keys = list(sweep.metric_keys)
     rows = [[layer] + [m.get(k) for k in keys] for layer, m in sweep.rows]
-    table = html_table(["Layer"] + [LABELS.get(k, k) for k in keys], rows, numeric=[True] * (len(keys) + 1),
+    table = html_table(["Layer"] + [label(k) for k in keys], rows, numeric=[True] * (len(keys) + 1),
                        percent=[False] + [is_percent_key(k) for k in keys], best=[False] + [True] * len(keys))
     if baselines:
-        key = LABELS.get(baseline_key or "", baseline_key or "score")
+        key = label(baseline_key) if baseline_key else "score"
         table += html_table(["Baseline", key], [[name, value] for name, value in baselines.items()],
                             numeric=[False, True], percent=[False, True])
     image = sweep_png(sweep, baselines=baselines, title=title, baseline_key=baseline_key) if plot else None
@@ -100,17 +101,13 @@ def sweep_html(sweep: Any, *, baselines: Mapping[str, float] | None = None, titl
 
 def sweep_result_html(result: Any) -> str:
     """A :class:`~pmask.eval.sweep.SweepResult`: the sweep with its baselines and title."""
-    from pmask.eval.sweep import SWEEP_KEYS
-
     return sweep_html(result.sweep, baselines=result.baselines or None, title=result.title or None,
-                      baseline_key=SWEEP_KEYS[result.task][0])
+                      baseline_key=headline_key(result.task))
 
 
 def sweep_result_png(result: Any) -> bytes | None:
-    from pmask.eval.sweep import SWEEP_KEYS
-
     return sweep_png(result.sweep, baselines=result.baselines or None, title=result.title or None,
-                     baseline_key=SWEEP_KEYS[result.task][0])
+                     baseline_key=headline_key(result.task))
 
 
 def bench_html(result: Any) -> str:

@@ -15,12 +15,13 @@ Example:
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from pmask.common.files import read_json
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,7 @@ def _read(name: str) -> BundledModel | None:
     path = MODELS_DIR / name
     if not (path / "config.json").is_file():
         return None
-    meta_file = path / "meta.json"
-    meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+    meta = read_json(path / "meta.json") or {}
     return BundledModel(name, path, meta)
 
 

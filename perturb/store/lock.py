@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import StoreError
-from pmask.common.files import atomic_write
+from pmask.common.files import atomic_write, read_json
 from pmask.perturb.store.layout import now
 
 try:
@@ -69,10 +69,7 @@ def _note() -> dict[str, Any]:
 
 def read_note(path: Path) -> dict[str, Any] | None:
     """The writer's note in store directory ``path`` (None when absent or unreadable)."""
-    try:
-        note = json.loads((path / WRITER_NOTE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    note = read_json(path / WRITER_NOTE, unreadable="none")
     return note if isinstance(note, dict) else None
 
 

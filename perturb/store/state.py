@@ -14,7 +14,6 @@ Example:
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 from pmask.common.command_line import spell_command
 from pmask.common.errors import UnfinishedStoreError
+from pmask.common.files import read_json
 from pmask.common.labels import plural
 from pmask.common.options import RANDOM_PREFIX, default_metric
 from pmask.corpora.spec import CorpusSpec
@@ -137,7 +137,7 @@ def _unmerged(path: Path, done: set[int]) -> int:
     found: set[int] = set()
     for part in part_files(path):
         try:
-            entries = json.loads(part.read_text(encoding="ascii")).get("sentences") or []
+            entries = read_json(part, encoding="ascii").get("sentences") or []
             found |= {int(e["index"]) for e in entries} - done
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             continue   # an unreadable part is dealt with (and reported) when the store is resumed

@@ -149,3 +149,19 @@ def test_output_inside_an_input_folder(tmp_path):
     with pytest.raises(OutputError, match="would overwrite the input"):
         refuse_overwriting_inputs(store, [store])
     refuse_overwriting_inputs(store / "report.png", [store])   # a new file beside the data is fine
+
+
+def test_read_json_gives_none_for_a_missing_file_and_says_why_a_file_is_unreadable(tmp_path):
+    from pmask.common.files import read_json
+
+    good, bad, latin = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "latin.json"
+    good.write_text('{"a": [1, 2]}', encoding="utf-8")
+    bad.write_text('{"a": ', encoding="utf-8")
+    latin.write_bytes('{"é": 1}'.encode("latin-1"))
+    assert read_json(good) == {"a": [1, 2]} and read_json(tmp_path / "none.json") is None
+    assert read_json(tmp_path) is None   # a folder is no JSON file either
+    for unreadable in (bad, latin):
+        with pytest.raises(ValueError):
+            read_json(unreadable)
+        assert read_json(unreadable, unreadable="none") is None
+    assert read_json(latin, encoding="latin-1") == {"é": 1}

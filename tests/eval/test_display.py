@@ -16,7 +16,7 @@ from pmask.common.errors import PmaskError
 from pmask.corpora import Sentence, read_corpus
 from pmask.eval.compare import comparison, dependency_baseline_scores, evaluate_files
 from pmask.eval.dependency_score import DependencyScore
-from pmask.eval.report import Comparison, ComparisonRow, LayerSweep
+from pmask.eval.tables import Comparison, ComparisonRow, LayerSweep
 from pmask.eval.sweep import SweepResult
 
 DATA = Path(__file__).resolve().parents[1] / "data"

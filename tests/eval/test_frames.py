@@ -13,7 +13,7 @@ from pmask.corpora import read_corpus
 from pmask.eval.bracket_score import BracketScore
 from pmask.eval.compare import evaluate_files
 from pmask.eval.dependency_score import DependencyScore
-from pmask.eval.report import Comparison, ComparisonRow, LayerSweep
+from pmask.eval.tables import Comparison, ComparisonRow, LayerSweep
 from pmask.eval.sweep import SweepResult
 
 pd = pytest.importorskip("pandas")

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from pmask.cli import main
-from pmask.eval import report
-from pmask.eval.report import LayerSweep, plot_layer_sweep
+from pmask.eval import tables
+from pmask.eval.tables import LayerSweep, plot_layer_sweep
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BASELINES = ["right-chain", "left-chain", "random-projective", "random-eisner", "random-cle"]
@@ -51,13 +51,13 @@ def test_multi_probe_sweep_table_keeps_two_decimals():
 
 def test_multi_probe_plot_names_the_score_on_its_y_axis(tmp_path, monkeypatch):
     labels = []
-    saved = report.save_figure
+    saved = tables.save_figure
 
     def keep(fig, path):
         labels.append(fig.axes[0].get_ylabel())
         return saved(fig, path)
 
-    monkeypatch.setattr(report, "save_figure", keep)
+    monkeypatch.setattr(tables, "save_figure", keep)
     keys = ("pair uas", "single uas", "attention uas", "distance uas")
     sweep = LayerSweep([(1, dict.fromkeys(keys, 30.0)), (2, dict.fromkeys(keys, 40.0))], metric_keys=keys)
     plot_layer_sweep(sweep, tmp_path / "p.png")

@@ -1,4 +1,4 @@
-"""The scores share one base class (:class:`pmask.eval.metric.Metric`): addition is written once,
+"""The scores share one base class (:class:`pmask.eval.score.Score`): addition is written once,
 merges every field by its type, never aliases an operand and refuses mixing scores."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import nltk
 import pytest
 
 from pmask.eval import BracketScore, DependencyScore
-from pmask.eval.metric import Metric, merged
+from pmask.eval.score import Score, merged
 
 
 @dataclass
-class Toy(Metric):
+class Toy(Score):
     """A score with one field of each kind the base class merges."""
 
     count: int = 0
@@ -47,16 +47,16 @@ def test_sum_and_in_place_addition_leave_the_operands_alone():
     assert a.cells == {"x": [1, 2]}
 
 
-def test_the_scores_are_metrics_and_do_not_mix():
+def test_the_scores_share_the_base_and_do_not_mix():
     dep, brackets = DependencyScore(), BracketScore()
-    assert isinstance(dep, Metric) and isinstance(brackets, Metric)
+    assert isinstance(dep, Score) and isinstance(brackets, Score)
     for x, y in ((dep, brackets), (brackets, dep), (dep, 1), (Toy(), dep)):
         with pytest.raises(TypeError):
             x + y
     with pytest.raises(TypeError):
         dep += brackets
     with pytest.raises(NotImplementedError):
-        Metric().to_dict()
+        Score().to_dict()
 
 
 def test_the_real_scores_merge_like_before():

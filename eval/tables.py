@@ -1,8 +1,11 @@
-"""Comparison reports and layer sweeps as Markdown, JSON, CSV and a PNG/SVG/PDF plot.
+"""The result tables: :class:`Comparison` (``eval``: predictions next to baselines) and
+:class:`LayerSweep` (``sweep``: scores per layer), as Markdown, JSON, CSV, and the sweep's
+PNG/SVG/PDF plot (:func:`plot_layer_sweep`). ``pmask report``'s HTML page is :mod:`pmask.eval.html`.
 
-Everything here works on plain metric dicts, the ``to_dict()`` output of
+Everything here works on plain score dicts, the ``to_dict()`` output of
 ``DependencyScore`` ({"uas", "uuas", "correct", "total"}) and ``BracketScore``
-({"f1_sentence", "f1_corpus", "precision", "recall", ...}); percentages are 0-100.
+({"f1_sentence", "f1_corpus", "precision", "recall", ...}); percentages are 0-100. The score
+columns and their labels are the score classes' (:mod:`pmask.eval.columns`).
 Files are written atomically (temporary file in the same folder, then ``os.replace``),
 so a crashed run never leaves a half-written report behind.
 """
@@ -18,14 +21,11 @@ from typing import Any, Mapping
 
 from pmask.common.display import RichDisplay
 from pmask.common.labels import short_model_name
-from pmask.common.options import TASKS
+from pmask.eval.columns import all_percent_keys, is_percent_key, label, labels, percent_keys, score_key, tasks
 from pmask.eval.output import (
-    ALL_PERCENT_KEYS,
     FIGURE_DPI,
     FIGURE_FORMATS,
     KINDS,
-    LABELS,
-    PERCENT_KEYS,
     Kind,
     ReportError,
     TableFile,
@@ -36,7 +36,6 @@ from pmask.eval.output import (
     figure_format,
     fmt_value,
     is_number,
-    is_percent_key,
     markdown_table,
     meta_line,
     metrics_dict,
@@ -44,13 +43,12 @@ from pmask.eval.output import (
     ordered_keys,
     plain_value,
     save_figure,
-    score_key,
 )
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
 
-__all__ = ["ALL_PERCENT_KEYS", "FIGURE_DPI", "FIGURE_FORMATS", "KINDS", "LABELS", "PERCENT_KEYS", "TASKS",
+__all__ = ["FIGURE_DPI", "FIGURE_FORMATS", "KINDS",
            "Comparison", "ComparisonRow", "LayerSweep", "ReportError", "TableFile", "atomic_write", "figure_format",
            "metrics_dict", "new_figure", "plot_layer_sweep", "save_figure"]
 
@@ -105,8 +103,8 @@ class Comparison(TableFile, RichDisplay):
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            raise ReportError(f"comparison task must be 'dependency' or 'constituency', not {self.task!r}")
+        if self.task not in tasks():
+            raise ReportError(f"comparison task must be {' or '.join(map(repr, tasks()))}, not {self.task!r}")
         self.rows = list(self.rows)
         self.meta = dict(self.meta)
 
@@ -117,12 +115,16 @@ class Comparison(TableFile, RichDisplay):
         self.rows.append(row)
         return row
 
+    def score_keys(self) -> tuple[str, ...]:
+        """The score columns of the task's score class, headline first (:func:`pmask.eval.columns.percent_keys`)."""
+        return percent_keys(self.task)
+
     def row_lines(self, limit: int = 10) -> list[str]:
         """One line per row (name, kind, the task's scores), at most ``limit`` rows, then how many more."""
         width = min(max((len(r.name) for r in self.rows), default=0), 40)
         lines = []
         for row in self.rows[:limit]:
-            scores = "  ".join(f"{LABELS[k]} {fmt_value(row.metrics.get(k), True):>6}" for k in PERCENT_KEYS[self.task])
+            scores = "  ".join(f"{label(k)} {fmt_value(row.metrics.get(k), True):>6}" for k in self.score_keys())
             lines.append(f"  {row.name[:width]:<{width}}  {row.kind:<8}  {scores}")
         if len(self.rows) > limit:
             lines.append(f"  … and {len(self.rows) - limit} more rows")
@@ -135,7 +137,7 @@ class Comparison(TableFile, RichDisplay):
     def _columns(self) -> list[tuple[str, str, bool, Any]]:
         """(label, key, is_percent, getter) for the Markdown table; all-empty count columns dropped."""
         cols: list[tuple[str, str, bool, Any]] = [
-            (LABELS[k], k, True, (lambda m, k=k: m.get(k))) for k in PERCENT_KEYS[self.task]
+            (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
         if self.task == "dependency":
             cols.append(("Words", "words", False, lambda m: m.get("words", m.get("total"))))
@@ -193,7 +195,7 @@ class Comparison(TableFile, RichDisplay):
 
     def to_csv(self) -> str:
         """CSV: name, kind, metric columns (task's percentages first), then ``settings.<key>``."""
-        metric_keys = ordered_keys(PERCENT_KEYS[self.task], [r.metrics for r in self.rows])
+        metric_keys = ordered_keys(self.score_keys(), [r.metrics for r in self.rows])
         setting_keys = ordered_keys((), [r.settings for r in self.rows])
         header = ["name", "kind"] + metric_keys + [f"settings.{k}" for k in setting_keys]
         rows = ([r.name, r.kind] + [plain_value(r.metrics.get(k)) for k in metric_keys]
@@ -242,7 +244,7 @@ class LayerSweep(TableFile, RichDisplay):
             raise ReportError(f"layer sweep has duplicate layer(s) {dupes}")
         self.rows = rows
         self.metric_keys = tuple(self.metric_keys) or tuple(
-            k for k in ALL_PERCENT_KEYS if any(k in m for _, m in rows))
+            k for k in all_percent_keys() if any(k in m for _, m in rows))
         self.meta = dict(self.meta)
         self.baselines = {str(name): metrics_dict(m) for name, m in dict(self.baselines).items()}
 
@@ -275,7 +277,7 @@ class LayerSweep(TableFile, RichDisplay):
             body.append(cells)
         body += [[f"{name} (baseline)", *(fmt_value(m.get(k), is_percent_key(k)) for k in self.metric_keys)]
                  for name, m in self.baselines.items()]
-        head = ["Layer"] + [LABELS.get(k, k) for k in self.metric_keys]
+        head = ["Layer"] + [label(k) for k in self.metric_keys]
         table = markdown_table(head, body, [True] * len(head))
         if header and self.meta:
             shown = {k: short_model_name(v) if k == "model" and isinstance(v, str) else v for k, v in self.meta.items()}
@@ -336,19 +338,19 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
         points = [(layer, v) for layer, v in zip(sweep.layers, sweep.values(key)) if is_number(v)]
         if points:
             xs, ys = zip(*points)
-            ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.8, label=LABELS.get(key, key))
+            ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.8, label=label(key))
     styles = ["--", "-.", ":", (0, (5, 2, 1, 2))]
     for n, (name, value) in enumerate((baselines or {}).items()):
         if value is None or not math.isfinite(float(value)):
             continue
         ax.axhline(float(value), linestyle=styles[n % len(styles)], linewidth=1.2,
                    color=f"C{len(sweep.metric_keys) + n}",
-                   label=f"{name} ({LABELS.get(baseline_key, baseline_key) + ' ' if baseline_key else ''}"
+                   label=f"{name} ({label(baseline_key) + ' ' if baseline_key else ''}"
                          f"{float(value):.1f})")
     percent = all(is_percent_key(k) for k in sweep.metric_keys)
     ax.set_xlabel("layer")
     # the scores plotted, once each: "UAS / UUAS", or "UAS" for one line per probe ("pair uas", "attention uas")
-    scores = dict.fromkeys(LABELS.get(score_key(k), score_key(k)) for k in sweep.metric_keys)
+    scores = dict.fromkeys(label(score_key(k)) for k in sweep.metric_keys)
     names = " / ".join(scores) or "score"
     ax.set_ylabel(f"{names} (%)" if percent else names)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -361,3 +363,20 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def __getattr__(name: str) -> Any:
+    """The column tables this module gave as ``pmask.eval.report``, now asked of the score classes
+    (:mod:`pmask.eval.columns`): ``PERCENT_KEYS`` (task -> percentage columns), ``ALL_PERCENT_KEYS``,
+    ``LABELS``; and ``TASKS`` (:data:`pmask.common.options.TASKS`)."""
+    if name == "PERCENT_KEYS":
+        return {task: percent_keys(task) for task in tasks()}
+    if name == "ALL_PERCENT_KEYS":
+        return all_percent_keys()
+    if name == "LABELS":
+        return labels()
+    if name == "TASKS":
+        from pmask.common.options import TASKS
+
+        return TASKS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,153 @@
+"""What every score in :mod:`pmask.eval` shares: counts gathered sentence by sentence, merged by
+addition, so that the score of a corpus is the sum of the scores of its parts; and the columns
+it shows in every results table.
+
+A score is a dataclass deriving from :class:`Score` whose fields are all one of:
+
+* a number (a count or a sum): added;
+* a dict of count lists (e.g. gold relation -> ``[correct, total]``): added cell by cell;
+* a list (e.g. the per-sentence results): concatenated.
+
+Its ``add(...)`` scores one sentence; its ``to_dict()`` gives the figures (percentages 0-100
+plus the counts). ``a + b`` and ``sum(scores)`` return a new score, ``a += b`` merges into
+``a``; a new field is merged by the rule of its type, with no code to add. ``repr()`` shows the
+figures of ``to_dict()`` on one line, never the per-sentence data (subclasses are declared with
+``@dataclass(repr=False)`` to keep it).
+
+SuPar-style, a score class also says what the tables show of it: its ``task`` and its
+``columns`` (:class:`Column`: the ``to_dict()`` key, the label, whether the per-layer tables show
+it), the first one its headline (:attr:`Score.headline`). The comparison, sweep and bench tables,
+their CSV and JSON ask :mod:`pmask.eval.columns`, which asks the score classes: adding a score is
+one class (and its name in :data:`pmask.eval.columns.SCORES`).
+
+``Metric`` is the old name of :class:`Score` (deprecated: "metric" is the impact metric,
+``--metric``); it goes away in pmask 0.3.
+
+Example:
+    >>> from pmask.eval.dependency_score import DependencyScore
+    >>> a, b = DependencyScore(), DependencyScore()
+    >>> _ = a.add([2, 0], [2, 0]); _ = b.add([0, 1, 2], [2, 0, 2])
+    >>> total = sum([a, b])
+    >>> total.correct, total.total, total.sentences
+    (3, 5, 2)
+    >>> total.headline, DependencyScore.headline_key()
+    (60.0, 'uas')
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, TypeVar, cast
+
+M = TypeVar("M", bound="Score")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One percentage column a score shows in the results tables.
+
+    Attributes:
+        key: its key in the score's ``to_dict()`` (and in every table's JSON and CSV).
+        label: its header in Markdown and HTML tables (``"UAS"``, ``"Sentence F1"``).
+        per_layer: shown by the per-layer tables too (``sweep``, ``bench``), not only by ``eval``'s comparison.
+        short: its name in a plot's title or colour bar (default: ``label``).
+    """
+
+    key: str
+    label: str
+    per_layer: bool = True
+    short: str = ""
+
+    @property
+    def name(self) -> str:
+        """``short``, or the label."""
+        return self.short or self.label
+
+
+def merged(a: Any, b: Any) -> Any:
+    """``a`` and ``b`` merged by the rule of their type (module docstring); neither is changed.
+
+    Example:
+        >>> merged({"nsubj": [1, 2]}, {"nsubj": [1, 1], "obj": [0, 1]}), merged([1], [2]), merged(2, 3)
+        ({'nsubj': [2, 3], 'obj': [0, 1]}, [1, 2], 5)
+    """
+    if isinstance(a, dict):
+        out = {key: list(cell) for key, cell in a.items()}
+        for key, cell in b.items():
+            mine = out.setdefault(key, [0] * len(cell))
+            out[key] = [x + y for x, y in zip(mine, cell)]
+        return out
+    return a + b   # numbers add, lists concatenate (into a new list)
+
+
+class Score:
+    """Base of the scores: ``+``, ``+=``, ``sum()``, an abstract ``to_dict()`` and the columns
+    (module docstring).
+
+    Subclasses are dataclasses whose every field has a default, so that ``type(self)()`` is the
+    empty score; a score the tables show sets :attr:`task` and :attr:`columns`.
+    """
+
+    #: The task whose trees it scores (``"dependency"``, ``"constituency"``); "" for a score no table shows.
+    task: ClassVar[str] = ""
+    #: Its percentage columns in table order, the headline first.
+    columns: ClassVar[tuple[Column, ...]] = ()
+
+    @classmethod
+    def headline_key(cls) -> str:
+        """The ``to_dict()`` key of the headline score: the first column."""
+        return cls.columns[0].key
+
+    @classmethod
+    def layer_keys(cls) -> tuple[str, ...]:
+        """The keys of the columns the per-layer tables (sweep, bench) show, headline first."""
+        return tuple(c.key for c in cls.columns if c.per_layer)
+
+    @property
+    def headline(self) -> float:
+        """The headline figure (percent): the first column's value."""
+        return float(self.to_dict()[self.headline_key()])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures (percentages 0-100) and the counts behind them."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        """``Name(key=value, ...)`` of :meth:`to_dict`, fractional numbers to two decimals.
+
+        Example:
+            >>> from pmask.eval.dependency_score import DependencyScore
+            >>> s = DependencyScore(); _ = s.add([0, 1, 2], [2, 0, 2]); s
+            DependencyScore(uas=33.33, uuas=66.67, correct=1, correct_undirected=2, total=3, sentences=1)
+        """
+        shown = (f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __iadd__(self: M, other: M) -> M:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        for f in fields(cast(Any, self)):   # every Score subclass is a dataclass
+            setattr(self, f.name, merged(getattr(self, f.name), getattr(other, f.name)))
+        return self
+
+    def __add__(self: M, other: M) -> M:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        out = type(self)()
+        out += self
+        out += other
+        return out
+
+    def __radd__(self: M, other: Any) -> M:
+        if other == 0:   # plain sum(scores) starts from 0
+            return self + type(self)()
+        return NotImplemented
+
+
+def __getattr__(name: str) -> Any:
+    """``Metric``, the deprecated old name of :class:`Score`."""
+    if name == "Metric":
+        warnings.warn("pmask.eval.score.Metric is now Score (\"metric\" names the impact metric); "
+                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=2)
+        return Score
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
