@@ -13,13 +13,12 @@ different runs). May import every wing below it: ``pmask.common``,
 Only the light score classes are imported here; ``pmask.eval.tables`` / ``pmask.eval.heatmap``
 (matplotlib) are imported on use. ``Metric`` is the deprecated old name of :class:`Score`.
 """
-import warnings
 from typing import Any
 
 from pmask.eval.bracket_score import BracketScore, evalb_spans, sentence_spans
 from pmask.eval.dependency_score import DependencyScore, length_bucket
 from pmask.eval.punct import is_punct_tag, punct_mask
-from pmask.eval.score import Column, Score
+from pmask.eval.score import Column, Score, old_name
 
 __all__ = [
     "BracketScore",
@@ -35,9 +34,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``Metric``, the deprecated old name of :class:`Score` (it warns)."""
-    if name == "Metric":
-        warnings.warn("pmask.eval.Metric is now pmask.eval.Score (\"metric\" names the impact metric); "
-                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=2)
-        return Score
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return old_name(__name__, name)

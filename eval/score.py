@@ -144,10 +144,14 @@ class Score:
         return NotImplemented
 
 
-def __getattr__(name: str) -> Any:
-    """``Metric``, the deprecated old name of :class:`Score`."""
+def old_name(module: str, name: str) -> type[Score]:
+    """``Metric``, the deprecated old name of :class:`Score` (it warns), as ``module.__getattr__`` gives it."""
     if name == "Metric":
-        warnings.warn("pmask.eval.score.Metric is now Score (\"metric\" names the impact metric); "
-                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"{module}.Metric is now pmask.eval.Score (\"metric\" names the impact metric); "
+                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=3)
         return Score
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def __getattr__(name: str) -> Any:
+    return old_name(__name__, name)
