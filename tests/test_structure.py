@@ -87,6 +87,32 @@ def test_imports_point_one_way():
     assert not wrong, "\n".join(wrong)
 
 
+#: perturb/'s role packages from the bottom up; a module imports only its own role or one below it.
+PERTURB_ROLES = ("alignment", "encoders", "models", "engine", "probes", "store", "fill", "source")
+
+
+def test_perturb_roles_import_one_way():
+    wrong = []
+    for name, path in MODULES.items():
+        parts = name.split(".")
+        if parts[1:2] != ["perturb"] or len(parts) < 3 or parts[2] not in PERTURB_ROLES:
+            continue
+        for dep in imports_of(path):
+            theirs = dep.split(".")
+            if theirs[1:2] != ["perturb"]:
+                continue
+            role = theirs[2] if len(theirs) > 2 else None   # pmask.perturb itself: the facade on top
+            if role != parts[2] and (role not in PERTURB_ROLES or
+                                     PERTURB_ROLES.index(role) > PERTURB_ROLES.index(parts[2])):
+                wrong.append(f"{path.relative_to(ROOT)} imports {dep}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_perturb_is_its_role_packages():
+    loose = sorted(p.name for p in (ROOT / "perturb").glob("*.py") if p.stem not in ("__init__", *PERTURB_ROLES))
+    assert not loose, f"modules of perturb/ outside its role packages: {loose}"
+
+
 def test_no_import_cycle_between_modules():
     graph = {name: imports_of(path) for name, path in MODULES.items()}
     state: dict[str, int] = {}
