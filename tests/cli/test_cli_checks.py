@@ -203,7 +203,7 @@ def test_a_complete_cache_store_does_not_load_the_model(small, tmp_path, capsys,
     cache = tmp_path / "cache"
     first = tmp_path / "first.conllu"
     assert run(["parse", small, "--model", tiny_bert_dir, "--store", cache, "-q", "-o", first], capsys)[0] == 0
-    from pmask.perturb.models import spec as model_spec
+    from pmask.perturb.fill import spec as model_spec
 
     def no_loading(self):
         raise AssertionError("the model was loaded")

@@ -20,7 +20,7 @@ def small(tmp_path: Path) -> Path:
 @pytest.fixture()
 def no_model(monkeypatch):
     """Loading a model fails the test: the refusals must come before any model work."""
-    from pmask.perturb.models import spec as model_spec
+    from pmask.perturb.fill import spec as model_spec
 
     def load(self):
         raise AssertionError("the model was loaded before the output was checked")
