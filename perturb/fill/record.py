@@ -9,7 +9,6 @@ from typing import Any, Sequence
 
 from pmask.common.options import has_heads, resolve_layers
 from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.models.load import attention_heads
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.settings import norm_model
 
@@ -38,6 +37,8 @@ def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | s
         resolved: ``layers`` already resolved for this model by the caller; None resolves them here.
         include_cls: the store's matrix layout.
     """
+    from pmask.perturb.models.load import attention_heads   # torch: this module is read without it
+
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
     num_layers = int(model.num_layers)
