@@ -37,7 +37,7 @@ def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | s
         resolved: ``layers`` already resolved for this model by the caller; None resolves them here.
         include_cls: the store's matrix layout.
     """
-    from pmask.perturb.models.load import attention_heads   # torch: this module is read without it
+    from pmask.perturb.models.load import attention_heads  # torch: this module is read without it
 
     describe = model.describe() if hasattr(model, "describe") else {}
     tokenizer = describe.get("tokenizer") if isinstance(describe, dict) else None
