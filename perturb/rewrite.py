@@ -6,8 +6,9 @@ that *rewrite* the sentence: a span replaced by one mask, a span alone between m
 moved to the front with commas between the parts. This module describes such an input as a
 list of *units* (a word of the sentence by its 0-based index, :data:`MASK` or :data:`COMMA`),
 builds its tokens from the sentence's own word pieces (so a word is tokenised the same way in
-every rewrite), runs many rewrites in token-budgeted packed batches, and returns one vector per
-word unit: the mean of its pieces' hidden states at each requested layer.
+every rewrite); :class:`Rewriting` is a job's list of such inputs, the second kind of sequences
+of the perturbation model (:mod:`pmask.perturb.perturbation`), run by the one engine loop
+(:class:`pmask.perturb.engine.BatchRunner`) under the same token budget as masked sequences.
 
 Example:
     >>> units = [MASK, 2, COMMA, 0, 1]          # "[MASK] w2 , w0 w1"
@@ -16,27 +17,15 @@ Example:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import torch
 
 from pmask.common.errors import ModelError
 from pmask.perturb.alignment import WordAlignment
-from pmask.perturb.encoders import Encoder, pack
 
 MASK = -1    # unit: one mask token
 COMMA = -2   # unit: the tokenizer's pieces of ","
-
-
-@dataclass
-class RewriteStats:
-    """Counters of :func:`rewrite_vectors` (they accumulate)."""
-
-    sequences: int = 0
-    tokens: int = 0
-    batches: int = 0
 
 
 class SentencePieces:
@@ -88,61 +77,23 @@ def comma_pieces(tokenizer: Any) -> list[int]:
     return list(ids)
 
 
-def rewrite_vectors(lm: Any, encoder: Encoder, sentence: SentencePieces, rewrites: Sequence[Sequence[int]],
-                    layers: Sequence[int], budget: int, stats: RewriteStats | None = None,
-                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """Word vectors of every word unit of every rewrite, end to end in rewrite and unit order.
+class Rewriting:
+    """A job's rewritten inputs of one sentence, in run order (:class:`pmask.perturb.perturbation.Sequences`).
 
     Args:
-        lm: a ``pmask.perturb.LoadedModel``.
-        encoder: its encoder path (``Encoder.states``).
         sentence: the sentence's pieces.
         rewrites: each a list of units (word index, :data:`MASK`, :data:`COMMA`).
-        layers: absolute layer indices (0 = embeddings).
-        budget: tokens per packed batch (a longer single rewrite runs alone).
-        stats: counters to add to.
-        dtype: of the returned vectors (pieces are averaged in it).
 
-    Returns:
-        ``[G, len(layers), D]``: G = the number of word units over all rewrites.
+    Attributes:
+        offsets: [S + 1] token offsets of the sequences end to end.
+        word_positions: per sequence, the token positions of each of its word units, in unit order.
     """
-    built = [sentence.build(units) for units in rewrites]
-    vectors: list[torch.Tensor] = []
-    start = 0
-    while start < len(built):
-        stop, tokens = start, 0
-        while stop < len(built) and (stop == start or tokens + len(built[stop][0]) <= budget):
-            tokens += len(built[stop][0])
-            stop += 1
-        vectors.append(_run(lm, encoder, built[start:stop], layers, dtype))
-        if stats is not None:
-            stats.sequences += stop - start
-            stats.tokens += tokens
-            stats.batches += 1
-        start = stop
-    return torch.cat(vectors) if vectors else torch.zeros((0, len(layers), 0), dtype=dtype)
 
+    def __init__(self, sentence: SentencePieces, rewrites: Sequence[Sequence[int]]):
+        built = [sentence.build(units) for units in rewrites]
+        self.offsets = np.concatenate([[0], np.cumsum([len(ids) for ids, _ in built])]).astype(np.int64)
+        self.ids = np.concatenate([ids for ids, _ in built]) if built else np.zeros(0, dtype=np.int64)
+        self.word_positions = [positions for _, positions in built]
 
-def _run(lm: Any, encoder: Encoder, built: list[tuple[np.ndarray, list[np.ndarray]]], layers: Sequence[int],
-         dtype: torch.dtype) -> torch.Tensor:
-    """One packed batch: the pooled word-unit vectors of ``built`` in input order."""
-    order = sorted(range(len(built)), key=lambda k: len(built[k][0]))   # equal lengths share one attention call
-    lengths = np.array([len(built[k][0]) for k in order])
-    rows, pos, group = [], [], []
-    first = np.concatenate([[0], np.cumsum([len(p) for _, p in built])]).astype(np.int64)
-    for rank, k in enumerate(order):
-        for unit, positions in enumerate(built[k][1]):
-            rows.append(np.full(len(positions), rank))
-            pos.append(positions)
-            group.append(np.full(len(positions), first[k] + unit))
-    read_row = np.concatenate(rows).astype(np.int64)
-    read_pos = np.concatenate(pos).astype(np.int64)
-    read_group = torch.as_tensor(np.concatenate(group), device=lm.device)
-    batch = pack(np.concatenate([built[k][0] for k in order]), lengths, read_row, read_pos, lm.device)
-    with torch.inference_mode():
-        states = encoder.states(batch, list(layers)).to(dtype)               # [reads, L, D]
-        total = int(first[-1])
-        sums = torch.zeros((total,) + tuple(states.shape[1:]), dtype=dtype, device=states.device)
-        sums.index_add_(0, read_group, states)
-        counts = torch.bincount(read_group, minlength=total).to(dtype)
-        return (sums / counts[:, None, None]).cpu()
+    def tokens(self, start: int, stop: int) -> np.ndarray:
+        return self.ids[self.offsets[start]:self.offsets[stop]]
