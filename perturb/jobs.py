@@ -82,7 +82,7 @@ class SentenceJob:
         return first, second
 
     def _plan_reads(self) -> ReadPlan:
-        plan = _PlanBuilder(self)
+        plan = PlanBuilder(self)
         add, add_word = plan.add, plan.add_word
         for s, (a, b) in enumerate(zip(self.masked_first.tolist(), self.masked_second.tolist())):
             if a == NO_WORD:                 # unmasked: the special token's base state
@@ -191,7 +191,7 @@ def _compare(metric: str, base: torch.Tensor, current: torch.Tensor) -> torch.Te
     return base - current
 
 
-class _PlanBuilder:
+class PlanBuilder:
     """Collects the reads of one job in sequence order and builds its :class:`ReadPlan`."""
 
     def __init__(self, job: SentenceJob):

@@ -93,8 +93,12 @@ class Job(Protocol):
     n_sequences: int
     next_sequence: int    # first sequence not yet scheduled (the engine advances it)
     done_sequences: int   # sequences whose values were taken (the engine advances it)
-    sequences: Sequences
-    reads: Reads
+
+    @property
+    def sequences(self) -> Sequences: ...
+
+    @property
+    def reads(self) -> Reads: ...
 
     @property
     def finished(self) -> bool: ...
