@@ -26,6 +26,7 @@ from pmask.perturb.alignment import WordAlignment
 
 MASK = -1    # unit: one mask token
 COMMA = -2   # unit: the tokenizer's pieces of ","
+_PREFIX, _SUFFIX = -3, -4   # the special tokens around every rewrite (units of the piece table only)
 
 
 class SentencePieces:
@@ -49,6 +50,23 @@ class SentencePieces:
         self.mask = np.array([mask_id], dtype=np.int64)
         self.comma = np.asarray(comma_ids, dtype=np.int64)
         self.n_words = alignment.n_words
+        # every unit's tokens in one table, unit u at row u - _SUFFIX, for building many rewrites at once
+        table = [self.suffix, self.prefix, self.comma, self.mask, *self.pieces]
+        self.table = np.concatenate(table).astype(np.int64)
+        self.table_length = np.array([len(t) for t in table], dtype=np.int64)
+        self.table_start = np.cumsum(self.table_length) - self.table_length
+
+    def framed(self, rewrites: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Every unit of ``rewrites`` end to end, the special tokens' units around each rewrite, as rows of
+        the piece table; and the index of each rewrite's first unit."""
+        rows = np.fromiter((u - _SUFFIX for units in rewrites for u in (_PREFIX, *units, _SUFFIX)), dtype=np.int64)
+        first = np.cumsum([0] + [len(units) + 2 for units in rewrites[:-1]]) if len(rewrites) else np.zeros(0)
+        return rows, np.asarray(first, dtype=np.int64)
+
+    def lengths(self, rewrites: Sequence[Sequence[int]]) -> np.ndarray:
+        """Tokens in each of ``rewrites`` (special tokens included), [len(rewrites)] int64."""
+        rows, first = self.framed(rewrites)
+        return np.add.reduceat(self.table_length[rows], first) if len(first) else np.zeros(0, dtype=np.int64)
 
     def build(self, units: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
         """Token ids of the rewrite ``units`` and, for each word unit in order, its token positions."""
@@ -78,7 +96,8 @@ def comma_pieces(tokenizer: Any) -> list[int]:
 
 
 class Rewriting:
-    """A job's rewritten inputs of one sentence, in run order (:class:`pmask.perturb.perturbation.Sequences`).
+    """A job's rewritten inputs of one sentence, in run order (:class:`pmask.perturb.perturbation.Sequences`),
+    built at once from the sentence's piece table (the tokens of each rewrite as :meth:`SentencePieces.build`).
 
     Args:
         sentence: the sentence's pieces.
@@ -86,14 +105,25 @@ class Rewriting:
 
     Attributes:
         offsets: [S + 1] token offsets of the sequences end to end.
-        word_positions: per sequence, the token positions of each of its word units, in unit order.
+        ids: [offsets[-1]] their tokens.
+        unit_sequence, unit_position, unit_length, unit_word: [W] each word unit over all rewrites in
+            order: its sequence, its first token's position there, its number of tokens, its word.
     """
 
     def __init__(self, sentence: SentencePieces, rewrites: Sequence[Sequence[int]]):
-        built = [sentence.build(units) for units in rewrites]
-        self.offsets = np.concatenate([[0], np.cumsum([len(ids) for ids, _ in built])]).astype(np.int64)
-        self.ids = np.concatenate([ids for ids, _ in built]) if built else np.zeros(0, dtype=np.int64)
-        self.word_positions = [positions for _, positions in built]
+        rows, first = sentence.framed(rewrites)
+        length = sentence.table_length[rows]                         # tokens of each unit
+        unit_first = np.cumsum(length) - length                      # its first token end to end
+        total = int(length.sum())
+        self.ids = sentence.table[np.repeat(sentence.table_start[rows] - unit_first, length) + np.arange(total)]
+        per_rewrite = np.add.reduceat(length, first) if len(first) else np.zeros(0, dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(per_rewrite)]).astype(np.int64)
+        rewrite = np.repeat(np.arange(len(first)), np.diff(np.append(first, len(rows))))
+        word = rows >= -_SUFFIX
+        self.unit_sequence = rewrite[word]
+        self.unit_position = unit_first[word] - self.offsets[self.unit_sequence]
+        self.unit_length = length[word]
+        self.unit_word = rows[word] + _SUFFIX
 
     def tokens(self, start: int, stop: int) -> np.ndarray:
         return self.ids[self.offsets[start]:self.offsets[stop]]

@@ -161,25 +161,25 @@ class DistortionJob:
         self.plan = span_plan(n, metric)
         pieces = SentencePieces(alignment, mask_id, comma)
         rewrites = [list(range(n))] + self.plan.rewrites
-        lengths = [pieces.length(units) for units in rewrites]
-        order = [0] + sorted(range(1, len(rewrites)), key=lambda k: lengths[k])
-        self.sequences = Rewriting(pieces, [rewrites[k] for k in order])
+        order = np.concatenate([[0], 1 + np.argsort(pieces.lengths(rewrites)[1:], kind="stable")])
+        self.sequences = seqs = Rewriting(pieces, [rewrites[k] for k in order])
         self.n_sequences = len(order)
         self.next_sequence = self.done_sequences = 0
-        first_unit = np.cumsum([0] + [sum(1 for u in units if u >= 0) for units in rewrites]) - n   # base: -n …
-        seq, pos, unit = [], [], []
-        for s, k in enumerate(order):
-            for u, positions in enumerate(self.sequences.word_positions[s]):
-                seq.append(np.full(len(positions), s))
-                pos.append(positions)
-                unit.append(np.full(len(positions), first_unit[k] + u))
-        sequence, position = np.concatenate(seq).astype(np.int64), np.concatenate(pos).astype(np.int64)
-        token = self.sequences.ids[self.sequences.offsets[sequence] + position]
-        group_unit = np.concatenate([u[:1] for u in unit]).astype(np.int64)   # plan unit of each group (base: < 0)
-        self.reads = UnitReads(sequence, position, token, np.repeat(np.arange(len(unit)), [len(u) for u in unit]))
-        self.group_unit = group_unit
+        # word unit (group) g in run order is the plan's unit group_unit[g] (the sentence's own words: < 0)
+        units_run = np.bincount(seqs.unit_sequence, minlength=len(order))     # word units per sequence
+        units = np.empty_like(units_run)
+        units[order] = units_run
+        first_unit = np.cumsum(units) - units - n
+        group_first = np.cumsum(units_run) - units_run
+        self.group_unit = np.repeat(first_unit[order] - group_first, units_run) + np.arange(units_run.sum())
+        group = np.repeat(np.arange(len(seqs.unit_length)), seqs.unit_length)
+        position = seqs.unit_position[group] + np.arange(len(group)) - np.repeat(
+            np.cumsum(seqs.unit_length) - seqs.unit_length, seqs.unit_length)
+        sequence = seqs.unit_sequence[group]
+        self.reads = UnitReads(sequence, position, seqs.ids[seqs.offsets[sequence] + position], group)
         self.base: torch.Tensor | None = None                                 # [n, L, D] the sentence's words
         self.squared = np.zeros((len(self.plan.unit_word), n_layers))        # [G, L]
+        self.unit_word = np.asarray(self.plan.unit_word, dtype=np.int64)     # [G] the word of each unit
 
     @property
     def finished(self) -> bool:
@@ -208,7 +208,7 @@ class DistortionJob:
             perturbed = units >= 0
             if perturbed.any():
                 assert job.base is not None   # sequence 0 runs first
-                word = torch.as_tensor(np.asarray(job.plan.unit_word)[units[perturbed]], device=states.device)
+                word = torch.as_tensor(job.unit_word[units[perturbed]], device=states.device)
                 chosen = pooled[torch.as_tensor(np.flatnonzero(perturbed), device=states.device)]
                 kept.append((job, units[perturbed], ((chosen - job.base[word]) ** 2).sum(dim=-1).cpu().numpy()))
 

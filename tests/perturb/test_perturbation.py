@@ -14,6 +14,7 @@ from authors_reference import authors_forward, ref_align, ref_model
 from pmask.perturb import ImpactStats, impact_matrices, load_model
 from pmask.perturb.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 from pmask.perturb.perturbation import Masking, last_fitting
+from pmask.perturb.rewrite import COMMA, MASK, Rewriting, SentencePieces
 
 SENTS = [["She", "walked", "home", "."], ["He", "said", "the", "decision", "was", "unbelievable", "."], ["news"]]
 
@@ -32,6 +33,26 @@ def test_last_fitting_is_the_token_budget_rule():
     offsets = np.array([0, 3, 5, 9, 10])        # sequences of 3, 2, 4 and 1 tokens
     assert [last_fitting(offsets, 0, room) for room in (0, 2, 3, 4, 5, 8, 9, 10, 99)] == [0, 0, 1, 1, 2, 2, 3, 4, 4]
     assert last_fitting(offsets, 2, 4) == 3 and last_fitting(offsets, 2, -1) < 2
+
+
+def test_rewriting_builds_every_rewrite_at_once_as_one_by_one(bert):
+    from pmask.perturb.alignment import align
+
+    alignment = align(bert.tokenizer, ["He", "said", "unbelievable", "things", "."])
+    pieces = SentencePieces(alignment, 99, [7, 8])
+    rewrites = [[0, 1, 2, 3, 4], [MASK, 3, 4], [2, COMMA, 0, 1, COMMA, 3, 4], [MASK, 2, MASK], [0, 1, 2, 3, MASK]]
+    seqs = Rewriting(pieces, rewrites)
+    assert seqs.offsets.tolist() == np.cumsum([0] + [pieces.length(u) for u in rewrites]).tolist()
+    assert pieces.lengths(rewrites).tolist() == [pieces.length(u) for u in rewrites]
+    units = 0
+    for s, units_s in enumerate(rewrites):
+        ids, positions = pieces.build(units_s)
+        assert seqs.tokens(s, s + 1).tolist() == ids.tolist()
+        for pos, word in zip(positions, [u for u in units_s if u >= 0]):
+            assert (seqs.unit_sequence[units], seqs.unit_word[units]) == (s, word)
+            assert (seqs.unit_position[units] + np.arange(seqs.unit_length[units])).tolist() == pos.tolist()
+            units += 1
+    assert units == len(seqs.unit_word)
 
 
 class BigramJob(SentenceJob):
