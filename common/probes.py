@@ -7,7 +7,7 @@ model: its metrics (the first is its default), subword policies, which of its me
 value per attention head (they need attention weights), what it yields (a word-pair matrix or a
 span chart; a distance, low = close, or not), the decoders of its authors' pipeline, and where its
 runner and its cost in forward sequences live, as ``"module:function"`` strings that
-:func:`pmask.perturb.probes.resolve` imports (so this module stays torch-free).
+:func:`resolve` imports when they are called (so this module stays torch-free).
 
 Everything else derives from :data:`PROBE_ENTRIES` and :data:`METRIC_ENTRIES`: the tables of
 :mod:`pmask.common.options` (CLI choices, help, validation, store manifests), the engine's reads,
@@ -22,8 +22,9 @@ Example:
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence, TypeVar, overload
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar, overload
 
 #: What a probe yields per sentence and layer.
 WORD_PAIRS = "word-pair matrix"   # F[i][j] relates word j to word i
@@ -204,6 +205,19 @@ PROBE_ENTRIES: dict[str, ProbeEntry] = {e.name: e for e in [
                sequences="pmask.perturb.probes.distortion:sequences",
                faithful=Faithful("Li & Lu", ("cky",))),
 ]}
+
+
+def resolve(dotted: str) -> Any:
+    """The object a registry entry names as ``"package.module:name"`` (imported now, so a test may stand in
+    for it by patching the module's attribute).
+
+    Example:
+        >>> resolve("pmask.common.probes:WORD_PAIRS")
+        'word-pair matrix'
+    """
+    module, _, name = dotted.partition(":")
+    return getattr(importlib.import_module(module), name)
+
 
 
 # ---------------------------------------------------------------------------- views of the entries

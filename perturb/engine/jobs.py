@@ -5,6 +5,11 @@ row), then one per word i (word i masked: the *base* states of i's pieces), then
 i < j (words i and j masked): that sequence is read at i's pieces for F[i, j] and at j's
 pieces for F[j, i]. Values are kept per *slot* (one per piece of each word, plus one for the
 special token of ``include_cls``), so words that share pieces never overwrite each other.
+
+The sequences are a :class:`~pmask.perturb.engine.perturbation.Masking` (``_masked_units``: which units
+each sequence masks, any number), the reads a :class:`ReadPlan` (``_plan_reads``); a subclass
+that overrides these two (and ``_no_impact`` where its zeros differ) is a new perturbation, run
+by the same engine (:mod:`pmask.perturb.probes.single`, :mod:`pmask.perturb.probes.cpmi`).
 """
 from __future__ import annotations
 
@@ -13,22 +18,21 @@ from typing import Callable
 
 import numpy as np
 import torch
+import torch.nn.functional as nnf
 
 from pmask.perturb.alignment import WordAlignment
+from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
 
 NO_WORD = -1   # "no word masked" in a sequence's masked-word pair
 
 
 @dataclass
-class ReadPlan:
-    """The reads of one sentence, grouped by sequence in order (arrays of equal length R)."""
+class ReadPlan(Reads):
+    """The reads of one sentence (:class:`Reads`: sequence, position, token), and what each is for."""
 
-    sequence: np.ndarray   # [R] sequence the read is taken from
-    position: np.ndarray   # [R] token position in that sequence
     slot: np.ndarray       # [R] result slot: a piece of the measured word (or the special-token slot)
     is_base: np.ndarray    # [R] bool: a base state (measured word alone masked), else a comparison
     column: np.ndarray     # [R] the other masked word j (comparison reads), -1 for base reads
-    token: np.ndarray      # [R] original token id at the position (for metric ``prob``)
 
 
 class SentenceJob:
@@ -47,10 +51,11 @@ class SentenceJob:
         self.covers = np.zeros((n + 1, self.length), dtype=bool)
         for k in range(n):
             self.covers[k, alignment.pieces(k)] = True
-        first, second = self._masked_words()
-        self.masked_first = np.array(first, dtype=np.int64)
-        self.masked_second = np.array(second, dtype=np.int64)
-        self.n_sequences = len(first)
+        masked = self._masked_units()   # [S, K]: may add rows to covers (units other than whole words)
+        self.masked_first = masked[:, 0]
+        self.masked_second = masked[:, 1] if masked.shape[1] > 1 else np.full(len(masked), NO_WORD)
+        self.sequences = Masking(self.input_ids, self.covers, masked, mask_id)
+        self.n_sequences = len(masked)
         self.slot_start = np.concatenate([[0], np.cumsum([len(alignment.pieces(k)) for k in range(n)])]).astype(int)
         self.cls_slot = int(self.slot_start[-1])
         self.cls_position = alignment.word_index.index(NO_WORD) if include_cls else -1
@@ -60,6 +65,11 @@ class SentenceJob:
         n_slots = self.cls_slot + 1
         self.base = torch.zeros((n_layers, n_slots) + value_shape, dtype=value_dtype, device=device)
         self.values = np.zeros((n_layers, n_slots, n), dtype=np.float32)   # [layer, slot, column word]
+
+    def _masked_units(self) -> np.ndarray:
+        """[S, K] int64: the units (rows of ``covers``) masked in each sequence, in run order (``NO_WORD``
+        pads a sequence that masks fewer than K). Here: nothing (``include_cls``), each word, each pair."""
+        return np.stack(self._masked_words(), axis=1).astype(np.int64)
 
     def _masked_words(self) -> tuple[list[int], list[int]]:
         """The words masked in each sequence (first, second; ``NO_WORD`` for none), in run order."""
@@ -72,7 +82,7 @@ class SentenceJob:
         return first, second
 
     def _plan_reads(self) -> ReadPlan:
-        plan = _PlanBuilder(self)
+        plan = PlanBuilder(self)
         add, add_word = plan.add, plan.add_word
         for s, (a, b) in enumerate(zip(self.masked_first.tolist(), self.masked_second.tolist())):
             if a == NO_WORD:                 # unmasked: the special token's base state
@@ -110,18 +120,43 @@ class SentenceJob:
         self.next_sequence = self.done_sequences = done
         return True
 
-    def masked_ids(self, start: int, stop: int) -> np.ndarray:
-        """Token ids of sequences ``start`` … ``stop - 1`` end to end: [(stop - start) · length]."""
-        none = self.n_words
-        first = np.where(self.masked_first[start:stop] < 0, none, self.masked_first[start:stop])
-        second = np.where(self.masked_second[start:stop] < 0, none, self.masked_second[start:stop])
-        masked = self.covers[first] | self.covers[second]
-        return np.where(masked, self.mask_id, self.input_ids[None, :]).reshape(-1)
-
     def read_range(self, start: int, stop: int) -> slice:
         """The reads of sequences ``start`` … ``stop - 1``."""
         lo, hi = np.searchsorted(self.reads.sequence, [start, stop])
         return slice(int(lo), int(hi))
+
+    @classmethod
+    def take(cls, batch: ReadOut) -> Callable[[], None]:
+        """Keep the batch's base values, compare the others with theirs (one gather and one metric call
+        for the whole batch: a comparison's base may sit in this very batch, so bases go first) and
+        return the recording of the impacts into each job's ``values``."""
+        values = batch.values
+        device = values.device
+        current_rows, base, targets = [], [], []
+        for p, r, lo in zip(batch.parts, batch.ranges, batch.first.tolist()):
+            plan = p.job.reads
+            is_base = plan.is_base[r]
+            slots = plan.slot[r]
+            if is_base.any():
+                p.job.base[:, torch.as_tensor(slots[is_base], device=device)] = \
+                    values[torch.as_tensor(lo + np.flatnonzero(is_base), device=device)].transpose(0, 1)
+            compare = np.flatnonzero(~is_base)
+            if len(compare):
+                current_rows.append(lo + compare)
+                base.append(p.job.base[:, torch.as_tensor(slots[compare], device=device)].transpose(0, 1))
+                targets.append((p.job, slots[compare], plan.column[r][compare]))
+        impacts = None
+        if current_rows:
+            current = values[torch.as_tensor(np.concatenate(current_rows), device=device)]
+            impacts = _compare(batch.metric, torch.cat(base), current).cpu().numpy()
+
+        def record() -> None:
+            offset = 0
+            for job, slots, columns in targets:
+                assert impacts is not None   # targets come with current_rows
+                job.values[:, slots, columns] = impacts[offset:offset + len(slots)].T
+                offset += len(slots)
+        return record
 
     def result(self, subword: str) -> np.ndarray:
         """Word-level impacts [n_layers, n, n] (or [n_layers, n+1, n+1] with the special-token row 0)."""
@@ -147,7 +182,16 @@ class SentenceJob:
         return np.asarray(~(covers[None, :, :] & ~covers[:, None, :]).any(-1))   # [i, j]: covers[j] ⊆ covers[i]
 
 
-class _PlanBuilder:
+def _compare(metric: str, base: torch.Tensor, current: torch.Tensor) -> torch.Tensor:
+    """The metric between base values and values with a second word masked: [N, nl(, D)] → [N, nl]."""
+    if metric == "dist":
+        return torch.linalg.vector_norm(base - current, dim=-1)
+    if metric == "cos":
+        return 1.0 - nnf.cosine_similarity(base, current, dim=-1)
+    return base - current
+
+
+class PlanBuilder:
     """Collects the reads of one job in sequence order and builds its :class:`ReadPlan`."""
 
     def __init__(self, job: SentenceJob):
@@ -173,9 +217,9 @@ class _PlanBuilder:
 
     def build(self) -> ReadPlan:
         position = np.array(self.pos, dtype=np.int64)
-        return ReadPlan(np.array(self.seq, dtype=np.int64), position, np.array(self.slot, dtype=np.int64),
-                        np.array(self.base, dtype=bool), np.array(self.col, dtype=np.int64),
-                        self.job.input_ids[position])
+        return ReadPlan(sequence=np.array(self.seq, dtype=np.int64), position=position,
+                        token=self.job.input_ids[position], slot=np.array(self.slot, dtype=np.int64),
+                        is_base=np.array(self.base, dtype=bool), column=np.array(self.col, dtype=np.int64))
 
 
 class SkippedSentence:

@@ -6,8 +6,9 @@ that *rewrite* the sentence: a span replaced by one mask, a span alone between m
 moved to the front with commas between the parts. This module describes such an input as a
 list of *units* (a word of the sentence by its 0-based index, :data:`MASK` or :data:`COMMA`),
 builds its tokens from the sentence's own word pieces (so a word is tokenised the same way in
-every rewrite), runs many rewrites in token-budgeted packed batches, and returns one vector per
-word unit: the mean of its pieces' hidden states at each requested layer.
+every rewrite); :class:`Rewriting` is a job's list of such inputs, the second kind of sequences
+of the perturbation model (:mod:`pmask.perturb.engine.perturbation`), run by the one engine loop
+(:class:`pmask.perturb.engine.runner.BatchRunner`) under the same token budget as masked sequences.
 
 Example:
     >>> units = [MASK, 2, COMMA, 0, 1]          # "[MASK] w2 , w0 w1"
@@ -16,27 +17,16 @@ Example:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import torch
 
 from pmask.common.errors import ModelError
 from pmask.perturb.alignment import WordAlignment
-from pmask.perturb.encoders import Encoder, pack
 
 MASK = -1    # unit: one mask token
 COMMA = -2   # unit: the tokenizer's pieces of ","
-
-
-@dataclass
-class RewriteStats:
-    """Counters of :func:`rewrite_vectors` (they accumulate)."""
-
-    sequences: int = 0
-    tokens: int = 0
-    batches: int = 0
+_PREFIX, _SUFFIX = -3, -4   # the special tokens around every rewrite (units of the piece table only)
 
 
 class SentencePieces:
@@ -60,6 +50,23 @@ class SentencePieces:
         self.mask = np.array([mask_id], dtype=np.int64)
         self.comma = np.asarray(comma_ids, dtype=np.int64)
         self.n_words = alignment.n_words
+        # every unit's tokens in one table, unit u at row u - _SUFFIX, for building many rewrites at once
+        table = [self.suffix, self.prefix, self.comma, self.mask, *self.pieces]
+        self.table = np.concatenate(table).astype(np.int64)
+        self.table_length = np.array([len(t) for t in table], dtype=np.int64)
+        self.table_start = np.cumsum(self.table_length) - self.table_length
+
+    def framed(self, rewrites: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Every unit of ``rewrites`` end to end, the special tokens' units around each rewrite, as rows of
+        the piece table; and the index of each rewrite's first unit."""
+        rows = np.fromiter((u - _SUFFIX for units in rewrites for u in (_PREFIX, *units, _SUFFIX)), dtype=np.int64)
+        first = np.cumsum([0] + [len(units) + 2 for units in rewrites[:-1]]) if len(rewrites) else np.zeros(0)
+        return rows, np.asarray(first, dtype=np.int64)
+
+    def lengths(self, rewrites: Sequence[Sequence[int]]) -> np.ndarray:
+        """Tokens in each of ``rewrites`` (special tokens included), [len(rewrites)] int64."""
+        rows, first = self.framed(rewrites)
+        return np.add.reduceat(self.table_length[rows], first) if len(first) else np.zeros(0, dtype=np.int64)
 
     def build(self, units: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
         """Token ids of the rewrite ``units`` and, for each word unit in order, its token positions."""
@@ -88,61 +95,35 @@ def comma_pieces(tokenizer: Any) -> list[int]:
     return list(ids)
 
 
-def rewrite_vectors(lm: Any, encoder: Encoder, sentence: SentencePieces, rewrites: Sequence[Sequence[int]],
-                    layers: Sequence[int], budget: int, stats: RewriteStats | None = None,
-                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """Word vectors of every word unit of every rewrite, end to end in rewrite and unit order.
+class Rewriting:
+    """A job's rewritten inputs of one sentence, in run order (:class:`pmask.perturb.engine.perturbation.Sequences`),
+    built at once from the sentence's piece table (the tokens of each rewrite as :meth:`SentencePieces.build`).
 
     Args:
-        lm: a ``pmask.perturb.LoadedModel``.
-        encoder: its encoder path (``Encoder.states``).
         sentence: the sentence's pieces.
         rewrites: each a list of units (word index, :data:`MASK`, :data:`COMMA`).
-        layers: absolute layer indices (0 = embeddings).
-        budget: tokens per packed batch (a longer single rewrite runs alone).
-        stats: counters to add to.
-        dtype: of the returned vectors (pieces are averaged in it).
 
-    Returns:
-        ``[G, len(layers), D]``: G = the number of word units over all rewrites.
+    Attributes:
+        offsets: [S + 1] token offsets of the sequences end to end.
+        ids: [offsets[-1]] their tokens.
+        unit_sequence, unit_position, unit_length, unit_word: [W] each word unit over all rewrites in
+            order: its sequence, its first token's position there, its number of tokens, its word.
     """
-    built = [sentence.build(units) for units in rewrites]
-    vectors: list[torch.Tensor] = []
-    start = 0
-    while start < len(built):
-        stop, tokens = start, 0
-        while stop < len(built) and (stop == start or tokens + len(built[stop][0]) <= budget):
-            tokens += len(built[stop][0])
-            stop += 1
-        vectors.append(_run(lm, encoder, built[start:stop], layers, dtype))
-        if stats is not None:
-            stats.sequences += stop - start
-            stats.tokens += tokens
-            stats.batches += 1
-        start = stop
-    return torch.cat(vectors) if vectors else torch.zeros((0, len(layers), 0), dtype=dtype)
 
+    def __init__(self, sentence: SentencePieces, rewrites: Sequence[Sequence[int]]):
+        rows, first = sentence.framed(rewrites)
+        length = sentence.table_length[rows]                         # tokens of each unit
+        unit_first = np.cumsum(length) - length                      # its first token end to end
+        total = int(length.sum())
+        self.ids = sentence.table[np.repeat(sentence.table_start[rows] - unit_first, length) + np.arange(total)]
+        per_rewrite = np.add.reduceat(length, first) if len(first) else np.zeros(0, dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(per_rewrite)]).astype(np.int64)
+        rewrite = np.repeat(np.arange(len(first)), np.diff(np.append(first, len(rows))))
+        word = rows >= -_SUFFIX
+        self.unit_sequence = rewrite[word]
+        self.unit_position = unit_first[word] - self.offsets[self.unit_sequence]
+        self.unit_length = length[word]
+        self.unit_word = rows[word] + _SUFFIX
 
-def _run(lm: Any, encoder: Encoder, built: list[tuple[np.ndarray, list[np.ndarray]]], layers: Sequence[int],
-         dtype: torch.dtype) -> torch.Tensor:
-    """One packed batch: the pooled word-unit vectors of ``built`` in input order."""
-    order = sorted(range(len(built)), key=lambda k: len(built[k][0]))   # equal lengths share one attention call
-    lengths = np.array([len(built[k][0]) for k in order])
-    rows, pos, group = [], [], []
-    first = np.concatenate([[0], np.cumsum([len(p) for _, p in built])]).astype(np.int64)
-    for rank, k in enumerate(order):
-        for unit, positions in enumerate(built[k][1]):
-            rows.append(np.full(len(positions), rank))
-            pos.append(positions)
-            group.append(np.full(len(positions), first[k] + unit))
-    read_row = np.concatenate(rows).astype(np.int64)
-    read_pos = np.concatenate(pos).astype(np.int64)
-    read_group = torch.as_tensor(np.concatenate(group), device=lm.device)
-    batch = pack(np.concatenate([built[k][0] for k in order]), lengths, read_row, read_pos, lm.device)
-    with torch.inference_mode():
-        states = encoder.states(batch, list(layers)).to(dtype)               # [reads, L, D]
-        total = int(first[-1])
-        sums = torch.zeros((total,) + tuple(states.shape[1:]), dtype=dtype, device=states.device)
-        sums.index_add_(0, read_group, states)
-        counts = torch.bincount(read_group, minlength=total).to(dtype)
-        return (sums / counts[:, None, None]).cpu()
+    def tokens(self, start: int, stop: int) -> np.ndarray:
+        return self.ids[self.offsets[start]:self.offsets[stop]]

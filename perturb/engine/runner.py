@@ -19,6 +19,11 @@ so a sentence costs n + n(n−1)/2 forward sequences (+1 unmasked one with ``inc
 the fast path no layer above the highest requested one is run and that top layer is computed
 only at the read positions (see ``pmask.perturb.encoders``). Sequences of many sentences are
 packed into batches of at most ``batch_tokens`` tokens, never padded.
+
+:class:`BatchRunner` is the one engine loop of every perturbing probe: it runs *jobs*
+(:mod:`pmask.perturb.engine.perturbation`: a sentence's sequences, their reads, and what is done with the
+values read), whichever the probe; pair and single (:mod:`pmask.perturb.engine.jobs`), CPMI
+(:mod:`pmask.perturb.probes.cpmi`) and contextual distortion (:mod:`pmask.perturb.probes.distortion`).
 """
 from __future__ import annotations
 
@@ -26,11 +31,10 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence, Sized
+from typing import Any, Callable, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
-import torch.nn.functional as nnf
 
 from pmask.common.errors import ModelError
 from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
@@ -39,6 +43,7 @@ from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
 from pmask.perturb.alignment.text import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
+from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import LoadedModel
@@ -58,19 +63,6 @@ class RunSettings:
     layers: tuple[int, ...]       # absolute hidden-state indices
     impact: ImpactSettings        # metric, subword policy, tokenisation mode
     include_cls: bool
-
-
-@dataclass
-class BatchPart:
-    """Sequences ``start`` … ``stop - 1`` of one sentence's job, scheduled into a batch."""
-
-    job: SentenceJob
-    start: int
-    stop: int
-
-    @property
-    def rows(self) -> int:
-        return self.stop - self.start
 
 
 def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
@@ -133,7 +125,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     if metric_entry(metric).mlm_head:
         encoder.check_prob(settings.layers)
     if metric_entry(metric).job and job_type is SentenceJob:   # a metric with its own sequences and reads
-        from pmask.perturb.probes import resolve
+        from pmask.common.probes import resolve
         job_type = resolve(str(metric_entry(metric).job))
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress)
@@ -182,15 +174,21 @@ def _is_oom(err: BaseException) -> bool:
 
 
 class BatchRunner:
-    """Schedules sentences' masked sequences into batches of at most ``batch_tokens`` tokens and runs them.
+    """Schedules sentences' jobs' sequences into batches of at most ``batch_tokens`` tokens and runs them.
 
     Sentences are aligned (the only call of an aligner in the engine) as the batches need them;
-    results are yielded in input order as soon as every earlier sentence is finished.
+    results are yielded in input order as soon as every earlier sentence is finished. Each
+    sentence's job comes from ``make_job(index, alignment)`` (default: ``job_type`` with the run's
+    settings); the jobs of one run are of one class, whose ``take`` gets each batch's values
+    (:class:`pmask.perturb.engine.perturbation.Job`).
     """
 
     def __init__(self, lm: LoadedModel, encoder: Encoder, settings: RunSettings, batch_tokens: int,
-                 stats: ImpactStats, job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None):
+                 stats: ImpactStats, job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None, *,
+                 make_job: Callable[[int, WordAlignment], Job] | None = None, desc: str = "impact"):
         self.lm = lm
+        self.make_job = make_job if make_job is not None else self._masking_job
+        self.desc = desc
         self.checkpoint = checkpoint
         self.job_type = job_type
         self.encoder = encoder
@@ -202,8 +200,8 @@ class BatchRunner:
         self.value_shape = () if metric_entry(settings.impact.metric).mlm_head else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
-        self.pending: deque[SentenceJob | SkippedSentence] = deque()
-        self.active: SentenceJob | None = None
+        self.pending: deque[Job | SkippedSentence] = deque()
+        self.active: Job | None = None
         self.source: Iterator[tuple[int, Any]] | None = None
         self.exhausted = False
 
@@ -220,7 +218,7 @@ class BatchRunner:
         bar = None
         if progress and watched():   # a bar only where someone watches it (pmask.common.progress)
             bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent",
-                               desc="impact")
+                               desc=self.desc)
         try:
             while True:
                 if self.checkpoint is not None:   # every batch, not every sentence: one may span many
@@ -246,7 +244,11 @@ class BatchRunner:
             if bar is not None:
                 bar.close()
 
-    def _next_job(self) -> SentenceJob | None:
+    def _masking_job(self, index: int, alignment: WordAlignment) -> Job:
+        return self.job_type(index, alignment, self.lm.tokenizer.mask_token_id, len(self.settings.layers),
+                             self.settings.include_cls, self.value_shape, self.value_dtype, self.lm.device)
+
+    def _next_job(self) -> Job | None:
         """Align the next sentence and queue its job (too-long sentences queue a skip); None at the end."""
         lm, stats = self.lm, self.stats
         assert self.source is not None   # set by run()
@@ -255,8 +257,7 @@ class BatchRunner:
             if alignment is None:
                 self.pending.append(SkippedSentence(index))
                 continue
-            job = self.job_type(index, alignment, lm.tokenizer.mask_token_id, len(self.settings.layers),
-                              self.settings.include_cls, self.value_shape, self.value_dtype, lm.device)
+            job = self.make_job(index, alignment)
             if self.checkpoint is not None:
                 self.checkpoint.restore(job)
             self.pending.append(job)
@@ -274,14 +275,14 @@ class BatchRunner:
                 if self.active is None:
                     return parts
             job = self.active
-            room = (self.batch_tokens - tokens) // job.length
-            if room <= 0:
+            stop = last_fitting(job.sequences.offsets, job.next_sequence, self.batch_tokens - tokens)
+            if stop <= job.next_sequence:
                 if parts:
                     return parts
-                room = 1
-            stop = min(job.n_sequences, job.next_sequence + room)
-            parts.append(BatchPart(job, job.next_sequence, stop))
-            tokens += (stop - job.next_sequence) * job.length
+                stop = job.next_sequence + 1
+            part = BatchPart(job, job.next_sequence, stop)
+            parts.append(part)
+            tokens += part.tokens
             job.next_sequence = stop
 
     def _run_batch(self, parts: list[BatchPart]) -> None:
@@ -296,8 +297,8 @@ class BatchRunner:
         self.stats.oom_retries += 1
         if self.lm.device.type == "cuda":
             torch.cuda.empty_cache()
-        longest = max(p.job.length for p in parts)
-        self.batch_tokens = max(longest, min(self.batch_tokens, sum(p.rows * p.job.length for p in parts)) // 2)
+        longest = max(p.longest for p in parts)
+        self.batch_tokens = max(longest, min(self.batch_tokens, sum(p.tokens for p in parts)) // 2)
         logger.warning("out of memory on a batch of %d sequences; retrying in halves (batch_tokens now %d)",
                        rows, self.batch_tokens)
         half = rows // 2
@@ -318,7 +319,7 @@ class BatchRunner:
         self._run_batch(second)
 
     def _forward(self, parts: list[BatchPart]) -> None:
-        """Run the batch's sequences, store base states, then compare and record impacts."""
+        """Run the batch's sequences and hand what was read back to the jobs."""
         metric = self.settings.impact.metric
         assert metric is not None   # checked by impact_matrices
         device = self.lm.device
@@ -327,8 +328,9 @@ class BatchRunner:
         read_row = np.concatenate([p.job.reads.sequence[r] - p.start + off
                                    for p, r, off in zip(parts, ranges, row_offset)])
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
-        batch = pack(np.concatenate([p.job.masked_ids(p.start, p.stop) for p in parts]),
-                     np.concatenate([np.full(p.rows, p.job.length) for p in parts]), read_row, read_pos, device)
+        batch = pack(np.concatenate([p.job.sequences.tokens(p.start, p.stop) for p in parts]),
+                     np.concatenate([np.diff(p.job.sequences.offsets[p.start:p.stop + 1]) for p in parts]),
+                     read_row, read_pos, device)
         with torch.inference_mode():
             if metric_entry(metric).mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
@@ -337,31 +339,10 @@ class BatchRunner:
                                             log=metric_entry(metric).log_prob)    # [N, nl]
             else:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
-            # base states first (a comparison's base may sit in this very batch), then comparisons
             first_read = np.cumsum([0] + [r.stop - r.start for r in ranges])
-            current_rows, base, targets = [], [], []
-            for p, r, lo in zip(parts, ranges, first_read):
-                plan = p.job.reads
-                is_base = plan.is_base[r]
-                slots = plan.slot[r]
-                if is_base.any():
-                    p.job.base[:, torch.as_tensor(slots[is_base], device=device)] = \
-                        values[torch.as_tensor(lo + np.flatnonzero(is_base), device=device)].transpose(0, 1)
-                compare = np.flatnonzero(~is_base)
-                if len(compare):
-                    current_rows.append(lo + compare)
-                    base.append(p.job.base[:, torch.as_tensor(slots[compare], device=device)].transpose(0, 1))
-                    targets.append((p.job, slots[compare], plan.column[r][compare]))
-            impacts = None
-            if current_rows:   # one gather for the whole batch's comparisons
-                current = values[torch.as_tensor(np.concatenate(current_rows), device=device)]
-                impacts = _compare(metric, torch.cat(base), current).cpu().numpy()
+            record = type(parts[0].job).take(ReadOut(parts, ranges, first_read, values, metric))
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
-        offset = 0
-        for job, slots, columns in targets:
-            assert impacts is not None   # targets come with current_rows
-            job.values[:, slots, columns] = impacts[offset:offset + len(slots)].T
-            offset += len(slots)
+        record()
         for p in parts:
             p.job.done_sequences += p.rows
         self._count(parts, batch.n_reads)
@@ -370,18 +351,10 @@ class BatchRunner:
         stats, work = self.stats, self.encoder.work
         stats.batches += 1
         stats.forward_sequences += sum(p.rows for p in parts)
-        stats.tokens += sum(p.rows * p.job.length for p in parts)
+        stats.tokens += sum(p.tokens for p in parts)
         stats.padded_tokens += work.tokens
         stats.reads += n_reads
         stats.query_slots += work.query_slots
         stats.attention_pairs += work.attention_pairs
         stats.query_key_pairs += work.query_key_pairs
 
-
-def _compare(metric: str, base: torch.Tensor, current: torch.Tensor) -> torch.Tensor:
-    """The metric between base values and values with a second word masked: [N, nl(, D)] → [N, nl]."""
-    if metric == "dist":
-        return torch.linalg.vector_norm(base - current, dim=-1)
-    if metric == "cos":
-        return 1.0 - nnf.cosine_similarity(base, current, dim=-1)
-    return base - current

@@ -2,7 +2,7 @@
 
 Each probe is one entry of :data:`pmask.common.probes.PROBE_ENTRIES` (torch-free: names, descriptions,
 metrics, what it needs and yields, for the CLI, stores and ``bench``), whose ``runner`` and
-``sequences`` name their functions as ``"module:function"``; :func:`resolve` imports them here:
+``sequences`` name their functions as ``"module:function"``; :func:`~pmask.common.probes.resolve` imports them:
 
 - ``pair`` (:mod:`pmask.perturb.engine.runner`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
 - ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
@@ -20,26 +20,13 @@ Example:
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from pmask.common.options import check_probe, default_metric, default_subword, has_heads, probe_entry
-from pmask.common.probes import PROBE_ENTRIES
-
-
-def resolve(dotted: str) -> Any:
-    """The object a registry entry names as ``"package.module:name"`` (imported now, so a test may stand in
-    for it by patching the module's attribute).
-
-    Example:
-        >>> resolve("pmask.perturb.probes:pair_sequences")(3)
-        7
-    """
-    module, _, name = dotted.partition(":")
-    return getattr(importlib.import_module(module), name)
+from pmask.common.probes import PROBE_ENTRIES, resolve
 
 
 @dataclass(frozen=True)

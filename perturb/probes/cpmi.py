@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmask.perturb.engine.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
+from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 
 
 def cpmi_sequences(piece_counts: list[int]) -> int:
@@ -69,7 +69,7 @@ class CpmiJob(SentenceJob):
 
     def _plan_reads(self) -> ReadPlan:
         n = self.n_words
-        plan = _PlanBuilder(self)
+        plan = PlanBuilder(self)
         for s, (a, b) in enumerate(zip(self.masked_first.tolist(), self.masked_second.tolist())):
             if a == NO_WORD:                                   # unmasked: the special token's base state
                 plan.add(s, self.cls_position, self.cls_slot, True, -1)

@@ -18,24 +18,31 @@ The chart is ``F[l, r-1]`` (upper triangle; the whole sentence and the lower tri
 with ``include_cls`` (the store layout) it is shifted by one, index 0 unused and 0. The
 per-length normalisation and the tree are the decoder's (:mod:`pmask.trees.cky`). Sequences per
 sentence: 1 + 4 (n(n+1)/2 - 1) with ``all`` (1 + (n(n+1)/2 - 1) for ``sub`` or ``dc``, twice that
-for ``move``), built by :mod:`pmask.perturb.engine.rewrite`.
+for ``move``), built by :mod:`pmask.perturb.engine.rewrite`; each sentence is a :class:`DistortionJob` of
+the one engine loop (:class:`pmask.perturb.engine.runner.BatchRunner`), batched with its neighbours by
+the same token budget as the masking probes.
 """
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence, Sized
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from pmask.common.errors import ModelError
 from pmask.common.options import check_probe, resolve_layers
-from pmask.common.progress import progress_bar
-from pmask.perturb.alignment import get_aligner
-from pmask.perturb.engine.rewrite import COMMA, MASK, RewriteStats, SentencePieces, comma_pieces, rewrite_vectors
-from pmask.perturb.engine.runner import checked_alignment
+from pmask.perturb.alignment import WordAlignment, get_aligner
+from pmask.perturb.engine.perturbation import ReadOut, Reads
+from pmask.perturb.engine.rewrite import (
+    COMMA,
+    MASK,
+    Rewriting,
+    SentencePieces,
+    comma_pieces,
+)
+from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.probes.support import probe_encoder
 
 logger = logging.getLogger(__name__)
@@ -109,15 +116,13 @@ def span_plan(n: int, metric: str = "all") -> SpanPlan:
     return plan
 
 
-def chart_from_vectors(n: int, plan: SpanPlan, base: torch.Tensor, perturbed: torch.Tensor) -> np.ndarray:
-    """The span chart ``[L, n, n]`` (float64) from the sentence's word vectors ``base`` [n, L, D] and the
-    plan's word-unit vectors ``perturbed`` [G, L, D]: each span's mean term."""
-    L = base.shape[1]
+def chart_from_squared(n: int, plan: SpanPlan, squared: np.ndarray) -> np.ndarray:
+    """The span chart ``[L, n, n]`` (float64) from ``squared`` [G, L]: each of the plan's word units'
+    squared distance ||P_g - G_word||² to the same word's vector in the sentence; each span's mean term."""
+    L = squared.shape[1]
     chart = np.zeros((L, n, n))
     if not plan.term_span:
         return chart
-    word = torch.as_tensor(plan.unit_word)
-    squared = ((perturbed - base[word]) ** 2).sum(dim=-1).numpy()              # [G, L]
     terms = np.zeros((len(plan.term_span), L))
     np.add.at(terms, np.asarray(plan.unit_term), squared)
     terms /= np.asarray(plan.term_size, dtype=np.float64)[:, None]
@@ -128,6 +133,102 @@ def chart_from_vectors(n: int, plan: SpanPlan, base: torch.Tensor, perturbed: to
     for k, (left, right) in enumerate(spans(n)):
         chart[:, left, right - 1] = totals[k] / counts[k]
     return chart
+
+
+@dataclass
+class UnitReads(Reads):
+    """Reads at the pieces of word units; ``group``: the word unit, numbered in run order (sequence 0,
+    the sentence itself, holds groups 0 … n-1, its words)."""
+
+    group: np.ndarray
+
+
+class DistortionJob:
+    """One sentence's sequences under probe ``distortion``: the sentence itself first, then the rewrites of
+    :func:`span_plan`, shortest first (rows of one length share an attention call). A batch's values
+    are pooled into word-unit vectors (the mean of their pieces' states, float64) and each unit's
+    squared distance to the same word in the sentence is kept ([G, L]); :meth:`result` averages them
+    into the chart (:func:`chart_from_squared`).
+
+    Args:
+        index: the sentence's position in the engine's input.
+        alignment: its model input (words must own their pieces).
+        mask_id, comma: the tokenizer's mask token and pieces of ",".
+        metric: ``all``, ``sub``, ``dc`` or ``move``.
+        n_layers: layers read.
+        include_cls: shift the chart by one (the store layout).
+    """
+
+    def __init__(self, index: int, alignment: WordAlignment, mask_id: int, comma: Sequence[int], metric: str,
+                 n_layers: int, include_cls: bool):
+        self.index = index
+        self.n_words = n = alignment.n_words
+        self.include_cls = include_cls
+        self.plan = span_plan(n, metric)
+        pieces = SentencePieces(alignment, mask_id, comma)
+        rewrites = [list(range(n))] + self.plan.rewrites
+        order = np.concatenate([[0], 1 + np.argsort(pieces.lengths(rewrites)[1:], kind="stable")])
+        self.sequences = seqs = Rewriting(pieces, [rewrites[k] for k in order])
+        self.n_sequences = len(order)
+        self.next_sequence = self.done_sequences = 0
+        # word unit (group) g in run order is the plan's unit group_unit[g] (the sentence's own words: < 0)
+        units_run = np.bincount(seqs.unit_sequence, minlength=len(order))     # word units per sequence
+        units = np.empty_like(units_run)
+        units[order] = units_run
+        first_unit = np.cumsum(units) - units - n
+        group_first = np.cumsum(units_run) - units_run
+        self.group_unit = np.repeat(first_unit[order] - group_first, units_run) + np.arange(units_run.sum())
+        group = np.repeat(np.arange(len(seqs.unit_length)), seqs.unit_length)
+        position = seqs.unit_position[group] + np.arange(len(group)) - np.repeat(
+            np.cumsum(seqs.unit_length) - seqs.unit_length, seqs.unit_length)
+        sequence = seqs.unit_sequence[group]
+        self.reads = UnitReads(sequence, position, seqs.ids[seqs.offsets[sequence] + position], group)
+        self.base: torch.Tensor | None = None                                 # [n, L, D] the sentence's words
+        self.squared = np.zeros((len(self.plan.unit_word), n_layers))        # [G, L]
+        self.unit_word = np.asarray(self.plan.unit_word, dtype=np.int64)     # [G] the word of each unit
+
+    @property
+    def finished(self) -> bool:
+        return self.done_sequences == self.n_sequences
+
+    def read_range(self, start: int, stop: int) -> slice:
+        lo, hi = np.searchsorted(self.reads.sequence, [start, stop])
+        return slice(int(lo), int(hi))
+
+    @classmethod
+    def take(cls, batch: ReadOut) -> Callable[[], None]:
+        """Pool each part's reads into word units and compare them with the sentence's words."""
+        kept = []
+        for p, r, lo, hi in zip(batch.parts, batch.ranges, batch.first[:-1].tolist(), batch.first[1:].tolist()):
+            job = p.job
+            group = job.reads.group[r]
+            g0, g1 = int(group[0]), int(group[-1]) + 1
+            local = torch.as_tensor(group - g0, device=batch.values.device)
+            states = batch.values[lo:hi].to(torch.float64)                            # [reads, L, D]
+            sums = torch.zeros((g1 - g0,) + tuple(states.shape[1:]), dtype=torch.float64, device=states.device)
+            sums.index_add_(0, local, states)
+            pooled = sums / torch.bincount(local, minlength=g1 - g0).to(torch.float64)[:, None, None]
+            units = job.group_unit[g0:g1]
+            if p.start == 0:   # the sentence itself: its words' vectors, before any rewrite's
+                job.base = pooled[:job.n_words]
+            perturbed = units >= 0
+            if perturbed.any():
+                assert job.base is not None   # sequence 0 runs first
+                word = torch.as_tensor(job.unit_word[units[perturbed]], device=states.device)
+                chosen = pooled[torch.as_tensor(np.flatnonzero(perturbed), device=states.device)]
+                kept.append((job, units[perturbed], ((chosen - job.base[word]) ** 2).sum(dim=-1).cpu().numpy()))
+
+        def record() -> None:
+            for job, units, squared in kept:
+                job.squared[units] = squared
+        return record
+
+    def result(self, subword: str = "avg") -> np.ndarray:
+        """The chart, float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``)."""
+        chart = chart_from_squared(self.n_words, self.plan, self.squared)
+        if self.include_cls:
+            chart = np.pad(chart, ((0, 0), (1, 0), (1, 0)))
+        return chart.astype(np.float32)
 
 
 def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
@@ -154,11 +255,11 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         >>> F.shape                                                                # doctest: +SKIP
         (1, 3, 3)
     """
-    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, ImpactStats
+    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, BatchRunner, ImpactStats, RunSettings
 
     metric = metric or "all"
     check_probe("distortion", metric, subword)
-    aligner = get_aligner(tokenize)
+    get_aligner(tokenize)   # an unknown tokenisation mode is refused before any model work
     run_layers = resolve_layers(layers, model.num_layers)
     budget = int(batch_tokens or DEFAULT_BATCH_TOKENS.get(model.device.type, 4096))
     if budget < 1:
@@ -170,38 +271,11 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         raise ModelError(f"model {model.name!r}: its tokenizer has no mask token, which probe distortion writes into "
                          f"every perturbed input")
     comma = comma_pieces(model.tokenizer)
-    return _stream(model, encoder, aligner, sentences, run_layers, metric, budget, include_cls, stats, comma,
-                   progress)
+    mask_id = model.tokenizer.mask_token_id
+    settings = RunSettings(run_layers, ImpactSettings(metric, subword, tokenize, "distortion"), False)
 
+    def make_job(index: int, alignment: WordAlignment) -> DistortionJob:
+        return DistortionJob(index, alignment, mask_id, comma, metric, len(run_layers), include_cls)
 
-def _stream(lm: Any, encoder: Any, aligner: Any, sentences: Iterable[Any], layers: Sequence[int], metric: str,
-            budget: int, include_cls: bool, stats: Any, comma: list[int], progress: bool
-            ) -> Iterator[np.ndarray | None]:
-    bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent",
-                       desc="distortion", enabled=progress)
-    try:
-        for index, sentence in enumerate(sentences):
-            alignment = checked_alignment(lm, aligner, index, sentence, stats, False)
-            if alignment is None:
-                yield None
-                bar.update(1)
-                continue
-            started = time.perf_counter()
-            pieces = SentencePieces(alignment, lm.tokenizer.mask_token_id, comma)
-            n = alignment.n_words
-            plan = span_plan(n, metric)
-            counters = RewriteStats()
-            vectors = rewrite_vectors(lm, encoder, pieces, [list(range(n))] + plan.rewrites, layers, budget,
-                                      counters, dtype=torch.float64)
-            chart = chart_from_vectors(n, plan, vectors[:n], vectors[n:])
-            stats.forward_sequences += counters.sequences
-            stats.tokens += counters.tokens
-            stats.padded_tokens += counters.tokens
-            stats.batches += counters.batches
-            stats.seconds += time.perf_counter() - started
-            if include_cls:
-                chart = np.pad(chart, ((0, 0), (1, 0), (1, 0)))
-            bar.update(1)
-            yield chart.astype(np.float32)
-    finally:
-        bar.close()
+    return BatchRunner(model, encoder, settings, budget, stats, make_job=make_job, desc="distortion").run(
+        sentences, progress)

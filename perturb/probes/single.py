@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from pmask.perturb.engine.jobs import NO_WORD, ReadPlan, SentenceJob, _PlanBuilder
+from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 
 
 class SingleMaskJob(SentenceJob):
@@ -27,7 +27,7 @@ class SingleMaskJob(SentenceJob):
         return [NO_WORD, *range(n)], [NO_WORD] * (n + 1)
 
     def _plan_reads(self) -> ReadPlan:
-        plan = _PlanBuilder(self)
+        plan = PlanBuilder(self)
         n = self.n_words
         for word in range(n):                       # sequence 0, unmasked: every piece's base state
             plan.add_word(0, word, True, -1)

@@ -117,3 +117,51 @@ def test_span_plan_counts():
         assert 1 + len(plan.rewrites) == sequences_per_sentence("distortion", n) == 1 + 4 * (n * (n + 1) // 2 - 1)
         inside = sum(1 for a, b in spans(n) if 0 < a and b < n)
         assert len(plan.term_span) == 2 * len(spans(n)) + 6 * inside + 4 * (len(spans(n)) - inside)
+
+
+@pytest.mark.parametrize("budget", [1, 17, 64])
+def test_every_batch_size_gives_the_same_charts(lm64, budget):
+    """The span probe runs through the engine's one loop: any token budget, from one sequence per
+    batch to every sentence at once, gives the same charts (captum-style batch invariance)."""
+    from pmask.perturb.engine.runner import ImpactStats
+
+    want_stats, stats = ImpactStats(), ImpactStats()
+    want = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[1, 3], batch_tokens=10**6, stats=want_stats))
+    got = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[1, 3], batch_tokens=budget, stats=stats))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert want_stats.batches == 1   # every sentence's rewrites in one batch, as the masking probes pack
+    assert stats.forward_sequences == want_stats.forward_sequences and stats.tokens == want_stats.tokens
+    if budget == 1:
+        assert stats.batches == stats.forward_sequences
+    else:
+        assert 1 < stats.batches < stats.forward_sequences and stats.reads == want_stats.reads
+
+
+def test_out_of_memory_halves_a_distortion_batch(lm64, monkeypatch):
+    from pmask.perturb.encoders import BertFamilyEncoder
+    from pmask.perturb.engine.runner import ImpactStats
+
+    real = BertFamilyEncoder.states
+
+    def flaky(self, batch, layers):
+        if sum(seg.rows for seg in batch.segments) > 8:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(self, batch, layers)
+
+    want = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[2], batch_tokens=10**6))
+    monkeypatch.setattr(BertFamilyEncoder, "states", flaky)
+    stats = ImpactStats()
+    got = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[2], batch_tokens=10**6, stats=stats))
+    assert stats.oom_retries > 0
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_a_sentence_too_long_is_skipped_between_charted_ones(lm64):
+    long = ["word"] * (lm64.max_length + 1)
+    got = list(probe_matrices(lm64, [SENTENCES[1], long, SENTENCES[3]], "distortion", layers=[2]))
+    assert got[1] is None
+    for k, words in ((0, SENTENCES[1]), (2, SENTENCES[3])):
+        alone = next(probe_matrices(lm64, [words], "distortion", layers=[2]))
+        np.testing.assert_allclose(got[k], alone, rtol=1e-12, atol=1e-15)

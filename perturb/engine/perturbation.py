@@ -1,0 +1,153 @@
+"""The perturbation model: what the impact engine runs for a sentence, and what a job does with it.
+
+Every probe that perturbs its input (pair, single, CPMI's chain rule, contextual distortion) is a
+*job* per sentence that lists its model inputs and their reads; the engine
+(:class:`pmask.perturb.engine.runner.BatchRunner`) knows nothing else about it. It packs the sequences of
+consecutive jobs into batches of at most ``batch_tokens`` tokens, runs each batch once and hands
+the values read back to the jobs (:meth:`Job.take`). A new perturbation is a new job: nothing in
+the engine changes.
+
+A job's sequences are one of two kinds, both described here as data:
+
+- :class:`Masking`: the sentence's own tokens with *units* masked in place, any number per
+  sequence; a unit is any set of token positions (a word's pieces, the pieces k… of a word for
+  CPMI's chain rule, a span). Pair: {i} and {i, j}; single: {} and {j}.
+- :class:`pmask.perturb.engine.rewrite.Rewriting`: the sentence rewritten from its words' pieces, masks
+  and commas (a span replaced by one mask, a span alone between masks, spans moved).
+
+Their reads (:class:`Reads`) say which token of which sequence is read; what a read is *for*
+(the base state of a piece, a comparison for column j, a word unit to pool) is the job's own
+extension of :class:`Reads`.
+
+Example:
+    >>> covers = np.array([[0, 1, 0, 0], [0, 0, 1, 1]], dtype=bool)       # word 0: token 1; word 1: tokens 2, 3
+    >>> seqs = Masking(np.array([101, 7, 8, 9]), covers, np.array([[0, -1], [0, 1]]), mask_id=103)
+    >>> seqs.tokens(0, 2).reshape(2, 4).tolist()                          # {0} masked, then {0, 1}
+    [[101, 103, 8, 9], [101, 103, 103, 103]]
+    >>> seqs.offsets.tolist()                                             # token offsets of the sequences
+    [0, 4, 8]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+import torch
+
+
+class Sequences(Protocol):
+    """A job's model inputs, in run order."""
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """[S + 1] int64: sequence s holds tokens ``offsets[s]`` … ``offsets[s + 1] - 1`` of the job."""
+
+    def tokens(self, start: int, stop: int) -> np.ndarray:
+        """Token ids of sequences ``start`` … ``stop - 1`` end to end (int64)."""
+
+
+class Masking:
+    """Sequences that mask units of one tokenised sentence in place (every other token stays where it was).
+
+    Args:
+        input_ids: [T] the sentence's model input.
+        covers: [U, T] bool, masking unit u masks the tokens ``covers[u]`` (any set of positions).
+        masked: [S, K] int, the units masked in sequence s; -1 = none (so K is the most per sequence).
+        mask_id: the tokenizer's mask token.
+    """
+
+    def __init__(self, input_ids: np.ndarray, covers: np.ndarray, masked: np.ndarray, mask_id: int):
+        self.input_ids = np.asarray(input_ids, dtype=np.int64)
+        length = len(self.input_ids)
+        # a last all-False row: unit -1 masks nothing
+        self._covers = np.concatenate([np.asarray(covers, dtype=bool).reshape(-1, length),
+                                       np.zeros((1, length), dtype=bool)])
+        self.masked = np.asarray(masked, dtype=np.int64).reshape(len(masked), -1)
+        self.mask_id = mask_id
+        self.offsets = np.arange(len(self.masked) + 1, dtype=np.int64) * length
+
+    def tokens(self, start: int, stop: int) -> np.ndarray:
+        units = self.masked[start:stop]
+        mask = self._covers[units[:, 0]]
+        for k in range(1, units.shape[1]):
+            mask = mask | self._covers[units[:, k]]
+        return np.where(mask, self.mask_id, self.input_ids[None, :]).reshape(-1)
+
+
+@dataclass
+class Reads:
+    """A job's reads, grouped by sequence in run order (arrays of equal length R); jobs extend it with
+    what each read is for."""
+
+    sequence: np.ndarray   # [R] sequence the read is taken from
+    position: np.ndarray   # [R] token position in that sequence
+    token: np.ndarray      # [R] token id at the position (what an MLM-head metric scores)
+
+
+class Job(Protocol):
+    """What the engine needs of one sentence's job (:class:`pmask.perturb.engine.jobs.SentenceJob`,
+    ``pmask.perturb.probes.distortion.DistortionJob``, …)."""
+
+    index: int
+    n_sequences: int
+    next_sequence: int    # first sequence not yet scheduled (the engine advances it)
+    done_sequences: int   # sequences whose values were taken (the engine advances it)
+
+    @property
+    def sequences(self) -> Sequences: ...
+
+    @property
+    def reads(self) -> Reads: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    def read_range(self, start: int, stop: int) -> slice: ...
+
+    @classmethod
+    def take(cls, batch: ReadOut) -> Callable[[], None]:
+        """Use a batch's values (device work, under ``torch.inference_mode``); returns the host-side
+        bookkeeping, which the engine runs once nothing can fail any more (an out-of-memory batch is
+        retried in halves, so nothing may be half-recorded)."""
+
+    def result(self, subword: str) -> np.ndarray: ...
+
+
+@dataclass
+class BatchPart:
+    """Sequences ``start`` … ``stop - 1`` of one sentence's job, scheduled into a batch."""
+
+    job: Any   # a Job
+    start: int
+    stop: int
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def tokens(self) -> int:
+        offsets = self.job.sequences.offsets
+        return int(offsets[self.stop] - offsets[self.start])
+
+    @property
+    def longest(self) -> int:
+        return int(np.diff(self.job.sequences.offsets[self.start:self.stop + 1]).max())
+
+
+@dataclass
+class ReadOut:
+    """What one batch read, handed back to its jobs: part k's reads are ``job.reads[ranges[k]]``,
+    at rows ``first[k]`` … ``first[k + 1] - 1`` of ``values``."""
+
+    parts: Sequence[BatchPart]
+    ranges: Sequence[slice]
+    first: np.ndarray      # [P + 1] each part's first row in values
+    values: torch.Tensor   # [N, n_layers] (MLM-head metrics) or [N, n_layers, D] (hidden states)
+    metric: str
+
+
+def last_fitting(offsets: np.ndarray, start: int, room: int) -> int:
+    """The largest ``stop`` ≥ ``start`` whose sequences ``start`` … ``stop - 1`` hold at most ``room`` tokens."""
+    return int(np.searchsorted(offsets, offsets[start] + room, side="right")) - 1
