@@ -21,21 +21,14 @@ Names are imported on first use, so reading a store (``pmask.perturb.store``) do
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pmask.common.lazy import lazy_exports
 
 _EXPORTS = {
-    "load_model": "models.load", "LoadedModel": "models.load", "RANDOM_SEED": "models.load",
-    "impact_matrices": "engine.runner", "ImpactStats": "engine.stats",
-    "METRICS": "options", "SUBWORD_POLICIES": "options",
-    "align": "alignment", "WordAlignment": "alignment", "ALIGNERS": "alignment",
-    "probe_matrices": "probes", "PROBE_RUNNERS": "probes",
+    "load_model": ".models.load", "LoadedModel": ".models.load", "RANDOM_SEED": ".models.load",
+    "impact_matrices": ".engine.runner", "ImpactStats": ".engine.stats",
+    "METRICS": "pmask.common.options", "SUBWORD_POLICIES": "pmask.common.options",
+    "align": ".alignment", "WordAlignment": ".alignment", "ALIGNERS": ".alignment",
+    "probe_matrices": ".probes", "PROBE_RUNNERS": ".probes",
 }
 __all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        module = "pmask.common.options" if _EXPORTS[name] == "options" else f"pmask.perturb.{_EXPORTS[name]}"
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module 'pmask.perturb' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

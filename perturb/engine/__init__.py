@@ -11,16 +11,11 @@ Names are imported on first use, so :mod:`.settings` does not load torch.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pmask.common.lazy import lazy_exports
 
-_EXPORTS = {"impact_matrices": "runner", "BatchRunner": "runner", "RunSettings": "runner", "BatchPart": "runner",
-            "checked_alignment": "runner", "DEFAULT_BATCH_TOKENS": "runner",
-            "ImpactStats": "stats", "ImpactSettings": "settings"}
+_EXPORTS = {"impact_matrices": ".runner", "BatchRunner": ".runner", "RunSettings": ".runner", "BatchPart": ".runner",
+            "checked_alignment": ".runner", "DEFAULT_BATCH_TOKENS": ".runner",
+            "ImpactStats": ".stats", "ImpactSettings": ".settings"}
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

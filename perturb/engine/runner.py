@@ -122,11 +122,12 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats = stats if stats is not None else ImpactStats()
     encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
     stats.fast_path = encoder.fast
-    if metric_entry(metric).mlm_head:
+    entry = metric_entry(metric)
+    if entry.mlm_head:
         encoder.check_prob(settings.layers)
-    if metric_entry(metric).job and job_type is SentenceJob:   # a metric with its own sequences and reads
+    if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads
         from pmask.common.probes import resolve
-        job_type = resolve(str(metric_entry(metric).job))
+        job_type = resolve(entry.job)
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress)
 
@@ -197,7 +198,8 @@ class BatchRunner:
         self.stats = stats
         self.aligner = get_aligner(settings.impact.tokenize)
         hidden = int(getattr(lm.model.config, "hidden_size", 0) or getattr(lm.model.config, "dim", 0))
-        self.value_shape = () if metric_entry(settings.impact.metric).mlm_head else (hidden,)
+        self.metric = metric_entry(settings.impact.metric)   # looked up once, not per batch
+        self.value_shape = () if self.metric.mlm_head else (hidden,)
         # distances are accumulated in at least float32
         self.value_dtype = torch.float64 if lm.dtype == torch.float64 else torch.float32
         self.pending: deque[Job | SkippedSentence] = deque()
@@ -332,11 +334,11 @@ class BatchRunner:
                      np.concatenate([np.diff(p.job.sequences.offsets[p.start:p.stop + 1]) for p in parts]),
                      read_row, read_pos, device)
         with torch.inference_mode():
-            if metric_entry(metric).mlm_head:
+            if self.metric.mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
                                          device=device)
                 values = self.encoder.probs(batch, self.settings.layers, tokens, self.value_dtype,
-                                            log=metric_entry(metric).log_prob)    # [N, nl]
+                                            log=self.metric.log_prob)    # [N, nl]
             else:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
             first_read = np.cumsum([0] + [r.stop - r.start for r in ranges])

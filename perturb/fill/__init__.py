@@ -12,16 +12,11 @@ Names are imported on first use.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pmask.common.lazy import lazy_exports
 
-_EXPORTS = {"compute_store": "compute", "iter_impacts": "compute", "FillRequest": "compute",
-            "StoreSummary": "compute", "describe_stats": "compute", "fill_stores": "stores",
-            "build_store": "stores", "StoreRun": "stores", "ModelSpec": "spec"}
+_EXPORTS = {"compute_store": ".compute", "iter_impacts": ".compute", "FillRequest": ".compute",
+            "StoreSummary": ".compute", "describe_stats": ".compute", "fill_stores": ".stores",
+            "build_store": ".stores", "StoreRun": ".stores", "ModelSpec": ".spec"}
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

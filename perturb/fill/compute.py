@@ -24,6 +24,7 @@ from pmask.common.options import check_attention_layers, probe_entry, resolve_la
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.alignment.neighbours import add_context
 from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.fill.add_layers import extend_store
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.fill.record import store_settings, versions
@@ -121,7 +122,6 @@ def describe_stats(stats: Any) -> str:
 
 def _new_stats() -> Any:
     try:
-        from pmask.perturb.engine.stats import ImpactStats
         return ImpactStats()
     except (ImportError, TypeError):
         return None
