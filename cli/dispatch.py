@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS, HelpFormatter, command
 from pmask.cli.commands import COMMANDS, Command
+from pmask.common.command_line import flag_of
 from pmask.common.errors import OutputError
 from pmask.common.files import Output, check_outputs, is_stdout
 from pmask.common.version import __version__
@@ -83,7 +84,7 @@ def check_command(args: argparse.Namespace, commands: Sequence[Command] = COMMAN
 def _refuse_two_on_stdout(args: argparse.Namespace) -> None:
     """Standard output holds one output at most (``eval --json - --csv -`` would interleave two files)."""
     named = {name: getattr(args, name, None) for name in OUTPUT_ARGS}   # info's --json is a switch, not a path
-    flags = [{"output": "-o"}.get(name, f"--{name}") for name, value in named.items()
+    flags = [flag_of(name) for name, value in named.items()
              if isinstance(value, (str, Path)) and is_stdout(value)]
     if len(flags) > 1:
         raise OutputError(f"-: {' and '.join(flags)} both name standard output; one output at most can go there")

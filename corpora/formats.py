@@ -88,11 +88,6 @@ CORPUS_FORMATS: dict[str, str] = {
 }
 
 
-def corpus_format(name: str) -> CorpusFormat:
-    """The entry named ``name`` (KeyError for an unknown one: check with :data:`FORMATS` first)."""
-    return FORMATS[name]
-
-
 def detect_format(path: str | os.PathLike) -> str:
     """The format a path's name selects: 'conllu' (.conllu/.conll), 'ptb' (.mrg or a directory of
     .mrg), 'dep3' (.dp or a directory of .dp), else 'text'. Standard input (``-``) has no name to go
