@@ -17,10 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pmask.common import display as _display
-from pmask.common import moved as _moved
 from pmask.common.version import __version__
-
-_moved.install()   # old module paths (pmask.sweep, pmask.source, ...) keep working for one release
 
 
 def _show(fmt: str) -> Any:

@@ -30,7 +30,8 @@ import torch
 
 from pmask.corpora import read_corpus
 from pmask.eval.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
-from pmask.perturb import ImpactStats, load_model
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import ptb_align
 from pmask.perturb.fill.compute import iter_impacts
 from pmask.perturb.engine.settings import ImpactSettings

@@ -139,7 +139,7 @@ def main() -> None:
 
     from pmask.corpora import read_corpus
     from pmask.eval.bracket_score import BracketScore
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.probes.distortion import sequences
     from pmask.trees.cky import cky, cky_spans, normalise_by_length

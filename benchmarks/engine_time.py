@@ -16,7 +16,8 @@ import time
 from _bert_base import PUD, add_model_args, bert_base
 
 from pmask.corpora import read_corpus
-from pmask.perturb import impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.models.load import load_model
 
 
 def main() -> None:

@@ -6,7 +6,7 @@
 Reference scheme (Wu et al. 2020 code, as ``tests/authors_reference.py`` writes it): for every
 piece position p of a sentence of L tokens (specials included) one batch of L sequences, sequence q
 masking the word of p and the word of q, through the full encoder (all layers), float32.
-Engine: ``pmask.perturb.impact_matrices``.
+Engine: ``pmask.perturb.engine.runner.impact_matrices``.
 
 FLOPs (multiply-add = 2 FLOPs), D = hidden size, Dff = feed-forward size, T = padded width:
   full layer, per token:       2·(4·D² + 2·D·Dff) + 4·T·D     (Q,K,V,O projections, FFN, QKᵀ and AV)
@@ -79,7 +79,7 @@ def engine_flops(stats, n_layers_run: int, D: int, Dff: int) -> float:
 
 def run_reference(lm, sentences, layer: int) -> tuple[float, int, int, float]:
     """Authors' scheme; returns seconds, sequences, tokens, FLOPs."""
-    from pmask.perturb import align
+    from pmask.perturb.alignment import align
 
     from authors_reference import authors_batch, authors_forward
 
@@ -121,7 +121,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    from pmask.perturb import ImpactStats, impact_matrices, load_model
+    from pmask.perturb.engine.runner import impact_matrices
+    from pmask.perturb.engine.stats import ImpactStats
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.testing import make_random_bert_base
 
     if not args.conllu.exists():
@@ -158,7 +160,7 @@ def main(argv=None) -> int:
     r_time, r_seqs, r_toks, r_flops = run_reference(lm32, sentences[:n_ref], layer)
     estimated = n_ref < len(sentences)
     if estimated:   # extrapolate by the FLOPs the full reference would compute
-        from pmask.perturb import align
+        from pmask.perturb.alignment import align
 
         lengths = [len(align(lm.tokenizer, w)) for w in sentences]
         full_flops = sum(layer_flops(n ** 3, n ** 4, D, Dff) * L for n in lengths)

@@ -101,7 +101,7 @@ def main() -> None:
     from distortion_anchor import tiny_random_bert
 
     from pmask.corpora import read_corpus
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.trees.distance_split import adjacent_distances, distance_split
 

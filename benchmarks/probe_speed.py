@@ -25,7 +25,8 @@ import time
 from _bert_base import PUD, add_model_args, bert_base
 
 from pmask.corpora import read_corpus
-from pmask.perturb import ImpactStats, load_model
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.support import check_support
 

@@ -177,7 +177,8 @@ PROBE_ENTRIES: dict[str, ProbeEntry] = {e.name: e for e in [
     ProbeEntry("pair", "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without "
                        "i, j)_i); 1 + n + n(n-1)/2 sequences per sentence",
                metrics=("dist", "cos", "prob", "cpmi"),
-               runner="pmask.perturb:impact_matrices", sequences="pmask.perturb.probes:pair_sequences", checkpoint=True,
+               runner="pmask.perturb.engine.runner:impact_matrices", sequences="pmask.perturb.probes:pair_sequences",
+               checkpoint=True,
                faithful=Faithful("Wu et al.", ("eisner", "cle", "mst-projective", "mst"), metric="dist")),
     ProbeEntry("single", "single masking, word i left unmasked: F[i][j] = d(H(x)_i, H(x without j)_i); n + 1 "
                          "sequences",

@@ -11,14 +11,12 @@ different runs). May import every wing below it: ``pmask.common``,
 ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
 
 Only the light score classes are imported here; ``pmask.eval.tables`` / ``pmask.eval.heatmap``
-(matplotlib) are imported on use. ``Metric`` is the deprecated old name of :class:`Score`.
+(matplotlib) are imported on use.
 """
-from typing import Any
-
 from pmask.eval.bracket_score import BracketScore, evalb_spans, sentence_spans
 from pmask.eval.dependency_score import DependencyScore, length_bucket
 from pmask.eval.punct import is_punct_tag, punct_mask
-from pmask.eval.score import Column, Score, old_name
+from pmask.eval.score import Column, Score
 
 __all__ = [
     "BracketScore",
@@ -31,7 +29,3 @@ __all__ = [
     "punct_mask",
     "sentence_spans",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    return old_name(__name__, name)

@@ -18,7 +18,6 @@ Conventions (heads are CoNLL-U style: ``heads[k-1]`` = head of word k, 1-based, 
 from __future__ import annotations
 
 import operator
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -203,16 +202,12 @@ class DependencyScore(Score):
     def sentences(self) -> int:
         return len(self.per_sentence)
 
-    def by_relation(self, *, subtypes: bool = False, base: bool | None = None) -> dict[str, dict[str, float]]:
+    def by_relation(self, *, subtypes: bool = False) -> dict[str, dict[str, float]]:
         """Gold relation → {"correct", "total", "accuracy" (%)}, most frequent first.
 
         Subtypes are counted under their universal relation (``nmod:poss`` → ``nmod``) unless
-        ``subtypes=True`` (:func:`relation_key`). ``base`` is the deprecated inverse of ``subtypes``.
+        ``subtypes=True`` (:func:`relation_key`).
         """
-        if base is not None:
-            warnings.warn("by_relation(base=...) is deprecated: subtypes are merged by default, "
-                          "by_relation(subtypes=True) keeps them", DeprecationWarning, stacklevel=2)
-            subtypes = not base
         counts: dict[str, list[int]] = {}
         for rel, (c, t) in self.relations.items():
             cell = counts.setdefault(relation_key(rel, subtypes=subtypes), [0, 0])

@@ -20,9 +20,6 @@ it), the first one its headline (:attr:`Score.headline`). The comparison, sweep 
 their CSV and JSON ask :mod:`pmask.eval.columns`, which asks the score classes: adding a score is
 one class (and its name in :data:`pmask.eval.columns.SCORES`).
 
-``Metric`` is the old name of :class:`Score` (deprecated: "metric" is the impact metric,
-``--metric``); it goes away in pmask 0.3.
-
 Example:
     >>> from pmask.eval.dependency_score import DependencyScore
     >>> a, b = DependencyScore(), DependencyScore()
@@ -35,7 +32,6 @@ Example:
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -143,15 +139,3 @@ class Score:
             return self + type(self)()
         return NotImplemented
 
-
-def old_name(module: str, name: str) -> type[Score]:
-    """``Metric``, the deprecated old name of :class:`Score` (it warns), as ``module.__getattr__`` gives it."""
-    if name == "Metric":
-        warnings.warn(f"{module}.Metric is now pmask.eval.Score (\"metric\" names the impact metric); "
-                      "the old name goes away in pmask 0.3", DeprecationWarning, stacklevel=3)
-        return Score
-    raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-
-def __getattr__(name: str) -> Any:
-    return old_name(__name__, name)

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from pmask.common.display import RichDisplay
 from pmask.common.labels import short_model_name
-from pmask.eval.columns import all_percent_keys, is_percent_key, label, labels, percent_keys, score_key, tasks
+from pmask.eval.columns import all_percent_keys, is_percent_key, label, percent_keys, score_key, tasks
 from pmask.eval.output import (
     FIGURE_DPI,
     FIGURE_FORMATS,
@@ -364,19 +364,3 @@ def plot_layer_sweep(sweep: LayerSweep, path: str | os.PathLike, *,
     fig.tight_layout()
     return save_figure(fig, path)
 
-
-def __getattr__(name: str) -> Any:
-    """The column tables this module gave as ``pmask.eval.report``, now asked of the score classes
-    (:mod:`pmask.eval.columns`): ``PERCENT_KEYS`` (task -> percentage columns), ``ALL_PERCENT_KEYS``,
-    ``LABELS``; and ``TASKS`` (:data:`pmask.common.options.TASKS`)."""
-    if name == "PERCENT_KEYS":
-        return {task: percent_keys(task) for task in tasks()}
-    if name == "ALL_PERCENT_KEYS":
-        return all_percent_keys()
-    if name == "LABELS":
-        return labels()
-    if name == "TASKS":
-        from pmask.common.options import TASKS
-
-        return TASKS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,23 +12,12 @@ ranks) and, on top, :class:`~pmask.perturb.source.ImpactSource` (a store, or a c
 model). :mod:`.testing` builds tiny local models for tests. May import ``pmask.common`` and ``pmask.corpora``; never
 ``pmask.trees`` (the two are independent).
 
-    from pmask.perturb import load_model, impact_matrices
+    from pmask.perturb.models.load import load_model
+    from pmask.perturb.engine.runner import impact_matrices
     lm = load_model("bert-base-uncased")
     for F in impact_matrices(lm, [["The", "cat", "sat", "."]], layers=[-1]):
         ...   # float32 [len(layers), n, n]; F[l, i, j] = impact of word j on word i
 
-Names are imported on first use, so reading a store (``pmask.perturb.store``) does not load torch.
+This package imports nothing itself (each name is imported from its module), so importing
+``pmask.perturb`` or reading a store (``pmask.perturb.store``) loads no torch.
 """
-from __future__ import annotations
-
-from pmask.common.lazy import lazy_exports
-
-_EXPORTS = {
-    "load_model": ".models.load", "LoadedModel": ".models.load", "RANDOM_SEED": ".models.load",
-    "impact_matrices": ".engine.runner", "ImpactStats": ".engine.stats",
-    "METRICS": "pmask.common.options", "SUBWORD_POLICIES": "pmask.common.options",
-    "align": ".alignment", "WordAlignment": ".alignment", "ALIGNERS": ".alignment",
-    "probe_matrices": ".probes", "PROBE_RUNNERS": ".probes",
-}
-__all__ = list(_EXPORTS)
-__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,7 @@ def python_blocks() -> list[str]:
 
 def test_readme_has_the_api_example():
     blocks = python_blocks()
-    assert blocks and "from pmask.perturb import load_model, impact_matrices" in blocks[0]
+    assert blocks and "from pmask.perturb.models.load import load_model" in blocks[0]
 
 
 def test_readme_python_runs(tiny_bert_dir, tmp_path, monkeypatch):

@@ -170,17 +170,3 @@ def test_tests_mirror_the_package():
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     assert loose <= {"test_structure.py", "test_readme.py", "test_library.py", "test_docstrings.py"}, loose
 
-
-def test_nothing_uses_an_old_module_path():
-    from pmask.common.moved import MOVED
-
-    users = []
-    for path in sorted(ROOT.rglob("*.py")):
-        if path.name in ("moved.py", "test_moved.py") or ".git" in path.parts:
-            continue
-        text = path.read_text(encoding="utf-8")
-        for old in MOVED:
-            head, _, last = old.rpartition(".")
-            if f"import {old}\n" in text or f"from {old} import" in text or f"from {head} import {last}\n" in text:
-                users.append(f"{path.relative_to(ROOT)}: {old}")
-    assert not users, "\n".join(users)

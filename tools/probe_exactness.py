@@ -30,7 +30,7 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / "tests" / "perturb"), str(ROOT / "tests")]
     from test_probes import Naive, sentences_for
 
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.testing import make_tiny_bert, make_tiny_roberta
     from pmask.perturb.testing.zoo import make_tiny_family, training_texts

@@ -209,7 +209,7 @@ def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[floa
     folder, a name, or a LoadedModel already in memory); the library's layer sweep
     (:func:`pmask.eval.sweep.sweep_layers`) does the decoding and scoring."""
     from pmask.eval.sweep import sweep_layers
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.engine.settings import ImpactSettings
     from pmask.perturb.source import ImpactSource
     from pmask.perturb.fill.spec import ModelSpec
@@ -236,7 +236,7 @@ def score_folder(folder: str) -> None:
     """Every figure of the model card's even/odd table for one model folder (or bundled name):
     MLM top-1, UAS per metric and layer for it and its random twin, and the baselines, on all 500
     even and all 500 odd PUD sentences."""
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     even, odd = pud_halves()
     loaded = load_model(folder, device="cpu", dtype="float32")
     out = {"model": folder}
@@ -251,7 +251,7 @@ def score_folder(folder: str) -> None:
 
 def select_checkpoints(ckpts: list[Path], n: int) -> None:
     """One JSON line per checkpoint: MLM top-1 and UAS (dist, prob; every layer) on even sentences only."""
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     even, _ = pud_halves()
     for ckpt in ckpts:
         loaded = load_model(str(ckpt), device="cpu", dtype="float32")
@@ -265,7 +265,7 @@ def evaluate(model, tokenizer, ckpt: Path, even, odd, n: int) -> dict:
     row = {"mlm_top1_even": round(mlm_top1(model, tokenizer, even), 2),
            "mlm_top1_odd": round(mlm_top1(model, tokenizer, odd), 2)}
     if n:   # the UAS part costs minutes per checkpoint on 2 cores: --eval-sentences 0 leaves it to --score
-        from pmask.perturb import load_model
+        from pmask.perturb.models.load import load_model
         saved = load_model(str(ckpt), device="cpu", dtype="float32")   # as pmask loads it: eval mode, its tokenizer
         row |= {"uas_even": syntax_scores(saved, even[:n]), "uas_odd": syntax_scores(saved, odd[:n])}
     return row

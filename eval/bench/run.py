@@ -42,7 +42,7 @@ from pmask.common.progress import progress_bar
 from pmask.eval.bench.decoders import decoders_for, decoders_not_run
 from pmask.eval.bench.heads import best_heads, store_dir
 from pmask.eval.bench.rerun import check_rerun
-from pmask.eval.bench.treebanks import Treebank, find_treebanks, language_of
+from pmask.eval.bench.treebanks import Treebank, find_treebanks
 from pmask.perturb.fill.compute import FillRequest
 from pmask.perturb.fill.distributed import is_main_rank
 from pmask.perturb.fill.spec import ModelSpec
@@ -52,10 +52,8 @@ from pmask.trees.induce import refuse_layer_zero
 
 logger = logging.getLogger(__name__)
 
-# Treebank, find_treebanks and language_of live in pmask.eval.bench.treebanks; they stay importable
-# from here (and from the deprecated pmask.bench) until 0.3
-__all__ = ["BenchResult", "BenchSettings", "Treebank", "decoders_for", "decoders_not_run", "ensure_stores",
-           "find_treebanks", "language_of", "run_bench", "score_treebank"]
+__all__ = ["BenchResult", "BenchSettings", "decoders_for", "decoders_not_run", "ensure_stores", "run_bench",
+           "score_treebank"]
 
 
 @dataclass

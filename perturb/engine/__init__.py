@@ -7,15 +7,6 @@ them; :mod:`.rewrite` builds rewritten inputs for span probes; :mod:`.settings` 
 :mod:`.stats` the run's counters. May import ``pmask.common``, ``pmask.corpora``,
 ``pmask.perturb.alignment``, ``pmask.perturb.encoders`` and ``pmask.perturb.models``.
 
-Names are imported on first use, so :mod:`.settings` does not load torch.
+Each name is imported from its module (this package imports nothing, so :mod:`.settings` and
+:mod:`.stats` load no torch).
 """
-from __future__ import annotations
-
-from pmask.common.lazy import lazy_exports
-
-_EXPORTS = {"impact_matrices": ".runner", "BatchRunner": ".runner", "RunSettings": ".runner", "BatchPart": ".runner",
-            "checked_alignment": ".runner", "DEFAULT_BATCH_TOKENS": ".runner",
-            "ImpactStats": ".stats", "ImpactSettings": ".settings"}
-__all__ = list(_EXPORTS)
-
-__getattr__ = lazy_exports(__name__, _EXPORTS)

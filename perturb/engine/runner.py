@@ -74,7 +74,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     """Yield one impact array per input sentence, in input order (streaming).
 
     Args:
-        model: from :func:`pmask.perturb.load_model`.
+        model: from :func:`pmask.perturb.models.load.load_model`.
         sentences: lists of n words, or objects with ``.words`` (and ``.space_after`` for
             tokenisation modes that rebuild the running text).
         layers: hidden-state indices (0 = embeddings … ``num_layers`` = last; negative count from

@@ -8,15 +8,5 @@ the run; :mod:`.spec` says which model to run and how (:class:`ModelSpec`, torch
 :mod:`.distributed` runs under ``torchrun``. May import ``pmask.common``, ``pmask.corpora`` and
 the rest of ``pmask.perturb`` except :mod:`pmask.perturb.source` (which reads through this).
 
-Names are imported on first use.
+Each name is imported from its module (this package imports nothing, so :mod:`.spec` loads no torch).
 """
-from __future__ import annotations
-
-from pmask.common.lazy import lazy_exports
-
-_EXPORTS = {"compute_store": ".compute", "iter_impacts": ".compute", "FillRequest": ".compute",
-            "StoreSummary": ".compute", "describe_stats": ".compute", "fill_stores": ".stores",
-            "build_store": ".stores", "StoreRun": ".stores", "ModelSpec": ".spec"}
-__all__ = list(_EXPORTS)
-
-__getattr__ = lazy_exports(__name__, _EXPORTS)

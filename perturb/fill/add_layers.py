@@ -53,7 +53,7 @@ def add_layers(model: Any, out_dir: str | os.PathLike, layers: Sequence[int] | s
     call it from one rank, before the others read the store).
 
     Args:
-        model: a ``pmask.perturb.LoadedModel``: the store's model, tokenizer and dtype.
+        model: a ``pmask.perturb.models.load.LoadedModel``: the store's model, tokenizer and dtype.
         out_dir: the store directory.
         layers: hidden-state indices (0 = embeddings, negative from the top) or "all" (1..L).
 

@@ -296,7 +296,7 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
     :mod:`pmask.perturb.fill.distributed`); the store equals a single-process one.
 
     Args:
-        model: a ``pmask.perturb.LoadedModel`` (in a distributed run, on this rank's device).
+        model: a ``pmask.perturb.models.load.LoadedModel`` (in a distributed run, on this rank's device).
         request: the sentences, the store directory, layers, impact settings and how to treat an
             existing store (see :class:`FillRequest`).
         rank, world_size: this process's place in a distributed run; None reads them from the

@@ -28,7 +28,7 @@ def _dtype_name(dtype: Any) -> str | None:
 
 def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | str, *,
                    resolved: Sequence[int] | None = None, include_cls: bool = True) -> StoreSettings:
-    """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.LoadedModel``).
+    """Full :class:`StoreSettings` of a loaded model (``pmask.perturb.models.load.LoadedModel``).
 
     Args:
         model: the loaded model.

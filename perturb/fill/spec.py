@@ -132,7 +132,8 @@ class ModelSpec:
         return replace(self, impact=held.impact)
 
     def load(self) -> Any:
-        """The ``pmask.perturb.LoadedModel`` (the default model when no name is given, see :meth:`or_default`)."""
+        """The ``pmask.perturb.models.load.LoadedModel`` (the default model when no name is given, see
+        :meth:`or_default`)."""
         if not self.name:
             return self.or_default().load()
         if self.defaulted:

@@ -15,7 +15,7 @@ Head selection (:mod:`.heads`) is numpy only; this module imports torch only whe
 May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb`` (never ``pmask.trees``).
 
 Example:
-    >>> from pmask.perturb import load_model                                            # doctest: +SKIP
+    >>> from pmask.perturb.models.load import load_model                                # doctest: +SKIP
     >>> F = next(probe_matrices(load_model("bert-base-uncased"), [["A", "cat", "sat"]], "single"))  # doctest: +SKIP
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
     """Yield one array per sentence (None = too long for the model), in input order, for ``probe``.
 
     Args:
-        model: a ``pmask.perturb.LoadedModel``.
+        model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
         probe: a key of :data:`pmask.common.probes.PROBE_ENTRIES`.
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).

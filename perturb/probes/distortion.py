@@ -238,7 +238,7 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
     """Yield probe ``distortion``'s span chart for each sentence, in input order.
 
     Args:
-        model: a ``pmask.perturb.LoadedModel``.
+        model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
         layers: hidden-state indices or "all" (0 = embeddings).
         metric: ``all`` (default), ``sub``, ``dc`` or ``move`` (see the module docstring).

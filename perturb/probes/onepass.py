@@ -77,7 +77,7 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
     """Yield probe ``attention``'s or ``distance``'s array for each sentence, in input order.
 
     Args:
-        model: a ``pmask.perturb.LoadedModel``.
+        model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
         probe: ``attention`` or ``distance``.
         layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for

@@ -83,7 +83,7 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
     """Refuse now, in one line, a probe setting the loaded model cannot compute.
 
     Args:
-        lm: a ``pmask.perturb.LoadedModel``.
+        lm: a ``pmask.perturb.models.load.LoadedModel``.
         probe, metric, subword: the probe settings (metric None: the probe's default).
         layers: the layers it will read.
         head: the head decoded (a head number must exist in the model).

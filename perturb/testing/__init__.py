@@ -2,7 +2,7 @@
 
 ``make_tiny_bert`` / ``make_tiny_roberta`` write a randomly initialised (seeded) model plus a
 fast tokenizer into a directory that ``AutoTokenizer.from_pretrained`` /
-``pmask.perturb.load_model`` can load offline; they need no data file. ``make_random_bert_base``
+``pmask.perturb.models.load.load_model`` can load offline; they need no data file. ``make_random_bert_base``
 writes a model with the bert-base-uncased configuration and real vocabulary but random weights
 (for speed benchmarks): the vocabulary file is an argument, by default found in the project's
 shared data folder (:func:`shared_dir`), which only a source checkout has beside it.

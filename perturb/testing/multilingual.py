@@ -3,7 +3,7 @@
 ``train_vocabulary`` trains an mBERT-style WordPiece (cased, CJK characters split, accents
 kept) or an XLM-R-style SentencePiece Unigram tokenizer on some texts (e.g. the 20 PUD
 treebanks) and saves it as a Hugging Face fast tokenizer; ``make_tiny_multilingual`` adds a
-small randomly initialised BERT or XLM-R masked LM, loadable by ``pmask.perturb.load_model``.
+small randomly initialised BERT or XLM-R masked LM, loadable by ``pmask.perturb.models.load.load_model``.
 Used by the tests, by ``pmask bench``'s acceptance run and for the README figure.
 """
 from __future__ import annotations

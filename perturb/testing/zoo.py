@@ -130,7 +130,7 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
         init_range: weight std (larger than the usual 0.02 so inputs give visibly different states).
 
     Returns:
-        ``path``, loadable with ``pmask.perturb.load_model``.
+        ``path``, loadable with ``pmask.perturb.models.load.load_model``.
 
     Example:
         >>> make_tiny_family("roberta", tmp / "roberta")        # doctest: +SKIP

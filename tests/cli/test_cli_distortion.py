@@ -24,7 +24,7 @@ def text(tmp_path):
 
 
 def test_parse_defaults_to_cky_and_a_store_gives_the_same_trees(tiny_bert_dir, text, tmp_path, capsys):
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.trees.cky import cky
 

@@ -35,7 +35,7 @@ def heads_of(path: Path) -> list[list[int]]:
 def test_parse_attention_and_single_give_the_naive_references_trees(tiny4, tmp_path, capsys):
     from test_probes import Naive
 
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.trees.registry import decode_dependencies
 
     a, s = tmp_path / "a.conllu", tmp_path / "s.conllu"

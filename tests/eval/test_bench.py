@@ -41,7 +41,7 @@ class Loader:
         self.calls = 0
 
     def __call__(self):
-        from pmask.perturb import load_model
+        from pmask.perturb.models.load import load_model
 
         self.calls += 1
         return load_model(str(self.model_dir), device="cpu")

@@ -29,7 +29,7 @@ class Loader:
         self.model_dir, self.calls = model_dir, 0
 
     def __call__(self):
-        from pmask.perturb import load_model
+        from pmask.perturb.models.load import load_model
 
         self.calls += 1
         return load_model(str(self.model_dir), device="cpu")

@@ -123,14 +123,6 @@ def test_breakdowns_in_long_form(files):
         k: c["total"] for k, c in evaluation.score.by_relation().items()}
 
 
-def test_the_old_base_keyword_still_works_and_warns(files):
-    score = evaluate_files(*files).score
-    with pytest.warns(DeprecationWarning, match="subtypes"):
-        assert score.by_relation(base=True) == score.by_relation()
-    with pytest.warns(DeprecationWarning):
-        assert score.by_relation(base=False) == score.by_relation(subtypes=True)
-
-
 def test_repr_of_an_evaluation_is_a_short_summary(files):
     evaluation = evaluate_files(*files, baselines=True)
     text = repr(evaluation)

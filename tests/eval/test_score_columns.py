@@ -98,22 +98,3 @@ def test_an_unknown_task_is_refused_by_name():
         columns.score_class("alignment")
     with pytest.raises(ValueError, match="'dependency' or 'constituency'"):
         Comparison([], "alignment")
-
-
-def test_the_old_names_still_work_with_a_warning():
-    import importlib
-    import sys
-
-    from pmask.eval import tables
-
-    with pytest.warns(DeprecationWarning, match="Score"):
-        from pmask.eval import Metric
-    assert Metric is Score
-    sys.modules.pop("pmask.eval.metric", None)
-    with pytest.warns(DeprecationWarning, match="pmask.eval.score"):
-        old = importlib.import_module("pmask.eval.metric")
-    with pytest.warns(DeprecationWarning):
-        assert old.Metric is Score
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert tables.LABELS["uas"] == "UAS" and tables.PERCENT_KEYS["dependency"] == ("uas", "uuas")

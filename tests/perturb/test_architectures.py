@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from pmask.perturb import ImpactStats, impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.zoo import FAMILIES, make_tiny_family, training_texts
 
 RTOL, ATOL = 1e-5, 1e-9

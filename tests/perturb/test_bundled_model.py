@@ -13,7 +13,8 @@ import pytest
 import pmask
 from authors_reference import authors_heads
 from pmask.cli import main
-from pmask.perturb import impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.models.load import load_model
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
 from pmask.perturb.engine.settings import ImpactSettings

@@ -14,7 +14,8 @@ import pytest
 
 from pmask.common.errors import ModelError
 from pmask.corpora import Sentence
-from pmask.perturb import RANDOM_SEED, impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.models.load import RANDOM_SEED, load_model
 from pmask.perturb.testing import TINY_SENTENCES, make_tiny_bert
 
 SENTS = [TINY_SENTENCES[1], TINY_SENTENCES[4]]

@@ -9,7 +9,9 @@ import torch
 from pmask.common.errors import CorpusError, SettingError
 from pmask.common.options import check_probe
 from pmask.corpora import Sentence
-from pmask.perturb import ImpactStats, impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import align_sentence, ptb_align
 from pmask.perturb.alignment.context import ptb_pieces
 from pmask.perturb.alignment.neighbours import add_context, padding_indices

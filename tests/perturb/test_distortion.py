@@ -76,7 +76,7 @@ class NaiveDistortion:
 
 @pytest.fixture(scope="module")
 def lm64(tiny_bert_dir):
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
 
     return load_model(str(tiny_bert_dir), device="cpu", dtype="float64")
 

@@ -105,7 +105,7 @@ def test_two_ranks_write_the_single_process_store(pud_model, single, tmp_path):
 KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     from pmask.corpora import read_corpus
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.fill.distributed import init_distributed
     from pmask.perturb.fill.compute import FillRequest, compute_store
     from pmask.perturb.store import StoreWriter

@@ -10,7 +10,10 @@ import pytest
 import torch
 
 from authors_reference import reference
-from pmask.perturb import ImpactStats, align, impact_matrices, load_model
+from pmask.perturb.alignment import align
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 
 SENTS = [
     ["The", "new", "spending", "is", "fueled", "by", "Clinton", "'s", "account", "."],

@@ -26,7 +26,7 @@ def test_faithful_spec_runs_distance_bare_with_their_cos():
 def test_bare_distances_equal_a_naive_run_without_special_tokens(tiny_bert_dir):
     from transformers import AutoModel, AutoTokenizer
 
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
 
     lm = load_model(str(tiny_bert_dir), device="cpu", dtype="float64")
     tok = AutoTokenizer.from_pretrained(str(tiny_bert_dir))

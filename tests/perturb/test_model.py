@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.perturb import RANDOM_SEED, LoadedModel, load_model
+from pmask.perturb.models.load import RANDOM_SEED, LoadedModel, load_model
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,8 @@ def test_other_families_fast_path(tmp_path, tiny_bert_dir, family):
     from transformers import (AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM, ElectraConfig,
                               ElectraForMaskedLM)
 
-    from pmask.perturb import ImpactStats, impact_matrices
+    from pmask.perturb.engine.runner import impact_matrices
+    from pmask.perturb.engine.stats import ImpactStats
 
     tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
     torch.manual_seed(0)

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from authors_reference import authors_forward, ref_align, ref_model
-from pmask.perturb import ImpactStats, impact_matrices, load_model
+from pmask.perturb.engine.runner import impact_matrices
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, last_fitting
 from pmask.perturb.engine.rewrite import COMMA, MASK, Rewriting, SentencePieces

@@ -20,7 +20,8 @@ import torch
 from scipy.spatial.distance import jensenshannon
 
 from pmask.common.errors import LayerError, ModelError, SettingError
-from pmask.perturb import ImpactStats, load_model
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import align
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.support import attention_path, check_support

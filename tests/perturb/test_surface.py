@@ -58,7 +58,7 @@ def tok(request, tmp_path_factory, vocab_texts):
 
 @pytest.fixture(scope="session")
 def mwt_model(tmp_path_factory, vocab_texts):
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.testing.multilingual import make_tiny_multilingual
 
     path = make_tiny_multilingual(tmp_path_factory.mktemp("mwt_model"), vocab_texts, vocab_size=1500, hidden=16,
@@ -138,7 +138,7 @@ def test_multiword_tokens_share_the_surface_pieces(tmp_path, tok):
 def test_multiword_token_impacts(tmp_path, mwt_model):
     """Masking either word of a multiword token masks the token; impacts between its words are 0;
     with WordPiece, text mode equals per-word mode over the surface units, expanded to words."""
-    from pmask.perturb import impact_matrices
+    from pmask.perturb.engine.runner import impact_matrices
 
     for lang, (text, rows) in (("de", GERMAN), ("fr", FRENCH)):
         sent = read_corpus(_conllu(tmp_path, f"{lang}.conllu", lang, text, rows), "conllu")[0]

@@ -7,7 +7,7 @@ import pytest
 
 from authors_reference import authors_heads
 from pmask.cli import main
-from pmask.perturb import load_model
+from pmask.perturb.models.load import load_model
 
 # short sentences (brute-force CLE), with multi-piece words of the tiny vocabulary
 GOLD = [

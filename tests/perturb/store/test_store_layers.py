@@ -53,12 +53,12 @@ def test_resume_with_more_layers_adds_them(tiny, corpus, reference, tmp_path):  
 
 def test_an_interrupted_extension_leaves_a_readable_store_and_resumes(tiny, corpus, reference, tmp_path,  # noqa: F811
                                                                      monkeypatch):
-    import pmask.perturb
+    from pmask.perturb.engine import runner
     from pmask.perturb.fill.add_layers import add_layers
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
     before = {x.index: x.cls_matrix.copy() for x in ImpactStore.open(out)}
-    real, calls = pmask.perturb.impact_matrices, []
+    real, calls = runner.impact_matrices, []
 
     def crash_after_first_shard(*args, **kwargs):
         calls.append(1)
@@ -66,7 +66,7 @@ def test_an_interrupted_extension_leaves_a_readable_store_and_resumes(tiny, corp
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pmask.perturb, "impact_matrices", crash_after_first_shard)
+    monkeypatch.setattr(runner, "impact_matrices", crash_after_first_shard)
     with pytest.raises(KeyboardInterrupt):
         add_layers(tiny, out, [1], progress=False)
     monkeypatch.undo()
@@ -84,7 +84,7 @@ def test_an_interrupted_extension_leaves_a_readable_store_and_resumes(tiny, corp
 
 
 def test_another_model_cannot_add_layers(tiny, corpus, tmp_path, tiny_roberta_dir):  # noqa: F811
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.fill.add_layers import add_layers
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")

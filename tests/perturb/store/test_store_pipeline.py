@@ -16,7 +16,7 @@ LONG = ["the"] * 70   # more than the tiny model's 64 tokens
 
 @pytest.fixture(scope="module")
 def tiny(tiny_bert_dir):
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
 
     return load_model(str(tiny_bert_dir), device="cpu")
 
@@ -42,7 +42,8 @@ def reference(tiny, corpus, tmp_path_factory):
 
 
 def test_compute_store_matches_engine(tiny, corpus, reference):
-    from pmask.perturb import align, impact_matrices
+    from pmask.perturb.alignment import align
+    from pmask.perturb.engine.runner import impact_matrices
 
     store = ImpactStore.open(reference)
     assert store.layers == (1, 3) and store.skipped == [{"index": 3, "id": "t3", "n": 70, "skipped": "too_long"}]
@@ -66,9 +67,9 @@ def test_compute_store_matches_engine(tiny, corpus, reference):
 
 def _interrupt_after(monkeypatch, k_done: int) -> list[int]:
     """Make the engine raise KeyboardInterrupt after yielding ``k_done`` matrices; returns call log."""
-    import pmask.perturb
+    from pmask.perturb.engine import runner
 
-    real = pmask.perturb.impact_matrices
+    real = runner.impact_matrices
     calls: list[int] = []
 
     def interrupted(model, sentences, *args, **kwargs):
@@ -79,7 +80,7 @@ def _interrupt_after(monkeypatch, k_done: int) -> list[int]:
                 raise KeyboardInterrupt
             yield matrix
 
-    monkeypatch.setattr(pmask.perturb, "impact_matrices", interrupted)
+    monkeypatch.setattr(runner, "impact_matrices", interrupted)
     return calls
 
 
@@ -105,13 +106,13 @@ def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_
 
 
 def test_resume_of_finished_store_does_no_model_work(tiny, corpus, reference, monkeypatch):
-    import pmask.perturb
+    from pmask.perturb.engine import runner
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     def no_model_work(*args, **kwargs):
         raise AssertionError("the engine was called")
 
-    monkeypatch.setattr(pmask.perturb, "impact_matrices", no_model_work)
+    monkeypatch.setattr(runner, "impact_matrices", no_model_work)
     before = (reference / MANIFEST).read_text(encoding="ascii")
     summary = compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), resume=True, progress=False))
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (0, 5, 1)

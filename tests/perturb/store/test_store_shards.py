@@ -145,7 +145,7 @@ def test_the_default_bound_is_a_minute_and_a_bad_bound_is_refused(tmp_path):
 def test_compute_store_records_its_shard_bounds_and_equals_a_count_bounded_store(tmp_path, tiny_bert_dir,
                                                                                   monkeypatch):
     from pmask.corpora import Sentence
-    from pmask.perturb import load_model
+    from pmask.perturb.models.load import load_model
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     corpus = [Sentence(id=str(k), words=["the", "cat", "sat", "on", "a", "mat"][: 2 + k % 5]) for k in range(9)]
