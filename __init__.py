@@ -1,11 +1,12 @@
 """pmask: induce syntax from masked language models with Perturbed Masking (Wu et al., ACL 2020).
 
-The package is four wings over shared basics, each importing only the ones before it:
+The package is six wings over shared basics, each importing only the ones before it:
 
 - ``pmask.common``   errors, every named setting (``options``), outputs that behave like shell redirection
 - ``pmask.corpora``  read and write treebanks and text; head maps, bracket strings, provenance records
 - ``pmask.perturb``  models, the impact engine, its on-disk store, impact sources (store or model)
-- ``pmask.trees``    decoders, baselines and the parse pipeline over an impact source
+- ``pmask.trees``    decoders and baselines (independent of ``pmask.perturb``)
+- ``pmask.pipeline`` the parse pipeline: impacts from an impact source decoded into trees
 - ``pmask.eval``     scores, comparisons, sweeps, heatmaps, the HTML report and ``bench``
 - ``pmask.cli``      the ``pmask`` command
 
@@ -87,7 +88,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     from pmask.perturb.engine.settings import ImpactSettings
     from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.source import ImpactSource
-    from pmask.trees.induce import ParseSettings, check_settings, parse_sentences
+    from pmask.pipeline.induce import ParseSettings, check_settings, parse_sentences
     from pmask.trees.registry import decoding_defaults, get_decoder
 
     if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones

@@ -1,7 +1,7 @@
 """Rich notebook display for pmask's results, through one hook (torch-free, no drawing here).
 
 Jupyter (JupyterLab, classic Notebook, VS Code) shows an object by calling its ``_repr_html_``
-/ ``_repr_png_``. The classes of the lower wings (``Parsed`` in :mod:`pmask.trees.induce`,
+/ ``_repr_png_``. The classes of the lower wings (``Parsed`` in :mod:`pmask.pipeline.induce`,
 stored impacts in :mod:`pmask.perturb.store`) cannot import the drawing code, which lives in
 :mod:`pmask.eval.display` above them; so they inherit :class:`RichDisplay`, whose methods ask a
 renderer that ``pmask/__init__.py`` connects with :func:`connect` (it imports

@@ -25,7 +25,7 @@ from pmask.eval.output import Task
 from pmask.eval.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.punct import punct_mask
 from pmask.eval.tables import Comparison, ComparisonRow
-from pmask.trees.induce import parse_sentences
+from pmask.pipeline.induce import parse_sentences
 from pmask.trees.registry import (
     CONSTITUENCY_BASELINES,
     DEPENDENCY_BASELINES,
@@ -316,7 +316,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,
                        punct: str = "include") -> tuple[Any, list[Sentence]]:
-    """Induce trees for ``sentences`` (:func:`pmask.trees.induce.parse_sentences`) and score them
+    """Induce trees for ``sentences`` (:func:`pmask.pipeline.induce.parse_sentences`) and score them
     against the sentences' own gold trees.
 
     Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were

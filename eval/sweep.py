@@ -30,7 +30,7 @@ from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.tables import LayerSweep, plot_layer_sweep
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.trees.induce import ParseSettings, check_settings, refuse_layer_zero
+from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import default_decoder
 
@@ -80,7 +80,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         layers: layer indices (0 = embeddings, negative from the end) or "all".
         decoder: default: :func:`~pmask.trees.tasks.default_decoder` (``eisner`` for dependency
             gold, ``mart`` for constituency gold).
-        root, faithful, punct, seed, bias, symmetrize, absolute: as for :class:`~pmask.trees.induce.ParseSettings`
+        root, faithful, punct, seed, bias, symmetrize, absolute: as for :class:`~pmask.pipeline.induce.ParseSettings`
             and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).

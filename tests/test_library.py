@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pmask.common.errors import DecodeError, SettingError
-from pmask.trees.induce import ParseSettings, check_settings, parse_corpus
+from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
 from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.corpora.spec import CorpusSpec
 from pmask.perturb.source import ImpactSource
@@ -132,7 +132,7 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
 # ---------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
 def test_importing_the_cli_loads_no_heavy_library():
-    code = ("import sys, pmask.cli, pmask.perturb, pmask.trees.induce, pmask.eval.sweep, pmask.eval.impact_maps; "
+    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.sweep, pmask.eval.impact_maps; "
             "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

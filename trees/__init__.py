@@ -1,6 +1,6 @@
-"""Tree induction from impact matrices: dependency decoders, MART, baselines, the registry and
-the parse pipeline (:mod:`.induce`, over any impact source). May import ``pmask.common`` and
-``pmask.corpora``; never ``pmask.perturb`` (the two are independent).
+"""Tree induction from impact matrices: dependency decoders, MART, baselines and the registry (the
+parse pipeline over an impact source is :mod:`pmask.pipeline.induce`). May import ``pmask.common``
+and ``pmask.corpora``; never ``pmask.perturb`` (the two are independent).
 
 Conventions (all modules):
 

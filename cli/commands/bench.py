@@ -22,7 +22,7 @@ from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_senten
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.eval.bench.run import BenchSettings, run_bench
-from pmask.trees.induce import refuse_layer_zero
+from pmask.pipeline.induce import refuse_layer_zero
 from pmask.trees.tasks import task_info
 
 

@@ -30,7 +30,7 @@ from pmask.common.files import Output, is_stdout
 from pmask.common.options import metric_pipeline
 from pmask.corpora.provenance import meta_path
 from pmask.perturb.source import ImpactSource
-from pmask.trees.induce import ParseSettings, check_trees_file, parse_corpus, refuse_layer_zero
+from pmask.pipeline.induce import ParseSettings, check_trees_file, parse_corpus, refuse_layer_zero
 from pmask.trees.registry import decoder_names, decoding_defaults
 from pmask.trees.tasks import default_decoder, task_info
 

@@ -27,7 +27,7 @@ from pmask.cli.commands.shared import (
 )
 from pmask.cli.outcome import Outcome
 from pmask.eval.sweep import sweep_probes
-from pmask.trees.induce import refuse_layer_zero
+from pmask.pipeline.induce import refuse_layer_zero
 from pmask.trees.registry import decoding_defaults
 from pmask.trees.tasks import task_info
 

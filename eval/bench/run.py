@@ -48,7 +48,7 @@ from pmask.perturb.fill.distributed import is_main_rank
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
-from pmask.trees.induce import refuse_layer_zero
+from pmask.pipeline.induce import refuse_layer_zero
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from pmask.eval.compare import baseline_scores, score_against_gold
 from pmask.eval.dependency_score import DependencyScore
-from pmask.trees.induce import ParseSettings
+from pmask.pipeline.induce import ParseSettings
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
 

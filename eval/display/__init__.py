@@ -1,7 +1,7 @@
 """What a notebook shows for pmask's results (``_repr_html_`` / ``_repr_png_``), all static HTML and
 inline SVG (no script, no widget, no URL; PNG pictures inlined as data URIs).
 
-- a parsed sentence (:class:`pmask.trees.induce.Parsed`): its arc diagram, predicted arcs above
+- a parsed sentence (:class:`pmask.pipeline.induce.Parsed`): its arc diagram, predicted arcs above
   the words and gold arcs below (the HTML report's drawing), or its predicted and gold trees;
 - an impact matrix (:class:`pmask.common.display.ImpactMap`, from ``Parsed.impact_map()`` or a
   stored sentence): its heatmap with the words; PNG: the ``pmask heatmap`` figure;
@@ -69,7 +69,7 @@ def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
     from pmask.eval.display import impact, tables
     from pmask.eval.sweep import SweepResult
     from pmask.eval.tables import Comparison, LayerSweep
-    from pmask.trees.induce import Parsed
+    from pmask.pipeline.induce import Parsed
 
     return [(Parsed, parsed_html), (ImpactMap, impact.impact_map_html), (Comparison, tables.comparison_html),
             (Evaluation, tables.evaluation_html), (LayerSweep, tables.sweep_html),

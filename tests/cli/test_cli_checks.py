@@ -58,7 +58,7 @@ def test_outputs_inside_an_input_store_or_over_gold_are_refused(small, store, tm
 
 def test_parse_corpus_refuses_in_the_library_too(small):
     from pmask.common.errors import PmaskError
-    from pmask.trees.induce import ParseSettings, parse_corpus
+    from pmask.pipeline.induce import ParseSettings, parse_corpus
     from pmask.corpora.spec import CorpusSpec
     from pmask.perturb.source import ImpactSource
 

@@ -81,7 +81,7 @@ def test_repr_of_a_parsed_sentence_is_short():
 
     from pmask.corpora import Sentence
     from pmask.perturb.source import Impact
-    from pmask.trees.induce import Parsed
+    from pmask.pipeline.induce import Parsed
 
     n = 60
     words = [f"w{k}" for k in range(n)]

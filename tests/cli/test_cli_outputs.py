@@ -121,7 +121,7 @@ def test_a_late_all_zero_error_closes_the_engine_first(small, tiny_bert_dir):
     """The backstop (a negative layer that turns out to be layer 0) stops the engine's generator, so
     its progress bar is closed before the error is printed."""
     from pmask.common.errors import SettingError
-    from pmask.trees.induce import ParseSettings, parse_sentences
+    from pmask.pipeline.induce import ParseSettings, parse_sentences
     from pmask.corpora.spec import CorpusSpec
     import numpy as np
 

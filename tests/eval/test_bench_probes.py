@@ -83,7 +83,7 @@ def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(benc
     from pmask.perturb.source import ImpactSource
     from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.store import ImpactStore
-    from pmask.trees.induce import ParseSettings
+    from pmask.pipeline.induce import ParseSettings
 
     out, settings, result = bench
     store = ImpactStore.open(store_dir(out, "en_pud-ud-test", "attention"))

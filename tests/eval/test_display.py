@@ -62,7 +62,7 @@ def test_parsed_without_gold_shows_the_predicted_arcs_only():
 
 
 def test_a_skipped_sentence_says_why():
-    from pmask.trees.induce import Parsed
+    from pmask.pipeline.induce import Parsed
 
     markup = Parsed(Sentence(id="s9", words=["a", "<b>"]), skipped="too long for the model")._repr_html_()
     assert_static(markup, ["a", "<b>"])

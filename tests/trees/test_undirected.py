@@ -63,7 +63,7 @@ def test_ties_go_to_the_first_pair_row_major():
 
 def test_faithful_paper_decoders_refuse_symmetrization():
     from pmask.common.errors import SettingError
-    from pmask.trees.induce import ParseSettings, check_settings
+    from pmask.pipeline.induce import ParseSettings, check_settings
 
     with pytest.raises(SettingError, match="symmetrize"):
         check_settings(ParseSettings(decoder="eisner", faithful=True, symmetrize="sum"), [], None)

@@ -1,10 +1,10 @@
-"""From impacts to trees: the parse pipeline behind ``pmask parse`` (the glue of the trees wing).
+"""From impacts to trees: the parse pipeline behind ``pmask parse`` (the pipeline wing).
 
 Impacts come from any *impact source* (:class:`ImpactSourceLike`: in practice
 :class:`pmask.perturb.source.ImpactSource`, a store or a corpus and a model, opened by
 the caller); decoders come from :mod:`pmask.trees.registry`. Matrices follow the engine's
 convention ``F[i, j]`` = impact of word j on word i (0-based, n×n); faithful decoding uses the
-authors' (n+1)×(n+1) layout whose index 0 is ``[CLS]``. This module imports no ``pmask.perturb``.
+authors' (n+1)×(n+1) layout whose index 0 is ``[CLS]``.
 
 Example:
     >>> from pmask.corpora import Sentence
