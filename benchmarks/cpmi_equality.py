@@ -8,7 +8,7 @@ tokenisation ``words-ptb``, ``--context`` = their ``--pad``), then compares:
 - the trees: for absolute value or not × symmetrisation sum/triu/tril/none × projective
   (``mst-projective``) or not (``mst``), the undirected edges between non-punctuation words,
   sentence by sentence;
-- their UUAS (pooled and per-sentence mean, :mod:`pmask.eval.hoover_uuas`) from pmask's trees
+- their UUAS (pooled and per-sentence mean, :mod:`pmask.eval.scores.hoover_uuas`) from pmask's trees
   against their own counts.
 
 Prints one table and exits 1 on any difference beyond ``--atol``. Example:
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from pmask.corpora import read_corpus
-from pmask.eval.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
+from pmask.eval.scores.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import ptb_align

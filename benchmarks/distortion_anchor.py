@@ -138,7 +138,7 @@ def main() -> None:
     import torch
 
     from pmask.corpora import read_corpus
-    from pmask.eval.bracket_score import BracketScore
+    from pmask.eval.scores.bracket_score import BracketScore
     from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.probes.distortion import sequences

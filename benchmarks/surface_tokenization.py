@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmask.eval.bench.treebanks import language_of
+from pmask.eval.studies.bench.treebanks import language_of
 from pmask.corpora import read_corpus
 from pmask.perturb.models.load import load_tokenizer
 from pmask.perturb.alignment import align_sentence, surface_layout

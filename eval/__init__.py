@@ -1,22 +1,29 @@
-"""Scores and studies: metrics, comparisons, sweeps, heatmaps, the HTML report and ``bench``.
+"""Scores and studies: scores, comparisons, sweeps, heatmaps, the HTML report and ``bench``.
 
-Holds the scores (:mod:`.score` their shared base: addition over sentences and corpora, and the
-columns they show; :mod:`.dependency_score` UAS/UUAS, :mod:`.bracket_score` bracket F1; :mod:`.columns`
-the columns of every table, asked of them), :mod:`.compare` (predictions next to baselines),
-:mod:`.tables` (the comparison and layer-sweep tables, the sweep plot; their writers in :mod:`.output`),
-:mod:`.sweep`, :mod:`.impact_maps` and :mod:`.heatmap`, :mod:`.html` (the report) and
-:mod:`.bench` (a probing study in one call), :mod:`.display` (what notebooks show) and
-:mod:`.frames` (``to_pandas()``), :mod:`.consistency` (inputs made by
-different runs). May import every wing below it: ``pmask.common``,
-``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``.
+Grouped by role, each a subpackage, from the bottom up (a module imports only its own role or one
+below it):
 
-Only the light score classes are imported here; ``pmask.eval.tables`` / ``pmask.eval.heatmap``
+- :mod:`.outputs`: JSON-safe values, number formatting, the JSON/CSV/Markdown writers of every
+  table, figure files (:mod:`.outputs.writers`) and pandas data frames (:mod:`.outputs.frames`);
+- :mod:`.scores`: the shared base (:mod:`.scores.score`: addition over sentences and corpora, the
+  columns a score shows), UAS/UUAS, bracket F1, Hoover et al.'s UUAS, punctuation, and the columns
+  of every table, asked of the score classes (:mod:`.scores.columns`);
+- :mod:`.comparison`: reading a prediction, checking inputs made by different runs, predictions
+  next to baselines (:mod:`.comparison.compare`) and the comparison and layer-sweep tables
+  (:mod:`.comparison.tables`);
+- :mod:`.studies`: the layer sweep (:mod:`.studies.sweep`) and ``bench`` (:mod:`.studies.bench`);
+- :mod:`.figures`: heatmaps of impacts and span charts;
+- :mod:`.html`: the HTML report (``pmask report``);
+- :mod:`.display`: what notebooks show.
+
+May import every wing below it: ``pmask.common``, ``pmask.corpora``, ``pmask.perturb``, ``pmask.trees``,
+``pmask.pipeline``. Only the light score classes are imported here; the tables and figures
 (matplotlib) are imported on use.
 """
-from pmask.eval.bracket_score import BracketScore, evalb_spans, sentence_spans
-from pmask.eval.dependency_score import DependencyScore, length_bucket
-from pmask.eval.punct import is_punct_tag, punct_mask
-from pmask.eval.score import Column, Score
+from pmask.eval.scores.bracket_score import BracketScore, evalb_spans, sentence_spans
+from pmask.eval.scores.dependency_score import DependencyScore, length_bucket
+from pmask.eval.scores.punct import is_punct_tag, punct_mask
+from pmask.eval.scores.score import Column, Score
 
 __all__ = [
     "BracketScore",

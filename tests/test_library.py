@@ -38,7 +38,7 @@ def test_registry_views_are_derived_from_the_one_table():
 
 def test_cli_choices_and_compare_baselines_come_from_the_registry():
     from pmask.cli import build_parser
-    from pmask.eval import compare
+    from pmask.eval.comparison import compare
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
@@ -115,7 +115,7 @@ def test_parse_corpus_writes_trees_and_provenance(tmp_path):
 
 def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_dir):
     from pmask.perturb.source import build_store
-    from pmask.eval.sweep import sweep_layers
+    from pmask.eval.studies.sweep import sweep_layers
 
     corpus = CorpusSpec(DATA / "mini.conllu")
     model = ModelSpec(str(tiny_bert_dir), device="cpu")
@@ -132,7 +132,7 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
 # ---------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
 def test_importing_the_cli_loads_no_heavy_library():
-    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.sweep, pmask.eval.impact_maps; "
+    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, pmask.eval.figures.impact_maps; "
             "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -89,28 +89,47 @@ def test_imports_point_one_way():
 
 #: perturb/'s role packages from the bottom up; a module imports only its own role or one below it.
 PERTURB_ROLES = ("alignment", "encoders", "models", "engine", "probes", "store", "fill", "source")
+#: eval/'s role packages from the bottom up (docs/architecture.md, "Inside eval/").
+EVAL_ROLES = ("outputs", "scores", "comparison", "studies", "figures", "html", "display")
 
 
-def test_perturb_roles_import_one_way():
+def roles_pointing_up(wing: str, roles: tuple[str, ...]) -> list[str]:
+    """Imports of a module of ``wing``'s role ``roles[k]`` that name its package itself or a role above k."""
     wrong = []
     for name, path in MODULES.items():
         parts = name.split(".")
-        if parts[1:2] != ["perturb"] or len(parts) < 3 or parts[2] not in PERTURB_ROLES:
+        if parts[1:2] != [wing] or len(parts) < 3 or parts[2] not in roles:
             continue
         for dep in imports_of(path):
             theirs = dep.split(".")
-            if theirs[1:2] != ["perturb"]:
+            if theirs[1:2] != [wing]:
                 continue
-            role = theirs[2] if len(theirs) > 2 else None   # pmask.perturb itself: the facade on top
-            if role != parts[2] and (role not in PERTURB_ROLES or
-                                     PERTURB_ROLES.index(role) > PERTURB_ROLES.index(parts[2])):
+            role = theirs[2] if len(theirs) > 2 else None   # the package itself: on top
+            if role != parts[2] and (role not in roles or roles.index(role) > roles.index(parts[2])):
                 wrong.append(f"{path.relative_to(ROOT)} imports {dep}")
+    return wrong
+
+
+def test_perturb_roles_import_one_way():
+    wrong = roles_pointing_up("perturb", PERTURB_ROLES)
     assert not wrong, "\n".join(wrong)
 
 
 def test_perturb_is_its_role_packages():
     loose = sorted(p.name for p in (ROOT / "perturb").glob("*.py") if p.stem not in ("__init__", *PERTURB_ROLES))
     assert not loose, f"modules of perturb/ outside its role packages: {loose}"
+
+
+def test_eval_roles_import_one_way():
+    wrong = roles_pointing_up("eval", EVAL_ROLES)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_eval_is_its_role_packages():
+    loose = sorted(p.name for p in (ROOT / "eval").glob("*.py") if p.stem != "__init__")
+    assert not loose, f"modules of eval/ outside its role packages: {loose}"
+    packages = sorted(p.name for p in (ROOT / "eval").iterdir() if (p / "__init__.py").is_file())
+    assert packages == sorted(EVAL_ROLES), packages
 
 
 def test_no_import_cycle_between_modules():

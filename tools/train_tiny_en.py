@@ -207,8 +207,8 @@ def _mlm_top1(model, tokenizer, sents, seed: int, rate: float) -> float:
 def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[float]]:
     """UAS per metric and layer: Eisner, gold root, pair probe, punctuation included (``model``: a
     folder, a name, or a LoadedModel already in memory); the library's layer sweep
-    (:func:`pmask.eval.sweep.sweep_layers`) does the decoding and scoring."""
-    from pmask.eval.sweep import sweep_layers
+    (:func:`pmask.eval.studies.sweep.sweep_layers`) does the decoding and scoring."""
+    from pmask.eval.studies.sweep import sweep_layers
     from pmask.perturb.models.load import load_model
     from pmask.perturb.engine.settings import ImpactSettings
     from pmask.perturb.source import ImpactSource

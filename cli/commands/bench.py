@@ -21,7 +21,7 @@ from pmask.cli.commands.base import Command
 from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
 from pmask.pipeline.induce import refuse_layer_zero
 from pmask.trees.tasks import task_info
 

@@ -7,8 +7,8 @@ from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, 
 from pmask.cli.commands.base import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.options import ROOT_MODES
-from pmask.eval.compare import evaluate_files
-from pmask.eval.hoover_uuas import hoover_uuas_files
+from pmask.eval.comparison.compare import evaluate_files
+from pmask.eval.scores.hoover_uuas import hoover_uuas_files
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -11,8 +11,8 @@ from pmask.cli.commands.shared import decoding_interrupted, impact_source
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.common.labels import plural
-from pmask.eval.heatmap import HEATMAP_FORMATS
-from pmask.eval.impact_maps import draw_impact_maps
+from pmask.eval.figures.heatmap import HEATMAP_FORMATS
+from pmask.eval.figures.impact_maps import draw_impact_maps
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -26,7 +26,7 @@ from pmask.cli.commands.shared import (
     probes_of,
 )
 from pmask.cli.outcome import Outcome
-from pmask.eval.sweep import sweep_probes
+from pmask.eval.studies.sweep import sweep_probes
 from pmask.pipeline.induce import refuse_layer_zero
 from pmask.trees.registry import decoding_defaults
 from pmask.trees.tasks import task_info

@@ -5,11 +5,13 @@ inline SVG (no script, no widget, no URL; PNG pictures inlined as data URIs).
   the words and gold arcs below (the HTML report's drawing), or its predicted and gold trees;
 - an impact matrix (:class:`pmask.common.display.ImpactMap`, from ``Parsed.impact_map()`` or a
   stored sentence): its heatmap with the words; PNG: the ``pmask heatmap`` figure;
-- :class:`~pmask.eval.tables.Comparison`, :class:`~pmask.eval.compare.Evaluation`,
-  :class:`~pmask.eval.tables.LayerSweep`, :class:`~pmask.eval.sweep.SweepResult` and
-  :class:`~pmask.eval.bench.run.BenchResult`: their tables; a sweep also its layer plot (PNG).
+- :class:`~pmask.eval.comparison.tables.Comparison`, :class:`~pmask.eval.comparison.compare.Evaluation`,
+  :class:`~pmask.eval.comparison.tables.LayerSweep`, :class:`~pmask.eval.studies.sweep.SweepResult` and
+  :class:`~pmask.eval.studies.bench.run.BenchResult`: their tables; a sweep also its layer plot (PNG).
 
-:func:`render` is connected to :mod:`pmask.common.display` by ``pmask/__init__.py``.
+:func:`render` is connected to :mod:`pmask.common.display` by ``pmask/__init__.py``. The top of
+eval's roles: may import every other role of eval (the report's drawings of :mod:`pmask.eval.html`
+included) and the wings below eval.
 
 Example:
     >>> import pmask
@@ -51,7 +53,7 @@ def parsed_html(parsed: Any) -> str:
         pred = [int(h) for h in parsed.heads]
         body = scroll(arc_diagram(s.words, pred, s.heads, s.deprels)) + arc_legend(s.heads is not None)
         return frame(body, _sentence_title(parsed), _dependency_note(parsed))
-    from pmask.eval.bracket_score import sentence_spans
+    from pmask.eval.scores.bracket_score import sentence_spans
 
     gold_spans = sentence_spans(s.tree) if s.tree is not None else None
     label = style(font_size="12px", color="#667085", margin="6px 0 0")
@@ -64,11 +66,11 @@ def parsed_html(parsed: Any) -> str:
 
 
 def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
-    from pmask.eval.bench.run import BenchResult
-    from pmask.eval.compare import Evaluation
+    from pmask.eval.comparison.compare import Evaluation
+    from pmask.eval.comparison.tables import Comparison, LayerSweep
     from pmask.eval.display import impact, tables
-    from pmask.eval.sweep import SweepResult
-    from pmask.eval.tables import Comparison, LayerSweep
+    from pmask.eval.studies.bench.run import BenchResult
+    from pmask.eval.studies.sweep import SweepResult
     from pmask.pipeline.induce import Parsed
 
     return [(Parsed, parsed_html), (ImpactMap, impact.impact_map_html), (Comparison, tables.comparison_html),
@@ -77,9 +79,9 @@ def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
 
 
 def _png_renderers() -> list[tuple[type, Callable[[Any], bytes | None]]]:
+    from pmask.eval.comparison.tables import LayerSweep
     from pmask.eval.display import impact, tables
-    from pmask.eval.sweep import SweepResult
-    from pmask.eval.tables import LayerSweep
+    from pmask.eval.studies.sweep import SweepResult
 
     return [(ImpactMap, impact.impact_map_png), (LayerSweep, tables.sweep_png),
             (SweepResult, tables.sweep_result_png)]

@@ -1,9 +1,9 @@
 """An impact matrix with its words as an inline SVG heatmap (HTML) or a PNG, like ``pmask heatmap``.
 
 Rows are the measured word i, columns the masked word j (``F[i][j]`` = impact of word j on
-word i); colours come from the same colormap and value range as :mod:`pmask.eval.heatmap`, gold
+word i); colours come from the same colormap and value range as :mod:`pmask.eval.figures.heatmap`, gold
 arcs are outlined in red (the gold root's row dashed), predicted heads are white dots, and every
-cell has a hover title with its value. The PNG is :mod:`pmask.eval.heatmap`'s own figure.
+cell has a hover title with its value. The PNG is :mod:`pmask.eval.figures.heatmap`'s own figure.
 
 Example:
     >>> from pmask.common.display import ImpactMap
@@ -19,7 +19,7 @@ from typing import Any
 
 from pmask.common.display import ImpactMap
 from pmask.eval.display.markup import COLOURS, FONT, el, esc, frame, scroll, style, text_width
-from pmask.eval.heatmap import (
+from pmask.eval.figures.heatmap import (
     GOLD_COLOUR,
     HEATMAP_DPI,
     NAN_COLOUR,

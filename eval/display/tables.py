@@ -1,11 +1,11 @@
 """Result tables as static HTML: comparisons, layer sweeps (with their plot), bench studies, evaluations.
 
-The same columns as the Markdown tables (:mod:`pmask.eval.tables`, :mod:`pmask.eval.bench.files`):
+The same columns as the Markdown tables (:mod:`pmask.eval.comparison.tables`, :mod:`pmask.eval.studies.bench.files`):
 percentages with two decimals, the best value of each score column in bold, the model rows
-shaded. Layer plots are :func:`pmask.eval.tables.plot_layer_sweep`'s PNG, inlined as a data URI.
+shaded. Layer plots are :func:`pmask.eval.comparison.tables.plot_layer_sweep`'s PNG, inlined as a data URI.
 
 Example:
-    >>> from pmask.eval.tables import LayerSweep
+    >>> from pmask.eval.comparison.tables import LayerSweep
     >>> "<table" in sweep_html(LayerSweep([(1, {"uas": 30.0}), (2, {"uas": 41.7})]), plot=False)
     True
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pmask.common.labels import plural
-from pmask.eval.columns import headline_key, is_percent_key, label
 from pmask.eval.display.markup import COLOURS, el, esc, frame, png_img, scroll, style
-from pmask.eval.output import best_indices, fmt_value, plain_value
+from pmask.eval.outputs.writers import best_indices, fmt_value, plain_value
+from pmask.eval.scores.columns import headline_key, is_percent_key, label
 
 _CELL = dict(padding="3px 10px", border_bottom=f"1px solid {COLOURS['line']}")
 
@@ -50,7 +50,7 @@ def _meta_note(meta: Mapping[str, Any]) -> str | None:
 
 
 def comparison_html(comparison: Any) -> str:
-    """A :class:`~pmask.eval.tables.Comparison`: name, kind, scores, counts and settings per row."""
+    """A :class:`~pmask.eval.comparison.tables.Comparison`: name, kind, scores, counts and settings per row."""
     cols = comparison._columns()
     with_settings = any(r.settings for r in comparison.rows)
     head = ["Name", "Kind"] + [c[0] for c in cols] + (["Settings"] if with_settings else [])
@@ -70,7 +70,7 @@ def comparison_html(comparison: Any) -> str:
 def sweep_png(sweep: Any, *, baselines: Mapping[str, float] | None = None, title: str | None = None,
               baseline_key: str | None = None) -> bytes | None:
     """The layer plot of ``sweep`` as PNG bytes (None for an empty sweep)."""
-    from pmask.eval.tables import plot_layer_sweep
+    from pmask.eval.comparison.tables import plot_layer_sweep
 
     if not sweep.rows:
         return None
@@ -82,7 +82,7 @@ def sweep_png(sweep: Any, *, baselines: Mapping[str, float] | None = None, title
 
 def sweep_html(sweep: Any, *, baselines: Mapping[str, float] | None = None, title: str | None = None,
                baseline_key: str | None = None, plot: bool = True) -> str:
-    """A :class:`~pmask.eval.tables.LayerSweep`: one row per layer (best in bold), then its plot."""
+    """A :class:`~pmask.eval.comparison.tables.LayerSweep`: one row per layer (best in bold), then its plot."""
     keys = list(sweep.metric_keys)
     rows = [[layer] + [m.get(k) for k in keys] for layer, m in sweep.rows]
     table = html_table(["Layer"] + [label(k) for k in keys], rows, numeric=[True] * (len(keys) + 1),
@@ -100,7 +100,7 @@ def sweep_html(sweep: Any, *, baselines: Mapping[str, float] | None = None, titl
 
 
 def sweep_result_html(result: Any) -> str:
-    """A :class:`~pmask.eval.sweep.SweepResult`: the sweep with its baselines and title."""
+    """A :class:`~pmask.eval.studies.sweep.SweepResult`: the sweep with its baselines and title."""
     return sweep_html(result.sweep, baselines=result.baselines or None, title=result.title or None,
                       baseline_key=headline_key(result.task))
 
@@ -111,9 +111,9 @@ def sweep_result_png(result: Any) -> bytes | None:
 
 
 def bench_html(result: Any) -> str:
-    """A :class:`~pmask.eval.bench.run.BenchResult`: best layer per treebank and decoder, the score of
+    """A :class:`~pmask.eval.studies.bench.run.BenchResult`: best layer per treebank and decoder, the score of
     every layer, and the baselines on the same sentences."""
-    from pmask.eval.bench.files import best_layers, primary_key
+    from pmask.eval.studies.bench.files import best_layers, primary_key
 
     best = best_layers(result)
     parts = [el("div", "Best layer per treebank", style=style(font_weight=600, margin="6px 0 2px")),
@@ -149,7 +149,7 @@ def bench_html(result: Any) -> str:
 
 
 def evaluation_html(evaluation: Any) -> str:
-    """An :class:`~pmask.eval.compare.Evaluation`: its comparison table (prediction and baselines)."""
+    """An :class:`~pmask.eval.comparison.compare.Evaluation`: its comparison table (prediction and baselines)."""
     if evaluation.table is None:
         return frame(el("div", esc(repr(evaluation.score.to_dict()))), evaluation.name)
     return comparison_html(evaluation.table)

@@ -4,6 +4,9 @@ The page is a fixed skeleton, one inline ``<style>``, one inline ``<script>`` (f
 ``assets/``) and the data as JSON in ``<script type="application/json">``. A
 Content-Security-Policy allows exactly that style and script (by sha256) and ``data:`` images,
 so the file makes no request to anything, and words are only ever put into the page as text.
+
+May import every role of eval below it (:mod:`pmask.eval.outputs`, :mod:`pmask.eval.scores`,
+:mod:`pmask.eval.comparison`, :mod:`pmask.eval.studies`, :mod:`pmask.eval.figures`) and the wings below eval.
 """
 from __future__ import annotations
 
@@ -93,7 +96,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
 
     Returns:
         ``{"title", "task", "summary", "breakdowns", "sentences", "eager", "impacts", "bench"}``; see
-        ``pmask.eval.html.data``, ``.trees``, ``.impacts`` and ``pmask.eval.bench.html`` for each part.
+        ``pmask.eval.html.data``, ``.trees``, ``.impacts`` and ``pmask.eval.studies.bench.html`` for each part.
     """
     from pmask.eval.html import data as html_data
     from pmask.eval.html import trees as html_trees
@@ -121,7 +124,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
         data["impacts"] = impacts_for(Path(options.store), sentences,
                                       chosen_layer=(inputs.meta.get("settings") or {}).get("layer"))
     if options.bench is not None:
-        from pmask.eval.bench.html import read_bench
+        from pmask.eval.studies.bench.html import read_bench
 
         data["bench"] = read_bench(Path(options.bench))
     return data
@@ -129,8 +132,8 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
 
 def check_report_inputs(pred: Path, options: ReportOptions) -> None:
     """Refuse a store or bench directory made by another run than the prediction (other model, weights,
-    metric, subword policy or tokenisation), in one line naming both (:mod:`pmask.eval.consistency`)."""
-    from pmask.eval.consistency import bench_origin, check_same_origin, prediction_origin, store_origin
+    metric, subword policy or tokenisation), in one line naming both (:mod:`pmask.eval.comparison.consistency`)."""
+    from pmask.eval.comparison.consistency import bench_origin, check_same_origin, prediction_origin, store_origin
     from pmask.perturb.store import read_manifest
 
     origins = [prediction_origin(pred)]

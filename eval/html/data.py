@@ -1,7 +1,7 @@
 """The data behind ``pmask report``: scores, breakdowns and sentences as plain JSON-able dicts.
 
 Everything the page shows is computed here, in Python, with the library's scorers; the page's
-script only draws it. :func:`load_inputs` is the one place that calls into ``pmask.eval.compare``
+script only draws it. :func:`load_inputs` is the one place that calls into ``pmask.eval.comparison.compare``
 and the corpus readers, so a refactoring there needs a change in one function only.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pmask.common.errors import PmaskError
 from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
-from pmask.eval.compare import evaluate_files
-from pmask.eval.dependency_score import SENTENCE_LENGTH_BUCKETS, relation_title, sentence_length_bucket
-from pmask.eval.percent import percent
+from pmask.eval.comparison.compare import evaluate_files
+from pmask.eval.scores.dependency_score import SENTENCE_LENGTH_BUCKETS, relation_title, sentence_length_bucket
+from pmask.eval.scores.percent import percent
 
 
 @dataclass
@@ -70,7 +70,7 @@ def _cell(correct: float, total: float) -> dict[str, Any]:
 
 
 def _punct(gold: Any, mode: str) -> list[bool]:
-    from pmask.eval.punct import punct_mask
+    from pmask.eval.scores.punct import punct_mask
 
     return punct_mask(gold) if mode == "exclude" else [False] * len(gold.words)
 
@@ -81,7 +81,7 @@ def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str) -> list[dict[
     Returns:
         Rows ``{"label", "direction", "correct", "total", "accuracy"}`` in bucket order.
     """
-    from pmask.eval.dependency_score import LENGTH_BUCKETS, length_bucket
+    from pmask.eval.scores.dependency_score import LENGTH_BUCKETS, length_bucket
 
     counts: dict[tuple[str, str], list[int]] = {}
     for pred, gold in pairs:
@@ -140,7 +140,7 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
 def punct_note(task: str, punct: str) -> str:
     """How punctuation was treated, in words for the summary.
 
-    Dependency scores follow ``punct`` (:func:`pmask.eval.punct.punct_mask` says which words are
+    Dependency scores follow ``punct`` (:func:`pmask.eval.scores.punct.punct_mask` says which words are
     punctuation). Constituency trees hold no punctuation whatever ``punct`` says: the PTB reader
     keeps only leaves with a word tag (:data:`pmask.corpora.ptb.WORD_TAGS`), in the gold trees and so
     in the predicted ones, which must have the same words.

@@ -134,7 +134,7 @@ def span_rows(chart: np.ndarray) -> np.ndarray:
         >>> span_rows(np.array([[3.0, 1.0], [0.0, 4.0]])).round(2).tolist()
         [[nan, nan], [0.6, 0.8]]
     """
-    from pmask.eval.span_chart import start_length_grid
+    from pmask.eval.figures.span_chart import start_length_grid
 
     return start_length_grid(chart)[::-1]
 

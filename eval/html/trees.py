@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.eval.bracket_score import node_spans, sentence_spans
-from pmask.eval.percent import f1, percent
+from pmask.eval.scores.bracket_score import node_spans, sentence_spans
+from pmask.eval.scores.percent import f1, percent
 
 SPAN_BUCKETS = ((2, 2), (3, 3), (4, 4), (5, 6), (7, 10), (11, None))
 

@@ -4,7 +4,7 @@ The one definition of these four settings and their defaults (torch-free). Every
 carries them holds one of these rather than repeating the fields: :class:`~pmask.perturb.fill.spec.ModelSpec`
 (where a field may be left unset: None = "the default, or a store's own"),
 :class:`~pmask.perturb.store.StoreSettings`, the engine's ``RunSettings``, a fill's
-:class:`~pmask.perturb.fill.compute.FillRequest` and ``pmask.eval.bench.run.BenchSettings``. The names
+:class:`~pmask.perturb.fill.compute.FillRequest` and ``pmask.eval.studies.bench.run.BenchSettings``. The names
 and descriptions of each setting's values live in :mod:`pmask.common.options`.
 
 Example:

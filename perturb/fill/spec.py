@@ -1,7 +1,7 @@
 """Which model to run and how impacts are computed with it: :class:`ModelSpec` (torch-free).
 
 A small frozen dataclass that :class:`pmask.perturb.source.ImpactSource`, the commands
-and ``pmask.eval.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
+and ``pmask.eval.studies.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
 
 Example:
     >>> ModelSpec("random:bert-base-uncased").with_defaults().impact.metric

@@ -67,7 +67,7 @@ def test_reading_that_stops_at_the_limit_does_not_pass_for_the_corpus_size(caplo
 
 def test_to_pandas_keeps_whole_numbers_whole(tmp_path):
     pytest.importorskip("pandas")
-    from pmask.eval.compare import evaluate_files
+    from pmask.eval.comparison.compare import evaluate_files
 
     pred = tmp_path / "p.conllu"
     assert main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "-o", str(pred), "-q"]) == 0

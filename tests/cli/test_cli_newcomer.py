@@ -144,7 +144,7 @@ def test_counts_take_the_noun_in_the_right_number(tmp_path, capsys):
 
 
 def test_scores_keep_their_decimals():
-    from pmask.eval.output import fmt_value
+    from pmask.eval.outputs.writers import fmt_value
 
     assert [fmt_value(12, True), fmt_value(12.0, True), fmt_value(41.666, True)] == ["12.00", "12.00", "41.67"]
     assert fmt_value(12, False) == "12"   # a count or a setting stays as it is

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from pmask.corpora import Sentence
-from pmask.eval import compare
-from pmask.eval.bench import files as bench_files
-from pmask.eval.bench import scoring
-from pmask.eval.sweep import sweep_layers
+from pmask.eval.comparison import compare
+from pmask.eval.studies.bench import files as bench_files
+from pmask.eval.studies.bench import scoring
+from pmask.eval.studies.sweep import sweep_layers
 from pmask.trees import registry, tasks
 
 GOLD = [Sentence(id=f"s{k}", words=list("abcde")[: 3 + k], heads=[2, 0, 2, 3, 4][: 3 + k], path="g.conllu")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pmask.eval.bench.run import BenchSettings, run_bench
-from pmask.eval.bench.treebanks import find_treebanks, language_of
-from pmask.eval.dependency_score import DependencyScore, SentenceUAS
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
+from pmask.eval.studies.bench.treebanks import find_treebanks, language_of
+from pmask.eval.scores.dependency_score import DependencyScore, SentenceUAS
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.fill.spec import ModelSpec
 
@@ -163,7 +163,7 @@ def test_language_and_sentence_length_buckets():
 def test_punctuation_exclusion_in_every_pud_language():
     """UPOS PUNCT/SYM marks punctuation in all 20 PUD languages (scripts without spaces included)."""
     from pmask.corpora import read_corpus
-    from pmask.eval.punct import punct_mask
+    from pmask.eval.scores.punct import punct_mask
 
     files = sorted(UD.glob("UD_*-PUD/*.conllu"))
     if len(files) < 20:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pmask.eval.bench import files
+from pmask.eval.studies.bench import files
 
 DEPENDENCY_BASELINES = ("right-chain", "left-chain", "random-projective")
 BRACKET_BASELINES = ("right-branching", "left-branching", "random-binary")

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from pmask.common.errors import PmaskError
-from pmask.eval.bench.files import best_layers, to_markdown
-from pmask.eval.bench.run import BenchSettings, decoders_not_run, run_bench
-from pmask.eval.bench.treebanks import find_treebanks
+from pmask.eval.studies.bench.files import best_layers, to_markdown
+from pmask.eval.studies.bench.run import BenchSettings, decoders_not_run, run_bench
+from pmask.eval.studies.bench.treebanks import find_treebanks
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

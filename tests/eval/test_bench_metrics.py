@@ -9,8 +9,8 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import SettingError
-from pmask.eval.bench.heads import store_dir
-from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import read_manifest
@@ -205,7 +205,7 @@ def test_cli_metrics_and_the_stores_bar(model_dir, gold, tmp_path, capsys, monke
 
 
 def test_the_report_shows_each_metric_as_a_probe_of_its_own(bench):
-    from pmask.eval.bench.html import read_bench
+    from pmask.eval.studies.bench.html import read_bench
 
     out, _ = bench
     rows = read_bench(out)["rows"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pmask.common.errors import SettingError
-from pmask.eval.bench.heads import store_dir
-from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
 from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.fill.spec import ModelSpec
 
@@ -79,7 +79,7 @@ def test_a_rerun_computes_nothing(bench, model_dir):
 
 def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(bench):
     from pmask.corpora.spec import CorpusSpec
-    from pmask.eval.compare import score_against_gold
+    from pmask.eval.comparison.compare import score_against_gold
     from pmask.perturb.source import ImpactSource
     from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.store import ImpactStore

@@ -13,8 +13,8 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import PmaskError
-from pmask.eval.bench.heads import store_dir
-from pmask.eval.bench.run import BenchSettings, run_bench
+from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.testing import SHARED
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pmask.common.errors import SettingError
-from pmask.eval.consistency import Origin, bench_origin, check_same_origin, store_origin
+from pmask.eval.comparison.consistency import Origin, bench_origin, check_same_origin, store_origin
 from pmask.perturb.engine.settings import ImpactSettings
 
 

@@ -14,10 +14,10 @@ from pmask.common import display
 from pmask.common.display import ImpactMap
 from pmask.common.errors import PmaskError
 from pmask.corpora import Sentence, read_corpus
-from pmask.eval.compare import comparison, dependency_baseline_scores, evaluate_files
-from pmask.eval.dependency_score import DependencyScore
-from pmask.eval.tables import Comparison, ComparisonRow, LayerSweep
-from pmask.eval.sweep import SweepResult
+from pmask.eval.comparison.compare import comparison, dependency_baseline_scores, evaluate_files
+from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.eval.comparison.tables import Comparison, ComparisonRow, LayerSweep
+from pmask.eval.studies.sweep import SweepResult
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOSTILE = ["<script>alert(1)</script>", "&amp;", '"quoted"', "it's", "שלום", "🙂👍🏽", "<!--", "日本語"]
@@ -153,7 +153,7 @@ def test_an_evaluation_shows_its_comparison(tmp_path):
 
 
 def test_bench_results_show_their_tables(tmp_path, tiny_bert_dir):
-    from pmask.eval.bench.run import BenchSettings, run_bench
+    from pmask.eval.studies.bench.run import BenchSettings, run_bench
 
     result = run_bench([DATA / "mini.conllu"], tmp_path / "bench", BenchSettings(model=str(tiny_bert_dir),
                                                                                 layers=[1, 2], decoders=["eisner"]),

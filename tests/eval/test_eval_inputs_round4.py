@@ -48,7 +48,7 @@ def test_eval_with_every_word_punctuation_excluded_is_an_error(tmp_path, capsys)
 
 
 def test_bracket_score_over_nothing_is_refused(monkeypatch, capsys):
-    from pmask.eval import compare
+    from pmask.eval.comparison import compare
     monkeypatch.setattr(compare, "read_prediction", lambda path: ("constituency", [None, None, None, None]))
     assert main(["eval", "pred.txt", "--gold", str(DATA / "mini.mrg")]) == 1
     err = capsys.readouterr().err

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pmask.cli import main
-from pmask.eval.bench.scoring import breakdown
-from pmask.eval.compare import evaluate_files
-from pmask.eval.dependency_score import DependencyScore, relation_key
+from pmask.eval.studies.bench.scoring import breakdown
+from pmask.eval.comparison.compare import evaluate_files
+from pmask.eval.scores.dependency_score import DependencyScore, relation_key
 from pmask.eval.html.data import dependency_breakdowns, dependency_sentences, load_inputs
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -10,11 +10,11 @@ from pmask.cli import main
 from pmask.common.errors import OptionError, PmaskError
 from pmask.common.frames import MissingExtraError, data_frame, flatten
 from pmask.corpora import read_corpus
-from pmask.eval.bracket_score import BracketScore
-from pmask.eval.compare import evaluate_files
-from pmask.eval.dependency_score import DependencyScore
-from pmask.eval.tables import Comparison, ComparisonRow, LayerSweep
-from pmask.eval.sweep import SweepResult
+from pmask.eval.scores.bracket_score import BracketScore
+from pmask.eval.comparison.compare import evaluate_files
+from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.eval.comparison.tables import Comparison, ComparisonRow, LayerSweep
+from pmask.eval.studies.sweep import SweepResult
 
 pd = pytest.importorskip("pandas")
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -70,7 +70,7 @@ def test_sweep_rows_are_indexed_by_layer():
 
 
 def test_bench_tables(tmp_path, tiny_bert_dir):
-    from pmask.eval.bench.run import BenchSettings, run_bench
+    from pmask.eval.studies.bench.run import BenchSettings, run_bench
 
     result = run_bench([DATA / "mini.conllu"], tmp_path / "b", BenchSettings(model=str(tiny_bert_dir), layers=[1, 2],
                                                                             decoders=["eisner"]),

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from pmask.common.errors import PmaskError
-from pmask.eval.heatmap import (
+from pmask.eval.figures.heatmap import (
     GOLD_COLOUR,
     HEATMAP_DPI,
     HeatmapError,

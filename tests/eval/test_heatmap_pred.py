@@ -68,7 +68,7 @@ def test_gold_and_predicted_marks_get_a_caption_that_fits(tmp_path):
     import numpy as np
     from PIL import Image
 
-    from pmask.eval.heatmap import HEATMAP_DPI, heatmap_figsize, render_heatmap
+    from pmask.eval.figures.heatmap import HEATMAP_DPI, heatmap_figsize, render_heatmap
 
     words = ["The", "cat", "sat"]
     out = render_heatmap(np.ones((3, 3)), words, tmp_path / "m.png", gold_heads=[2, 3, 0], pred_heads=[2, 0, 2],

@@ -1,7 +1,7 @@
 """UUAS as Hoover et al. 2021 score CPMI trees, on hand-made trees."""
 from __future__ import annotations
 
-from pmask.eval.hoover_uuas import HooverUuas, corpus_uuas, gold_edges, predicted_edges, sentence_uuas, tree_distances
+from pmask.eval.scores.hoover_uuas import HooverUuas, corpus_uuas, gold_edges, predicted_edges, sentence_uuas, tree_distances
 
 
 def test_gold_edges_skip_punctuation_and_bridge_it():
@@ -23,7 +23,7 @@ def test_pooled_and_mean_keep_every_sentence():
 
 
 def test_files_report_every_sentence_and_without_short_ones(tmp_path):
-    from pmask.eval.hoover_uuas import hoover_uuas_files
+    from pmask.eval.scores.hoover_uuas import hoover_uuas_files
 
     def conllu(rows_by_sentence):
         out = []

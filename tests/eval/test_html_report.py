@@ -113,7 +113,7 @@ def test_report_file_has_no_url_and_a_strict_csp(hostile):
 
 def test_bench_reader_rejects_rows_without_keys(tmp_path):
     from pmask.common.errors import PmaskError
-    from pmask.eval.bench.html import read_bench
+    from pmask.eval.studies.bench.html import read_bench
 
     (tmp_path / "results.json").write_text(json.dumps({"rows": [{"treebank": "x"}]}), encoding="utf-8")
     with pytest.raises(PmaskError, match=r"rows\[0\] lacks layer, decoder, uas"):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pmask.corpora import read_conllu, read_dep3, read_ptb
 from pmask.common.errors import DecodeError
 from pmask.eval import BracketScore, DependencyScore, evalb_spans, punct_mask, sentence_spans
-from pmask.eval.dependency_score import length_bucket
+from pmask.eval.scores.dependency_score import length_bucket
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PTB_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "ptb-sample" / "combined"
@@ -348,7 +348,7 @@ def test_corpus_figures_match_pyevalb():
 def test_same_id_other_words_names_the_real_problem():
     from pmask.corpora import Sentence
     from pmask.common.errors import PmaskError
-    from pmask.eval.dependency_score import check_same_words
+    from pmask.eval.scores.dependency_score import check_same_words
 
     gold = Sentence(id="s1", words="a b c".split(), heads=[0, 1, 1], path="g.conllu", line=4)
     check_same_words(["a", "b", "c"], gold, "store sentence s1")

@@ -1,4 +1,4 @@
-"""The scores share one base class (:class:`pmask.eval.score.Score`): addition is written once,
+"""The scores share one base class (:class:`pmask.eval.scores.score.Score`): addition is written once,
 merges every field by its type, never aliases an operand and refuses mixing scores."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import nltk
 import pytest
 
 from pmask.eval import BracketScore, DependencyScore
-from pmask.eval.score import Score, merged
+from pmask.eval.scores.score import Score, merged
 
 
 @dataclass

@@ -14,11 +14,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from pmask.eval import BracketScore, DependencyScore, Score, columns
-from pmask.eval.bench import files
-from pmask.eval.bench.scoring import summary
-from pmask.eval.score import Column
-from pmask.eval.tables import Comparison, LayerSweep
+from pmask.eval import BracketScore, DependencyScore, Score
+from pmask.eval.scores import columns
+from pmask.eval.studies.bench import files
+from pmask.eval.studies.bench.scoring import summary
+from pmask.eval.scores.score import Column
+from pmask.eval.comparison.tables import Comparison, LayerSweep
 
 
 @dataclass(repr=False)

@@ -6,7 +6,7 @@ import pytest
 from nltk import Tree
 
 from pmask.eval.html.impacts import span_rows
-from pmask.eval.span_chart import render_span_chart, start_length_grid, tree_spans
+from pmask.eval.figures.span_chart import render_span_chart, start_length_grid, tree_spans
 from pmask.trees.cky import normalise_by_length
 
 

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from pmask.cli import main
-from pmask.eval import tables
-from pmask.eval.tables import LayerSweep, plot_layer_sweep
+from pmask.eval.comparison import tables
+from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BASELINES = ["right-chain", "left-chain", "random-projective", "random-eisner", "random-cle"]

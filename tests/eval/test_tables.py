@@ -7,7 +7,7 @@ import json
 
 from PIL import Image
 
-from pmask.eval.tables import Comparison, ComparisonRow, LayerSweep, plot_layer_sweep
+from pmask.eval.comparison.tables import Comparison, ComparisonRow, LayerSweep, plot_layer_sweep
 
 DEP = {"uas": 41.7, "uuas": 50.0, "correct": 417, "total": 1000, "sentences": 50}
 
@@ -58,7 +58,7 @@ import sys  # noqa: E402
 import pytest  # noqa: E402
 
 from pmask.common.errors import PmaskError  # noqa: E402
-from pmask.eval.tables import ReportError, atomic_write  # noqa: E402
+from pmask.eval.comparison.tables import ReportError, atomic_write  # noqa: E402
 
 BRACKETS = {"f1_sentence": 40.12, "f1_corpus": 38.5, "precision": 37.25, "recall": 39.75, "sentences": 20}
 
@@ -159,7 +159,7 @@ def test_layer_sweep_formats(tmp_path):
 
 
 def test_importing_reports_loads_neither_torch_nor_matplotlib():
-    code = ("import sys, pmask.eval.tables, pmask.eval.heatmap; "
+    code = ("import sys, pmask.eval.comparison.tables, pmask.eval.figures.heatmap; "
             "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -169,7 +169,7 @@ def test_importing_reports_loads_neither_torch_nor_matplotlib():
                          ids=["comparison", "sweep"])
 def test_both_tables_write_through_one_writer(table, tmp_path):
     """Comparison and LayerSweep share their JSON/CSV/Markdown writers (TableFile), suffix-chosen."""
-    from pmask.eval.output import TableFile
+    from pmask.eval.outputs.writers import TableFile
 
     assert isinstance(table, TableFile)
     for name in ("to_json", "write_json", "write_csv", "write"):

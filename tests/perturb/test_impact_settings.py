@@ -58,7 +58,7 @@ def test_conflicts_only_for_fields_that_are_set():
 
 
 def test_no_holder_repeats_the_fields():
-    from pmask.eval.bench.run import BenchSettings
+    from pmask.eval.studies.bench.run import BenchSettings
     from pmask.perturb.engine.runner import RunSettings
     from pmask.perturb.fill.compute import FillRequest
 
@@ -78,7 +78,7 @@ def test_model_spec_takes_a_stores_own_settings_and_refuses_a_conflict():
 
 def test_bench_settings_record_the_same_flat_dict():
     """results.json keeps its shape: one flat dict, keys in the order of earlier releases."""
-    from pmask.eval.bench.run import BenchSettings
+    from pmask.eval.studies.bench.run import BenchSettings
 
     settings = BenchSettings(ModelSpec("random:tiny", impact=ImpactSettings(None, "first", None), device="cpu"),
                              layers=(1, -1), limit=3)

@@ -2,7 +2,7 @@
 
 :func:`select_sentences` turns sentence specs (ids, 0-based indices, ranges ``A-B``, ``all``)
 into positions; :func:`draw_impact_maps` reads those sentences' impacts from an
-:class:`~pmask.perturb.source.ImpactSource` and draws them with :mod:`pmask.eval.heatmap`.
+:class:`~pmask.perturb.source.ImpactSource` and draws them with :mod:`pmask.eval.figures.heatmap`.
 
 Example:
     >>> from types import SimpleNamespace as S
@@ -22,8 +22,8 @@ from pmask.common.options import SPAN_PROBES
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
-from pmask.eval.consistency import check_same_origin, prediction_origin, source_origin
-from pmask.eval.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps, safe_stem
+from pmask.eval.comparison.consistency import check_same_origin, prediction_origin, source_origin
+from pmask.eval.figures.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps, safe_stem
 from pmask.perturb.source import ImpactSource
 
 logger = logging.getLogger(__name__)
@@ -133,9 +133,9 @@ def draw_span_charts(source: ImpactSource, chosen: Sequence[int], output: str | 
                      layer: int = -1, fmt: str = "png", pred: str | Path | None = None) -> list[Path]:
     """:func:`draw_impact_maps` for a span probe: each chart as a start × length map with the source's own
     gold brackets (a PTB source) outlined and the spans of ``pred`` (bracketed trees from ``pmask parse``,
-    line k = sentence k of the source) dotted (:mod:`pmask.eval.span_chart`)."""
+    line k = sentence k of the source) dotted (:mod:`pmask.eval.figures.span_chart`)."""
     from pmask.corpora.ptb import read_brackets
-    from pmask.eval.span_chart import render_span_chart, tree_spans
+    from pmask.eval.figures.span_chart import render_span_chart, tree_spans
 
     predicted = None if pred is None else read_brackets(pred)
     if predicted is not None and len(predicted) != len(source.sentences):

@@ -1,14 +1,14 @@
-"""The one place where ``pmask bench`` calls the scoring library (``pmask.eval.compare``).
+"""The one place where ``pmask bench`` calls the scoring library (``pmask.eval.comparison.compare``).
 
 Everything here takes gold sentences and impacts and returns plain dicts, so the rest of
-``pmask.eval.bench.run`` does not depend on how induction and scoring are organised.
+``pmask.eval.studies.bench.run`` does not depend on how induction and scoring are organised.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.eval.compare import baseline_scores, score_against_gold
-from pmask.eval.dependency_score import DependencyScore
+from pmask.eval.comparison.compare import baseline_scores, score_against_gold
+from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.pipeline.induce import ParseSettings
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info

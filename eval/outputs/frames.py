@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from pmask.common.frames import data_frame
 from pmask.common.options import check_choice
-from pmask.eval.output import ordered_keys, plain_value
+from pmask.eval.outputs.writers import ordered_keys, plain_value
 
 BENCH_TABLES = ("rows", "baselines", "breakdowns", "treebanks")
 _CELL_COLUMNS = ["correct", "total", "accuracy"]
@@ -60,7 +60,7 @@ def score_frame(score: Any, table: str = "sentences", *, subtypes: bool = False)
             ``"arc_length"`` (gold arc length), ``"sentence_length"``, or ``"breakdowns"`` (all
             three in long form: ``breakdown`` and ``bucket`` columns).
         subtypes: count relation subtypes on their own (``nmod:poss``) rather than under their
-            universal relation (:func:`pmask.eval.dependency_score.relation_key`).
+            universal relation (:func:`pmask.eval.scores.dependency_score.relation_key`).
     """
     check_choice("score table", table, score_tables(score))
     if table == "sentences":

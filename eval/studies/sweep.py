@@ -2,7 +2,7 @@
 
 The library behind ``pmask sweep``: :func:`sweep_layers` decodes the impacts of each requested
 layer, scores them, optionally scores the baselines on the same sentences, and returns a
-:class:`SweepResult` holding a :class:`~pmask.eval.tables.LayerSweep` table; :func:`sweep_probes`
+:class:`SweepResult` holding a :class:`~pmask.eval.comparison.tables.LayerSweep` table; :func:`sweep_probes`
 does it for several probes (one column, one plotted line, per probe; the model loaded once).
 
 Example:
@@ -25,9 +25,9 @@ from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
 from pmask.common.labels import probe_label, run_label
 from pmask.corpora.spec import CorpusSpec
-from pmask.eval.columns import headline_key, layer_keys
-from pmask.eval.compare import baseline_scores, score_against_gold
-from pmask.eval.tables import LayerSweep, plot_layer_sweep
+from pmask.eval.comparison.compare import baseline_scores, score_against_gold
+from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
+from pmask.eval.scores.columns import headline_key, layer_keys
 from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero

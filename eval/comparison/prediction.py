@@ -1,5 +1,5 @@
 """Read a prediction for scoring (a file, or standard input with no meta.json beside it), the gold
-it pairs with, and refuse a score over nothing: the input side of :func:`pmask.eval.compare.evaluate_files`.
+it pairs with, and refuse a score over nothing: the input side of :func:`pmask.eval.comparison.compare.evaluate_files`.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pmask.corpora.provenance import Provenance
 from pmask.corpora.ptb import parse_brackets
 from pmask.corpora.read import detect_format
 from pmask.corpora.spec import CorpusSpec
-from pmask.eval.bracket_score import BracketScore
-from pmask.eval.dependency_score import DependencyScore
+from pmask.eval.scores.bracket_score import BracketScore
+from pmask.eval.scores.dependency_score import DependencyScore
 
 __all__ = ["STDIN_PREDICTION", "check_scored", "gold_filter", "read_gold", "read_prediction"]
 

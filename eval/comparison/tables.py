@@ -5,7 +5,7 @@ PNG/SVG/PDF plot (:func:`plot_layer_sweep`). ``pmask report``'s HTML page is :mo
 Everything here works on plain score dicts, the ``to_dict()`` output of
 ``DependencyScore`` ({"uas", "uuas", "correct", "total"}) and ``BracketScore``
 ({"f1_sentence", "f1_corpus", "precision", "recall", ...}); percentages are 0-100. The score
-columns and their labels are the score classes' (:mod:`pmask.eval.columns`).
+columns and their labels are the score classes' (:mod:`pmask.eval.scores.columns`).
 Files are written atomically (temporary file in the same folder, then ``os.replace``),
 so a crashed run never leaves a half-written report behind.
 """
@@ -21,8 +21,7 @@ from typing import Any, Mapping
 
 from pmask.common.display import RichDisplay
 from pmask.common.labels import short_model_name
-from pmask.eval.columns import all_percent_keys, is_percent_key, label, percent_keys, score_key, tasks
-from pmask.eval.output import (
+from pmask.eval.outputs.writers import (
     FIGURE_DPI,
     FIGURE_FORMATS,
     KINDS,
@@ -44,6 +43,7 @@ from pmask.eval.output import (
     plain_value,
     save_figure,
 )
+from pmask.eval.scores.columns import all_percent_keys, is_percent_key, label, percent_keys, score_key, tasks
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -94,7 +94,7 @@ class Comparison(TableFile, RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
 
     ``meta`` records the run: gold file, punctuation setting, model, layer, ... Writes Markdown,
-    JSON and CSV (:class:`~pmask.eval.output.TableFile`). A notebook shows the table;
+    JSON and CSV (:class:`~pmask.eval.outputs.writers.TableFile`). A notebook shows the table;
     :meth:`to_pandas` gives it as a data frame.
     """
 
@@ -116,7 +116,8 @@ class Comparison(TableFile, RichDisplay):
         return row
 
     def score_keys(self) -> tuple[str, ...]:
-        """The score columns of the task's score class, headline first (:func:`pmask.eval.columns.percent_keys`)."""
+        """The score columns of the task's score class, headline first
+        (:func:`pmask.eval.scores.columns.percent_keys`)."""
         return percent_keys(self.task)
 
     def row_lines(self, limit: int = 10) -> list[str]:
@@ -204,7 +205,7 @@ class Comparison(TableFile, RichDisplay):
 
     def to_pandas(self) -> Any:
         """The rows as a pandas ``DataFrame`` (name, kind, scores, ``settings.<key>``); needs ``pmask[pandas]``."""
-        from pmask.eval.frames import comparison_frame
+        from pmask.eval.outputs.frames import comparison_frame
 
         return comparison_frame(self)
 
@@ -220,7 +221,7 @@ class LayerSweep(TableFile, RichDisplay):
     may name a probe before its score (``"pair uas"``: a percentage like ``uas``).
     ``baselines`` (name → scores under the same keys) follow the layers in the table, the JSON
     (``"baselines"``) and the CSV (a ``baseline`` column naming them, ``layer`` empty).
-    Writes Markdown, JSON and CSV (:class:`~pmask.eval.output.TableFile`).
+    Writes Markdown, JSON and CSV (:class:`~pmask.eval.outputs.writers.TableFile`).
     """
 
     rows: list[tuple[int, dict[str, Any]]]
@@ -313,7 +314,7 @@ class LayerSweep(TableFile, RichDisplay):
 
     def to_pandas(self) -> Any:
         """One row per layer (the index), one column per metric; needs ``pmask[pandas]``."""
-        from pmask.eval.frames import sweep_frame
+        from pmask.eval.outputs.frames import sweep_frame
 
         return sweep_frame(self)
 

@@ -1,7 +1,7 @@
-"""The score columns of every results table, asked of the score classes (:class:`pmask.eval.score.Score`).
+"""The score columns of every results table, asked of the score classes (:class:`pmask.eval.scores.score.Score`).
 
-``eval``'s comparison (:class:`pmask.eval.tables.Comparison`), the layer sweep
-(:mod:`pmask.eval.sweep`), ``bench``'s rows and ``results.csv`` (:mod:`pmask.eval.bench`), the
+``eval``'s comparison (:class:`pmask.eval.comparison.tables.Comparison`), the layer sweep
+(:mod:`pmask.eval.studies.sweep`), ``bench``'s rows and ``results.csv`` (:mod:`pmask.eval.studies.bench`), the
 notebook tables and the data frames take their score columns, labels and headline from here;
 nothing else lists them. A score class says its ``task`` and its ``columns`` (the first the
 headline); :data:`SCORES` lists the classes, one per task, in table order. Adding a score is
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pmask.eval.bracket_score import BracketScore
-from pmask.eval.dependency_score import DependencyScore
-from pmask.eval.score import Column, Score
+from pmask.eval.scores.bracket_score import BracketScore
+from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.eval.scores.score import Column, Score
 
 #: The score classes the tables show, one per task, in table order (dependency columns first).
 SCORES: list[type[Score]] = [DependencyScore, BracketScore]

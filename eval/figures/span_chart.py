@@ -22,8 +22,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from pmask.eval.heatmap import HeatmapError
-from pmask.eval.output import atomic_write, save_figure
+from pmask.eval.figures.heatmap import HeatmapError
+from pmask.eval.outputs.writers import atomic_write, save_figure
 from pmask.trees.cky import normalise_by_length
 
 Span = tuple[int, int]

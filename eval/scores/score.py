@@ -17,11 +17,11 @@ figures of ``to_dict()`` on one line, never the per-sentence data (subclasses ar
 SuPar-style, a score class also says what the tables show of it: its ``task`` and its
 ``columns`` (:class:`Column`: the ``to_dict()`` key, the label, whether the per-layer tables show
 it), the first one its headline (:attr:`Score.headline`). The comparison, sweep and bench tables,
-their CSV and JSON ask :mod:`pmask.eval.columns`, which asks the score classes: adding a score is
-one class (and its name in :data:`pmask.eval.columns.SCORES`).
+their CSV and JSON ask :mod:`pmask.eval.scores.columns`, which asks the score classes: adding a score is
+one class (and its name in :data:`pmask.eval.scores.columns.SCORES`).
 
 Example:
-    >>> from pmask.eval.dependency_score import DependencyScore
+    >>> from pmask.eval.scores.dependency_score import DependencyScore
     >>> a, b = DependencyScore(), DependencyScore()
     >>> _ = a.add([2, 0], [2, 0]); _ = b.add([0, 1, 2], [2, 0, 2])
     >>> total = sum([a, b])
@@ -112,7 +112,7 @@ class Score:
         """``Name(key=value, ...)`` of :meth:`to_dict`, fractional numbers to two decimals.
 
         Example:
-            >>> from pmask.eval.dependency_score import DependencyScore
+            >>> from pmask.eval.scores.dependency_score import DependencyScore
             >>> s = DependencyScore(); _ = s.add([0, 1, 2], [2, 0, 2]); s
             DependencyScore(uas=33.33, uuas=66.67, correct=1, correct_undirected=2, total=3, sentences=1)
         """

@@ -2,7 +2,7 @@
 text, and figure files (PNG/SVG/PDF, written atomically and reproducibly).
 
 Percentages are 0-100; a missing or non-finite value prints as ``-``. The score columns, their
-labels and which hold percentages are the score classes' (:mod:`pmask.eval.columns`; this module's
+labels and which hold percentages are the score classes' (:mod:`pmask.eval.scores.columns`; this module's
 ``PERCENT_KEYS``, ``ALL_PERCENT_KEYS``, ``LABELS``, ``score_key`` and ``is_percent_key`` moved there).
 
 Example:

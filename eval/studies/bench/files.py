@@ -1,9 +1,9 @@
 """Files written by ``pmask bench``: results.json, results.csv, results.md and the plots.
 
-* ``results.json`` — :meth:`pmask.eval.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
+* ``results.json`` — :meth:`pmask.eval.studies.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
   probe, head (probes that keep every head), layer, decoder, root, uas, uuas, sentences, words;
   f1_sentence/f1_corpus for PTB), ``baselines``, ``breakdowns`` (by universal relation, arc
-  length, sentence length), ``best_heads`` (:mod:`pmask.eval.bench.heads`), ``model``,
+  length, sentence length), ``best_heads`` (:mod:`pmask.eval.studies.bench.heads`), ``model``,
   ``settings``, ``treebanks``, ``timing``; plus ``best`` (:func:`best_layers`).
 * ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
 * ``results.md`` — the best setting (layer) of each probe per treebank and decoder, its margin
@@ -31,8 +31,8 @@ from typing import Any
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import has_heads
-from pmask.eval.columns import all_layer_keys, row_headline, short_label
-from pmask.eval.output import new_figure, save_figure
+from pmask.eval.outputs.writers import new_figure, save_figure
+from pmask.eval.scores.columns import all_layer_keys, row_headline, short_label
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
 
@@ -46,13 +46,14 @@ _MARKERS = ("o", "s", "^", "D", "v", "P")
 
 def csv_fields() -> tuple[str, ...]:
     """The columns of ``results.csv``: the row's fields, every score's per-layer columns
-    (:func:`pmask.eval.columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus), the counts, the metric."""
+    (:func:`pmask.eval.scores.columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus), the counts, the metric."""
     return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", *all_layer_keys(),
             "sentences", "words", "metric")
 
 
 def primary_key(row: dict[str, Any]) -> str:
-    """``uas`` for dependency rows, ``f1_sentence`` for constituency rows (:func:`pmask.eval.columns.row_headline`)."""
+    """``uas`` for dependency rows, ``f1_sentence`` for constituency rows
+    (:func:`pmask.eval.scores.columns.row_headline`)."""
     return row_headline(row)
 
 
@@ -208,7 +209,7 @@ def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
     """The "Best head" section of ``results.md`` (no lines when no probe keeps every head)."""
     if not rows:
         return []
-    from pmask.eval.bench.heads import CHOSEN_ON, REPORTED_ON
+    from pmask.eval.studies.bench.heads import CHOSEN_ON, REPORTED_ON
 
     lines = ["", "## Best head (chosen on one half of the sentences, reported on the other)", "",
              f"The (layer, head) with the best score is chosen on the sentences at {CHOSEN_ON} and scored on those "

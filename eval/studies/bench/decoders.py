@@ -1,13 +1,13 @@
 """Which decoders a bench runs on a treebank under a probe: the requested ones that fit the treebank's
 task and read what the probe gives (span charts or word-pair matrices), the task's defaults otherwise.
-``settings`` is a :class:`pmask.eval.bench.run.BenchSettings` (its ``decoders``)."""
+``settings`` is a :class:`pmask.eval.studies.bench.run.BenchSettings` (its ``decoders``)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
 from pmask.common.options import SPAN_PROBES
-from pmask.eval.bench.treebanks import Treebank
+from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.trees.tasks import default_decoder
 
 __all__ = ["DEFAULT_DECODERS", "decoders_for", "decoders_not_run"]
@@ -19,7 +19,7 @@ DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
 def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) -> list[str]:
     """The requested decoders that fit the treebank's task (the task's defaults when none were given) and,
     given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices)."""
-    from pmask.eval.bench.scoring import task_of
+    from pmask.eval.studies.bench.scoring import task_of
     from pmask.trees.registry import decoder_reads_spans
 
     def fits(decoder: str) -> bool:
@@ -45,7 +45,7 @@ def decoders_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, 
     Raises:
         PmaskError: a requested decoder that fits none of the treebanks (it would give no row at all).
     """
-    from pmask.eval.bench.scoring import task_of
+    from pmask.eval.studies.bench.scoring import task_of
 
     requested = list(settings.decoders or [])
     tasks = {tb.task for tb in treebanks}

@@ -19,12 +19,12 @@ from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
 from pmask.corpora import STDIN, Sentence
 from pmask.corpora.provenance import Provenance, read_provenance
-from pmask.eval.bracket_score import BracketScore
-from pmask.eval.dependency_score import DependencyScore, check_same_words, relation_title
-from pmask.eval.output import Task
-from pmask.eval.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
-from pmask.eval.punct import punct_mask
-from pmask.eval.tables import Comparison, ComparisonRow
+from pmask.eval.comparison.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
+from pmask.eval.comparison.tables import Comparison, ComparisonRow
+from pmask.eval.outputs.writers import Task
+from pmask.eval.scores.bracket_score import BracketScore
+from pmask.eval.scores.dependency_score import DependencyScore, check_same_words, relation_title
+from pmask.eval.scores.punct import punct_mask
 from pmask.pipeline.induce import parse_sentences
 from pmask.trees.registry import (
     CONSTITUENCY_BASELINES,
@@ -191,7 +191,7 @@ class Evaluation(RichDisplay):
         """``"comparison"`` (the prediction and the baselines), ``"sentences"``, a breakdown
         (``"relation"``, ``"arc_length"``, ``"sentence_length"``) or ``"breakdowns"`` (all three in
         long form) as a pandas ``DataFrame``."""
-        from pmask.eval.frames import evaluation_frame
+        from pmask.eval.outputs.frames import evaluation_frame
 
         return evaluation_frame(self, table)
 

@@ -27,8 +27,8 @@ import nltk
 
 from pmask.common.errors import DecodeError
 from pmask.corpora.brackets import node_spans
-from pmask.eval.percent import f1, percent
-from pmask.eval.score import Column, Score
+from pmask.eval.scores.percent import f1, percent
+from pmask.eval.scores.score import Column, Score
 
 Span = tuple[int, int]
 
@@ -161,7 +161,7 @@ class BracketScore(Score):
     def to_pandas(self, table: str = "sentences") -> Any:
         """Per-sentence figures (precision, recall, F1 in %, bracket counts) as a pandas ``DataFrame``;
         needs ``pmask[pandas]``."""
-        from pmask.eval.frames import score_frame
+        from pmask.eval.outputs.frames import score_frame
 
         return score_frame(self, table)
 

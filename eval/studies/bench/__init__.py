@@ -3,6 +3,6 @@
 :mod:`.run` computes (resumable stores) and scores (:mod:`.scoring`); :mod:`.files` writes
 ``results.json``/``.csv``/``.md`` and the plots; :mod:`.html` gives the report its bench page.
 """
-from pmask.eval.bench.run import BenchResult, BenchSettings, run_bench
+from pmask.eval.studies.bench.run import BenchResult, BenchSettings, run_bench
 
 __all__ = ["BenchResult", "BenchSettings", "run_bench"]

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pmask.common.errors import DecodeError, PmaskError
 from pmask.corpora.sentence import Sentence
-from pmask.eval.percent import percent
-from pmask.eval.score import Column, Score
+from pmask.eval.scores.percent import percent
+from pmask.eval.scores.score import Column, Score
 
 if TYPE_CHECKING:
     import numpy as np
@@ -253,7 +253,7 @@ class DependencyScore(Score):
         """Per-sentence scores, a breakdown (``"relation"``, ``"arc_length"``, ``"sentence_length"``)
         or all of them in long form (``"breakdowns"``) as a pandas ``DataFrame``; ``subtypes`` as in
         :meth:`by_relation`. Needs ``pmask[pandas]``."""
-        from pmask.eval.frames import score_frame
+        from pmask.eval.outputs.frames import score_frame
 
         return score_frame(self, table, subtypes=subtypes)
 

@@ -22,7 +22,7 @@ import numpy as np
 from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
 from pmask.common.progress import progress_bar
-from pmask.eval.output import atomic_write, new_figure, save_figure
+from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.eval.columns import headline_key
+from pmask.eval.scores.columns import headline_key
 from pmask.trees.tasks import task_info
 
 #: How the best-head rows say where the head was chosen and where it was scored.
@@ -54,7 +54,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
     """One row per decoder: the (layer, head) chosen on the even half, scored on the odd half.
 
     Args:
-        tb: the treebank (``pmask.eval.bench.treebanks.Treebank``).
+        tb: the treebank (``pmask.eval.studies.bench.treebanks.Treebank``).
         store: its opened store for ``probe`` (one that keeps every head).
         settings: the ``BenchSettings`` (root, punct, seed, bias).
         probe: the probe's name.
@@ -65,7 +65,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         Rows ``{treebank, language, probe, decoder, root, layer, head, choose_score, score, sentences,
         baseline, baseline_score, margin, chosen_on, reported_on}``.
     """
-    from pmask.eval.bench import scoring as sc
+    from pmask.eval.studies.bench import scoring as sc
     from pmask.perturb.fill.spec import ModelSpec
     from pmask.perturb.source import ImpactSource
 
