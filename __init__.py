@@ -85,8 +85,8 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         [[2, 3, 0]]
     """
     from pmask.corpora import Sentence
-    from pmask.perturb.engine.settings import ImpactSettings
-    from pmask.perturb.fill.spec import ModelSpec
+    from pmask.perturb.engine.impact_settings import ImpactSettings
+    from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.source import ImpactSource
     from pmask.pipeline.induce import ParseSettings, check_settings, parse_sentences
     from pmask.trees.registry import decoding_defaults, get_decoder

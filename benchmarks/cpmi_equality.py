@@ -34,7 +34,7 @@ from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import ptb_align
 from pmask.perturb.fill.compute import iter_impacts
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.trees.registry import DecodeInput, decode
 from pmask.trees.undirected import ROOT_SCORE, _eisner, max_spanning_tree, symmetrize
 

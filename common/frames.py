@@ -2,7 +2,9 @@
 
 Every ``to_pandas()`` of pmask's results (comparisons, sweeps, bench rows, per-sentence scores,
 breakdowns) goes through :func:`data_frame`, so a missing pandas gives one clear error naming
-the extra instead of a bare ``ModuleNotFoundError``.
+the extra instead of a bare ``ModuleNotFoundError``. The frames themselves (which rows a comparison,
+a sweep, a bench study or a score gives) are :mod:`pmask.eval.outputs.frames`, the same concept one
+layer up.
 
 Example:
     >>> float(data_frame([{"layer": 1, "uas": 40.0}, {"layer": 2, "uas": 45.5}], index="layer").loc[2, "uas"])

@@ -2,8 +2,8 @@
 
 Readers and writers (CoNLL-U, PTB brackets, 3-column dependencies, plain text; one
 :class:`~pmask.corpora.formats.CorpusFormat` entry each in :mod:`.formats`), the
-:class:`Sentence` they yield, :class:`~pmask.corpora.spec.CorpusSpec` (a path with its format and
-filters), head maps (:mod:`.heads`), bracket strings and spans (:mod:`.brackets`) and the
+:class:`Sentence` they yield, :class:`~pmask.corpora.corpus_spec.CorpusSpec` (a path with its format and
+filters), head maps (:mod:`.head_maps`), bracket strings and spans (:mod:`.brackets`) and the
 ``<output>.meta.json`` record (:mod:`.provenance`). May import ``pmask.common`` only.
 
 Every reader takes ``max_words`` (skip longer sentences, in every format) and ``limit`` (keep the

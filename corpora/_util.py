@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pmask.common.errors import CorpusError, PmaskError
 from pmask.common.labels import plural
-from pmask.corpora.heads import find_cycle
+from pmask.corpora.head_maps import find_cycle
 from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ Grouped by role, each a subpackage, from the bottom up: word alignment (:mod:`.a
 ``--context`` neighbours), running a model (:mod:`.encoders`), model loading (:mod:`.models`:
 a model with its tokenizer, checkpoints, bundled models), the engine (:mod:`.engine`: jobs of
 perturbed sequences batched by a token budget,
-:class:`~pmask.perturb.engine.settings.ImpactSettings`), the probes (:mod:`.probes`: perturbed
+:class:`~pmask.perturb.engine.impact_settings.ImpactSettings`), the probes (:mod:`.probes`: perturbed
 masking and the other parameter-free ways to read syntax out of a model), the store
 (:mod:`.store`: layout, writer, reader, planning without a model), filling stores (:mod:`.fill`:
 which model (``ModelSpec``), plan, load the model only if needed, compute, add layers, across

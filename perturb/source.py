@@ -22,14 +22,14 @@ import numpy as np
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
-from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.corpora.corpus_spec import CorpusSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
 from pmask.perturb.fill.compute import FillRequest, iter_impacts
-from pmask.perturb.fill.spec import ModelSpec, absolute_if_local
+from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
-from pmask.perturb.probes.heads import check_head, select_head
+from pmask.perturb.probes.attention_heads import check_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.state import check_finished, store_state

@@ -28,8 +28,8 @@ from pmask.common.labels import either, plural
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
 from pmask.common.probes import PROBE_ENTRIES
 from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
-from pmask.corpora.spec import CorpusSpec
 from pmask.trees.registry import (
     DECODERS,
     DecodeInput,

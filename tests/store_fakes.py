@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.corpora import Sentence
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import CorpusInfo, StoreSettings, StoreWriter
 
 ODD_WORDS = [

@@ -14,9 +14,9 @@ import pytest
 from pmask.common.errors import DecodeError, SettingError
 from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
 from pmask.corpora.provenance import Provenance, meta_path, read_provenance
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.source import ImpactSource
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
                                   DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
 

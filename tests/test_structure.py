@@ -159,6 +159,23 @@ def test_the_structure_check_sees_every_subpackage():
     assert any(p.startswith("perturb/store") for p in packages) and any(p.startswith("perturb/encoders") for p in packages)
 
 
+def test_a_module_name_is_one_concept():
+    """Two library modules share a file name only when they are the same concept at two layers (the
+    command ``cli/commands/sweep.py`` and ``eval/studies/sweep.py`` behind it), and then each one's
+    docstring names the other by its full dotted name."""
+    by_name: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(name)
+    unexplained = []
+    for file_name, names in sorted(by_name.items()):
+        for name in names if len(names) > 1 else []:
+            doc = ast.get_docstring(ast.parse(MODULES[name].read_text(encoding="utf-8"))) or ""
+            unexplained += [f"{name} does not name {other} ({file_name})" for other in names
+                            if other != name and other not in doc]
+    assert not unexplained, "\n".join(unexplained)
+
+
 def is_command_run(module: str, function: str) -> bool:
     """A command's run function: ``run`` in a module of ``pmask.cli.commands`` (one per command)."""
     return module.startswith("pmask.cli.commands.") and function == "run"

@@ -210,9 +210,9 @@ def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[floa
     (:func:`pmask.eval.studies.sweep.sweep_layers`) does the decoding and scoring."""
     from pmask.eval.studies.sweep import sweep_layers
     from pmask.perturb.models.load import load_model
-    from pmask.perturb.engine.settings import ImpactSettings
+    from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.source import ImpactSource
-    from pmask.perturb.fill.spec import ModelSpec
+    from pmask.perturb.fill.model_spec import ModelSpec
     loaded = load_model(str(model), device="cpu", dtype="float32") if isinstance(model, (str, Path)) else model
     out = {}
     for metric in metrics:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.common.errors import DecodeError, at
-from pmask.corpora.heads import find_cycle
+from pmask.corpora.head_maps import find_cycle
 from pmask.trees.validate import check_root, check_scores, rescale
 
 BACKENDS = ("numpy", "networkx")

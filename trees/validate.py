@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.common.errors import DecodeError, at
-from pmask.corpora.heads import find_cycle
+from pmask.corpora.head_maps import find_cycle
 
 
 def check_scores(scores, *, where: str | None = None) -> np.ndarray:

@@ -1,5 +1,5 @@
 """The ``pmask`` commands, one module each (its arguments, its checks, its Ctrl-C line and its run
-function together, as a :class:`~pmask.cli.commands.base.Command`), and :data:`COMMANDS`, the
+function together, as a :class:`~pmask.cli.commands.command.Command`), and :data:`COMMANDS`, the
 registry the parser, the checks before any work and the Ctrl-C message derive from
 (:mod:`pmask.cli.dispatch`).
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pmask.cli.commands import bench, export, heatmap, impact, info, parse, report, sweep
 from pmask.cli.commands import eval as eval_
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 
 #: Every command, in the order ``pmask --help`` lists them.
 COMMANDS: tuple[Command, ...] = (

@@ -17,7 +17,7 @@ from pmask.cli.args import (
     metrics_arg,
     positive_int,
 )
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output

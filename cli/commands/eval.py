@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, add_tables, positive_int
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.options import ROOT_MODES
 from pmask.eval.comparison.compare import evaluate_files

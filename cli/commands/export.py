@@ -1,11 +1,14 @@
-"""``pmask export``: write a store's matrices as .npy, CSV or JSON."""
+"""``pmask export``: write a store's matrices as .npy, CSV or JSON.
+
+The command over :mod:`pmask.perturb.store.export` (the same concept, one layer up).
+"""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_output, layers_arg
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.common.labels import plural

@@ -1,4 +1,8 @@
-"""``pmask heatmap``: draw impact maps (PNG, SVG, PDF or self-contained HTML)."""
+"""``pmask heatmap``: draw impact maps (PNG, SVG, PDF or self-contained HTML).
+
+The command over :mod:`pmask.eval.figures.impact_maps`, which draws each matrix with
+:mod:`pmask.eval.figures.heatmap` (the same concept, one layer down).
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pmask.cli.args import add_input, add_model, add_output
-from pmask.cli.commands.base import Command, suffixes
+from pmask.cli.commands.command import Command, suffixes
 from pmask.cli.commands.shared import decoding_interrupted, impact_source
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output

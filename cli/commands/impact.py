@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_input, add_model, add_output, layers_arg, seconds_arg
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.commands.shared import corpus_spec, kept, model_spec, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output

@@ -1,11 +1,14 @@
-"""``pmask info``: what an impact store holds (reads its manifest only)."""
+"""``pmask info``: what an impact store holds (reads its manifest only).
+
+The command over :mod:`pmask.perturb.store.info` (the same concept, one layer up).
+"""
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
 
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.perturb.store.info import describe_store_info, store_info

@@ -15,7 +15,7 @@ from pmask.cli.args import (
     add_store_cache,
     reads_impacts,
 )
-from pmask.cli.commands.base import NOTHING, Command
+from pmask.cli.commands.command import NOTHING, Command
 from pmask.cli.commands.shared import (
     STORE_HINT,
     check_cache_store,

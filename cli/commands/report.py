@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import MAX_WORDS_HELP, add_output, add_prediction, add_punct, positive_int
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import is_stdout
 from pmask.eval.html import ReportOptions, build_report

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pmask.cli.commands.base import NOTHING
+from pmask.cli.commands.command import NOTHING
 from pmask.common.errors import PmaskError, SettingError, StoreError
 from pmask.common.files import Output, check_output
 from pmask.common.labels import plural
-from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.corpora.corpus_spec import CorpusSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.perturb.store.layout import PARTIAL, read_manifest
 

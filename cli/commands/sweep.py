@@ -1,4 +1,7 @@
-"""``pmask sweep``: score every layer (one model pass) and plot score against layer."""
+"""``pmask sweep``: score every layer (one model pass) and plot score against layer.
+
+The command over :mod:`pmask.eval.studies.sweep` (the same concept, one layer up).
+"""
 from __future__ import annotations
 
 import argparse
@@ -16,7 +19,7 @@ from pmask.cli.args import (
     add_tables,
     layers_arg,
 )
-from pmask.cli.commands.base import Command
+from pmask.cli.commands.command import Command
 from pmask.cli.commands.shared import (
     STORE_HINT,
     check_cache_store,

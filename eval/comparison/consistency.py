@@ -28,8 +28,8 @@ from pmask.common.errors import SettingError
 from pmask.common.files import read_json
 from pmask.common.options import has_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
-from pmask.perturb.engine.settings import UNSET, ImpactSettings
-from pmask.perturb.fill.spec import absolute_if_local
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.fill.model_spec import absolute_if_local
 
 logger = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from pmask.common.errors import PmaskError
 from pmask.common.labels import plural
 from pmask.corpora import STDIN, Sentence, read_brackets, read_corpus, sniff_format
 from pmask.corpora.conll import parse_conllu
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance
 from pmask.corpora.ptb import parse_brackets
 from pmask.corpora.read import detect_format
-from pmask.corpora.spec import CorpusSpec
 from pmask.eval.scores.bracket_score import BracketScore
 from pmask.eval.scores.dependency_score import DependencyScore
 

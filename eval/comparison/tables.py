@@ -7,7 +7,8 @@ Everything here works on plain score dicts, the ``to_dict()`` output of
 ({"f1_sentence", "f1_corpus", "precision", "recall", ...}); percentages are 0-100. The score
 columns and their labels are the score classes' (:mod:`pmask.eval.scores.columns`).
 Files are written atomically (temporary file in the same folder, then ``os.replace``),
-so a crashed run never leaves a half-written report behind.
+so a crashed run never leaves a half-written report behind. A notebook shows these tables as
+HTML through :mod:`pmask.eval.display.tables` (the same concept, rendered).
 """
 
 from __future__ import annotations

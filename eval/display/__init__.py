@@ -68,22 +68,22 @@ def parsed_html(parsed: Any) -> str:
 def _html_renderers() -> list[tuple[type, Callable[[Any], str]]]:
     from pmask.eval.comparison.compare import Evaluation
     from pmask.eval.comparison.tables import Comparison, LayerSweep
-    from pmask.eval.display import impact, tables
+    from pmask.eval.display import impact_heatmap, tables
     from pmask.eval.studies.bench.run import BenchResult
     from pmask.eval.studies.sweep import SweepResult
     from pmask.pipeline.induce import Parsed
 
-    return [(Parsed, parsed_html), (ImpactMap, impact.impact_map_html), (Comparison, tables.comparison_html),
+    return [(Parsed, parsed_html), (ImpactMap, impact_heatmap.impact_map_html), (Comparison, tables.comparison_html),
             (Evaluation, tables.evaluation_html), (LayerSweep, tables.sweep_html),
             (SweepResult, tables.sweep_result_html), (BenchResult, tables.bench_html)]
 
 
 def _png_renderers() -> list[tuple[type, Callable[[Any], bytes | None]]]:
     from pmask.eval.comparison.tables import LayerSweep
-    from pmask.eval.display import impact, tables
+    from pmask.eval.display import impact_heatmap, tables
     from pmask.eval.studies.sweep import SweepResult
 
-    return [(ImpactMap, impact.impact_map_png), (LayerSweep, tables.sweep_png),
+    return [(ImpactMap, impact_heatmap.impact_map_png), (LayerSweep, tables.sweep_png),
             (SweepResult, tables.sweep_result_png)]
 
 

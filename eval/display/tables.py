@@ -1,6 +1,6 @@
 """Result tables as static HTML: comparisons, layer sweeps (with their plot), bench studies, evaluations.
 
-The same columns as the Markdown tables (:mod:`pmask.eval.comparison.tables`, :mod:`pmask.eval.studies.bench.files`):
+The same columns as the Markdown tables (:mod:`pmask.eval.comparison.tables`, :mod:`pmask.eval.studies.bench.results`):
 percentages with two decimals, the best value of each score column in bold, the model rows
 shaded. Layer plots are :func:`pmask.eval.comparison.tables.plot_layer_sweep`'s PNG, inlined as a data URI.
 
@@ -113,7 +113,7 @@ def sweep_result_png(result: Any) -> bytes | None:
 def bench_html(result: Any) -> str:
     """A :class:`~pmask.eval.studies.bench.run.BenchResult`: best layer per treebank and decoder, the score of
     every layer, and the baselines on the same sentences."""
-    from pmask.eval.studies.bench.files import best_layers, primary_key
+    from pmask.eval.studies.bench.results import best_layers, primary_key
 
     best = best_layers(result)
     parts = [el("div", "Best layer per treebank", style=style(font_weight=600, margin="6px 0 2px")),

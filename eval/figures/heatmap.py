@@ -5,6 +5,9 @@ word i. Rows (y axis) are the measured word i, columns (x axis) the masked word 
 ``gold_heads`` follows CoNLL-U: ``gold_heads[k-1]`` is the 1-based head of word k, 0 = ROOT;
 the gold arc of word k is drawn on cell (row k-1, column h-1) and the root word's row is
 marked as a whole.
+
+The drawing behind ``pmask heatmap`` (:mod:`pmask.cli.commands.heatmap`, through
+:mod:`pmask.eval.figures.impact_maps`).
 """
 from __future__ import annotations
 

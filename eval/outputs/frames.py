@@ -9,6 +9,9 @@ One row per record, in long ("tidy") form so frames concatenate and group well:
 - a score: per sentence, a breakdown (by gold relation, arc length, sentence length), or every
   breakdown in long form (``breakdowns``: one row per breakdown × bucket, as a bench study's).
 
+Each frame is built by :func:`pmask.common.frames.data_frame` (the pandas extra, row flattening),
+the same concept one layer down.
+
 Example:
     >>> from pmask.eval import DependencyScore
     >>> s = DependencyScore(); _ = s.add([2, 0], [2, 0], sent_id="a")

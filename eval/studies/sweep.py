@@ -1,14 +1,15 @@
 """Score every layer of a model (one engine pass) against the gold trees of its corpus.
 
-The library behind ``pmask sweep``: :func:`sweep_layers` decodes the impacts of each requested
-layer, scores them, optionally scores the baselines on the same sentences, and returns a
-:class:`SweepResult` holding a :class:`~pmask.eval.comparison.tables.LayerSweep` table; :func:`sweep_probes`
-does it for several probes (one column, one plotted line, per probe; the model loaded once).
+The library behind ``pmask sweep`` (:mod:`pmask.cli.commands.sweep`): :func:`sweep_layers`
+decodes the impacts of each requested layer, scores them, optionally scores the baselines on the
+same sentences, and returns a :class:`SweepResult` holding a
+:class:`~pmask.eval.comparison.tables.LayerSweep` table; :func:`sweep_probes` does it for several
+probes (one column, one plotted line, per probe; the model loaded once).
 
 Example:
-    >>> from pmask.corpora.spec import CorpusSpec
+    >>> from pmask.corpora.corpus_spec import CorpusSpec
     >>> from pmask.perturb.source import ImpactSource
-    >>> from pmask.perturb.fill.spec import ModelSpec
+    >>> from pmask.perturb.fill.model_spec import ModelSpec
     >>> src = ImpactSource.open(CorpusSpec("pud.conllu", limit=50), model=ModelSpec("bert-base-uncased"))
     >>> result = sweep_layers(src, layers="all")   # print(result.sweep.to_markdown()) shows the table
     >>> result.sweep.layers[:2], result.sweep.metric_keys
@@ -24,11 +25,11 @@ from typing import Any, Sequence
 from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
 from pmask.common.labels import probe_label, run_label
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import headline_key, layer_keys
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import decoder_task

@@ -3,7 +3,7 @@
 One registry, :data:`ALIGNERS`, maps every tokenisation mode of
 :data:`pmask.common.options.TOKENIZE_MODES` (names and descriptions live there, torch-free, for
 the CLI and store manifests) to its aligner ``(tokenizer, sentence) -> WordAlignment``:
-``"words"`` (:mod:`.words`, the paper's scheme) and ``"text"`` (:mod:`.text`, the running text
+``"words"`` (:mod:`.words`, the paper's scheme) and ``"text"`` (:mod:`.surface`, the running text
 mapped by offsets). The engine reads a sentence only through :func:`align_sentence`.
 
 May import: ``pmask.common``. Imported by the engine, the store filler and the tests.
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from pmask.common.options import TOKENIZE_MODES, check_choice
 from pmask.perturb.alignment.context import add_context_pieces, ptb_align, sentence_context
-from pmask.perturb.alignment.text import SurfaceLayout, surface_align, surface_layout
+from pmask.perturb.alignment.surface import SurfaceLayout, surface_align, surface_layout
 from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.words import align, align_bare, sentence_words
 

@@ -7,9 +7,9 @@
 Both take a :class:`PackedBatch` (``batch.py``: rows end to end, never padded) and return the
 same numbers.
 """
-from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, Segment, Work, pack
 from pmask.perturb.encoders.bert import FAST_PATH_CLASSES, BertFamilyEncoder
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.mlm_head import MlmHead
 from pmask.perturb.encoders.select import ModelPaths, inspect_model, make_encoder

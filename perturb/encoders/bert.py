@@ -16,8 +16,8 @@ from typing import Any, Sequence
 import torch
 import torch.nn.functional as nnf
 
-from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.mlm_head import MlmHead
 
 #: Model classes the fast path implements, with their layer family.

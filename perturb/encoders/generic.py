@@ -11,8 +11,8 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, Segment
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.mlm_head import token_probs
 
 # most logits elements ([rows, length, vocabulary]) one full-model call may produce

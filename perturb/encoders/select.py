@@ -16,9 +16,9 @@ import numpy as np
 import torch
 
 from pmask.perturb.alignment import align
-from pmask.perturb.encoders.base import Encoder
 from pmask.perturb.encoders.batch import PackedBatch, pack
 from pmask.perturb.encoders.bert import BertFamilyEncoder, fast_path_family
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.mlm_head import MlmHead, find_head
 

@@ -40,11 +40,11 @@ from pmask.common.errors import ModelError
 from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
-from pmask.perturb.alignment.text import grouped_alignment_notes
+from pmask.perturb.alignment.surface import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
-from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import LoadedModel
 

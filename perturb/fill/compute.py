@@ -23,12 +23,12 @@ from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, probe_entry, resolve_layers
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.alignment.neighbours import add_context
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.fill.add_layers import extend_store
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.record import store_settings, versions
-from pmask.perturb.fill.spec import ModelSpec
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,

@@ -8,9 +8,9 @@ import platform
 from typing import Any, Sequence
 
 from pmask.common.options import has_heads, resolve_layers
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import StoreSettings
-from pmask.perturb.store.settings import norm_model
+from pmask.perturb.store.store_settings import norm_model
 
 
 def versions() -> dict[str, str]:

@@ -21,10 +21,10 @@ from typing import Any, Callable, Sequence
 from pmask.common.errors import SettingError
 from pmask.common.files import Output, check_output
 from pmask.common.progress import progress_bar
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.fill.compute import FillRequest, StoreSummary, compute_store
 from pmask.perturb.fill.distributed import init_distributed, is_main_rank
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS, StoreSettings
 from pmask.perturb.store.plan import StorePlan, plan_fill
 

@@ -11,7 +11,7 @@ metrics, what it needs and yields, for the CLI, stores and ``bench``), whose ``r
 - ``distortion`` (:mod:`.distortion`): a span chart, F[l][r-1] = how far the words' states move
   when span l..r-1 is substituted, decontextualized or moved (Li & Lu 2023).
 
-Head selection (:mod:`.heads`) is numpy only; this module imports torch only when a probe runs.
+Head selection (:mod:`.attention_heads`) is numpy only; this module imports torch only when a probe runs.
 May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb`` (never ``pmask.trees``).
 
 Example:

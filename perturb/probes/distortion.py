@@ -34,6 +34,7 @@ import torch
 from pmask.common.errors import ModelError
 from pmask.common.options import check_probe, resolve_layers
 from pmask.perturb.alignment import WordAlignment, get_aligner
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.perturbation import ReadOut, Reads
 from pmask.perturb.engine.rewrite import (
     COMMA,
@@ -42,7 +43,6 @@ from pmask.perturb.engine.rewrite import (
     SentencePieces,
     comma_pieces,
 )
-from pmask.perturb.engine.settings import ImpactSettings
 from pmask.perturb.probes.support import probe_encoder
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Sentences are packed into batches of at most ``batch_tokens`` tokens (never padded; rows of equal
 length share one attention call), run once through the model's encoder path, and read at every
-token; :mod:`.words` pools tokens into words:
+token; :mod:`.pooling` pools tokens into words:
 
 - ``attention``: F[i][j] = Σ_{u ∈ j} mean_{t ∈ i} A[t, u], Clark et al. 2019's merge of the
   attention A of one head (from a word: the mean over its pieces' rows; to a word: the sum over
@@ -32,8 +32,8 @@ from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.encoders import Encoder, pack
 from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.measures import pairwise_distributions, pairwise_vectors
+from pmask.perturb.probes.pooling import word_pooling
 from pmask.perturb.probes.support import check_support, probe_encoder
-from pmask.perturb.probes.words import word_pooling
 
 logger = logging.getLogger(__name__)
 

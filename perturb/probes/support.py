@@ -29,7 +29,7 @@ from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
-from pmask.perturb.probes.heads import check_head
+from pmask.perturb.probes.attention_heads import check_head
 
 logger = logging.getLogger(__name__)
 

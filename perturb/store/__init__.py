@@ -1,6 +1,6 @@
 """The on-disk impact store: a directory of safetensors shards plus ``manifest.json``.
 
-Modules: :mod:`.layout` (file names, the manifest), :mod:`.settings` (what the numbers depend on),
+Modules: :mod:`.layout` (file names, the manifest), :mod:`.store_settings` (what the numbers depend on),
 :mod:`.plan` (resume checks, what is left), :mod:`.lock` (the writer's lock and note), :mod:`.writer`,
 :mod:`.reader`, :mod:`.export`, :mod:`.state` (finished or not, who writes it, how to finish it),
 :mod:`.info` (what a store holds, for ``pmask info``).
@@ -56,7 +56,7 @@ from pmask.perturb.store.layout import (
 )
 from pmask.perturb.store.plan import plan_store
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
-from pmask.perturb.store.settings import (
+from pmask.perturb.store.store_settings import (
     METRIC_DEFINITIONS,
     SUBWORD_DEFINITIONS,
     CorpusInfo,

@@ -20,7 +20,7 @@ from typing import Any, Collection
 
 from pmask.common.errors import SettingError
 from pmask.corpora import Sentence
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 
 
 @dataclass

@@ -1,4 +1,7 @@
-"""Matrices out of a store: NumPy ``.npy`` files, CSV tables or one JSON document (no torch)."""
+"""Matrices out of a store: NumPy ``.npy`` files, CSV tables or one JSON document (no torch).
+
+The library behind ``pmask export`` (:mod:`pmask.cli.commands.export`).
+"""
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,5 @@
 """What a store holds, for people: corpus and selection, sentences, layers, model and settings
-(the library behind ``pmask info STORE``; reads the manifest only, no shard, no torch).
+(the library behind ``pmask info STORE``, :mod:`pmask.cli.commands.info`; reads the manifest only, no shard, no torch).
 
 Example:
     >>> print(describe_store_info(store_info("pud-store/")))   # doctest: +SKIP

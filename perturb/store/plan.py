@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from pmask.common.errors import LayerError, StoreError, StoreSettingError
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE
-from pmask.perturb.store.settings import CorpusInfo, StoreSettings, settings_mismatches
+from pmask.perturb.store.store_settings import CorpusInfo, StoreSettings, settings_mismatches
 
 
 def _contents(path: Path) -> list[Path]:

@@ -14,9 +14,9 @@ from safetensors import safe_open
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import MissingSentenceError, StoreError
 from pmask.common.files import sha256_file
-from pmask.perturb.probes.heads import select_head
+from pmask.perturb.probes.attention_heads import select_head
 from pmask.perturb.store.layout import MANIFEST, read_manifest
-from pmask.perturb.store.settings import StoreSettings
+from pmask.perturb.store.store_settings import StoreSettings
 
 __all__ = ["ImpactStore", "MissingSentenceError", "StoredImpact"]
 

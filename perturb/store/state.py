@@ -25,7 +25,7 @@ from pmask.common.errors import UnfinishedStoreError
 from pmask.common.files import read_json
 from pmask.common.labels import plural
 from pmask.common.options import RANDOM_PREFIX, default_metric
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.lock import WriterCheck, current_writer
 from pmask.perturb.store.parts import part_files

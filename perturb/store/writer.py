@@ -34,7 +34,7 @@ from pmask.perturb.store.layout import (
 from pmask.perturb.store.lock import DirLock, lock_dir, unlock
 from pmask.perturb.store.parts import merge_parts, remove_parts, write_part
 from pmask.perturb.store.plan import check_existing, remaining
-from pmask.perturb.store.settings import CorpusInfo, StoreSettings
+from pmask.perturb.store.store_settings import CorpusInfo, StoreSettings
 
 logger = logging.getLogger(__name__)
 

@@ -59,7 +59,7 @@ def test_outputs_inside_an_input_store_or_over_gold_are_refused(small, store, tm
 def test_parse_corpus_refuses_in_the_library_too(small):
     from pmask.common.errors import PmaskError
     from pmask.pipeline.induce import ParseSettings, parse_corpus
-    from pmask.corpora.spec import CorpusSpec
+    from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.perturb.source import ImpactSource
 
     with pytest.raises(PmaskError, match="would overwrite"):
@@ -203,7 +203,7 @@ def test_a_complete_cache_store_does_not_load_the_model(small, tmp_path, capsys,
     cache = tmp_path / "cache"
     first = tmp_path / "first.conllu"
     assert run(["parse", small, "--model", tiny_bert_dir, "--store", cache, "-q", "-o", first], capsys)[0] == 0
-    from pmask.perturb.fill import spec as model_spec
+    from pmask.perturb.fill import model_spec
 
     def no_loading(self):
         raise AssertionError("the model was loaded")

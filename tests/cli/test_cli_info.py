@@ -23,7 +23,7 @@ def store(tmp_path_factory, tiny_bert_dir) -> Path:
 
 
 def test_info_as_text(store, capsys, tiny_bert_dir, monkeypatch):
-    from pmask.perturb.fill import spec as model_spec
+    from pmask.perturb.fill import model_spec
 
     monkeypatch.setattr(model_spec.ModelSpec, "load", lambda self: pytest.fail("info loaded a model"))
     assert main(["info", str(store)]) == 0

@@ -54,7 +54,7 @@ def test_parse_with_a_cache_store_resumes_without_a_flag(small, tmp_path, capsys
 
 
 def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, monkeypatch):
-    from pmask.perturb.fill import spec as model_spec
+    from pmask.perturb.fill import model_spec
 
     def load(self):
         raise KeyboardInterrupt

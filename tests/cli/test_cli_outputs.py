@@ -20,7 +20,7 @@ def small(tmp_path: Path) -> Path:
 @pytest.fixture()
 def no_model(monkeypatch):
     """Loading a model fails the test: the refusals must come before any model work."""
-    from pmask.perturb.fill import spec as model_spec
+    from pmask.perturb.fill import model_spec
 
     def load(self):
         raise AssertionError("the model was loaded before the output was checked")
@@ -122,7 +122,7 @@ def test_a_late_all_zero_error_closes_the_engine_first(small, tiny_bert_dir):
     its progress bar is closed before the error is printed."""
     from pmask.common.errors import SettingError
     from pmask.pipeline.induce import ParseSettings, parse_sentences
-    from pmask.corpora.spec import CorpusSpec
+    from pmask.corpora.corpus_spec import CorpusSpec
     import numpy as np
 
     closed = []

@@ -13,7 +13,7 @@ import pytest
 
 from pmask.cli import main
 from pmask.cli.commands import COMMANDS
-from pmask.cli.commands.base import NOTHING, Command
+from pmask.cli.commands.command import NOTHING, Command
 from pmask.cli.dispatch import build_parser
 from pmask.cli.outcome import Outcome
 from pmask.common.command_line import spell_command
@@ -42,7 +42,7 @@ def _fake(ran: list, *, check=None, interrupted=None, run=None) -> Command:
 def test_the_registry_lists_every_command_in_the_order_of_pmask_help(capsys):
     assert [c.name for c in COMMANDS] == ["impact", "parse", "eval", "heatmap", "sweep", "export", "report", "bench",
                                           "info"]
-    modules = {p.stem for p in COMMANDS_DIR.glob("*.py")} - {"__init__", "base", "shared"}
+    modules = {p.stem for p in COMMANDS_DIR.glob("*.py")} - {"__init__", "command", "shared"}
     assert {c.run.__module__.rsplit(".", 1)[1] for c in COMMANDS} == modules == {c.name for c in COMMANDS}
 
 
@@ -88,7 +88,7 @@ def test_shared_code_names_no_command():
     no ``args.command`` with a name."""
     cli = COMMANDS_DIR.parent
     names = {c.name for c in COMMANDS}
-    for path in [cli / "__init__.py", cli / "dispatch.py", COMMANDS_DIR / "base.py", COMMANDS_DIR / "shared.py"]:
+    for path in [cli / "__init__.py", cli / "dispatch.py", COMMANDS_DIR / "command.py", COMMANDS_DIR / "shared.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Compare):
                 constants = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant)}

@@ -172,7 +172,7 @@ def test_two_outputs_on_stdout_are_refused(argv, flags, work, capsys):
 
 
 def test_a_plot_on_stdout_is_refused_before_any_model_work(tmp_path, capsys, monkeypatch):
-    from pmask.perturb.fill import spec as model_spec
+    from pmask.perturb.fill import model_spec
 
     monkeypatch.setattr(model_spec.ModelSpec, "load", lambda self: pytest.fail("the model was loaded"))
     code = main(["sweep", str(CONLLU), "--model", str(tmp_path), "--plot", "-"])

@@ -133,8 +133,8 @@ def test_a_new_probe_and_metric_are_validated_and_defaulted(registered):
 
 
 def test_a_new_probe_and_metric_reach_manifests_and_decoders(registered):
-    from pmask.perturb.engine.settings import ImpactSettings
-    from pmask.perturb.store.settings import StoreSettings
+    from pmask.perturb.engine.impact_settings import ImpactSettings
+    from pmask.perturb.store.store_settings import StoreSettings
     from pmask.pipeline.induce import check_pairing
 
     definitions = StoreSettings("m", ImpactSettings("ratio", "avg", "words", "shadow")).manifest_fields()["definitions"]

@@ -1,4 +1,4 @@
-"""The one cycle finder (pmask.corpora.heads) against brute force, and the error-prefix helper."""
+"""The one cycle finder (pmask.corpora.head_maps) against brute force, and the error-prefix helper."""
 from __future__ import annotations
 
 import itertools
@@ -7,7 +7,7 @@ import numpy as np
 
 from brute_force import all_trees
 from pmask.common.errors import at
-from pmask.corpora.heads import Cycle, find_cycle
+from pmask.corpora.head_maps import Cycle, find_cycle
 
 
 def test_find_cycle_agrees_with_tree_enumeration():

@@ -10,7 +10,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.eval.comparison import compare
-from pmask.eval.studies.bench import files as bench_files
+from pmask.eval.studies.bench import results as bench_files
 from pmask.eval.studies.bench import scoring
 from pmask.eval.studies.sweep import sweep_layers
 from pmask.trees import registry, tasks

@@ -10,8 +10,8 @@ import pytest
 from pmask.eval.studies.bench.run import BenchSettings, run_bench
 from pmask.eval.studies.bench.treebanks import find_treebanks, language_of
 from pmask.eval.scores.dependency_score import DependencyScore, SentenceUAS
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 UD = DATA / "ud"

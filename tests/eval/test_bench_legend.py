@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pmask.eval.studies.bench import files
+from pmask.eval.studies.bench import results
 
 DEPENDENCY_BASELINES = ("right-chain", "left-chain", "random-projective")
 BRACKET_BASELINES = ("right-branching", "left-branching", "random-binary")
@@ -34,8 +34,8 @@ def _result(treebanks: int, probes: tuple[str, ...], decoders: tuple[str, ...], 
 def _figure(result: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The figure ``plot_layers`` saves, drawn."""
     figures: list[Any] = []
-    monkeypatch.setattr(files, "save_figure", lambda fig, path, dpi=110: figures.append(fig) or Path(path))
-    files.plot_layers(result, tmp_path / "layers.png")
+    monkeypatch.setattr(results, "save_figure", lambda fig, path, dpi=110: figures.append(fig) or Path(path))
+    results.plot_layers(result, tmp_path / "layers.png")
     (figure,) = figures
     figure.canvas.draw()
     return figure

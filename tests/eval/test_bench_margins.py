@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from pmask.common.errors import PmaskError
-from pmask.eval.studies.bench.files import best_layers, to_markdown
+from pmask.eval.studies.bench.results import best_layers, to_markdown
 from pmask.eval.studies.bench.run import BenchSettings, decoders_not_run, run_bench
 from pmask.eval.studies.bench.treebanks import find_treebanks
 

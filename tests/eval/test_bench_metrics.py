@@ -9,10 +9,10 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import SettingError
-from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.probe_stores import store_dir
 from pmask.eval.studies.bench.run import BenchSettings, run_bench
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.store import read_manifest
 
 TEXT = """# sent_id = a1

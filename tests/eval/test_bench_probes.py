@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pmask.common.errors import SettingError
-from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.probe_stores import store_dir
 from pmask.eval.studies.bench.run import BenchSettings, run_bench
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 PUD = DATA / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
@@ -78,10 +78,10 @@ def test_a_rerun_computes_nothing(bench, model_dir):
 
 
 def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(bench):
-    from pmask.corpora.spec import CorpusSpec
+    from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.eval.comparison.compare import score_against_gold
     from pmask.perturb.source import ImpactSource
-    from pmask.perturb.fill.spec import ModelSpec
+    from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.store import ImpactStore
     from pmask.pipeline.induce import ParseSettings
 

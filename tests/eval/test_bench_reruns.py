@@ -13,9 +13,9 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import PmaskError
-from pmask.eval.studies.bench.heads import store_dir
+from pmask.eval.studies.bench.probe_stores import store_dir
 from pmask.eval.studies.bench.run import BenchSettings, run_bench
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.testing import SHARED
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"

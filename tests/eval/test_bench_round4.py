@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from pmask.cli import main
-from pmask.eval.studies.bench.files import plot_heatmap, plot_layers
+from pmask.eval.studies.bench.results import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.treebanks import find_treebanks
 
 DATA = Path(__file__).resolve().parents[1] / "data"

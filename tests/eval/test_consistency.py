@@ -8,7 +8,7 @@ import pytest
 
 from pmask.common.errors import SettingError
 from pmask.eval.comparison.consistency import Origin, bench_origin, check_same_origin, store_origin
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 
 
 def origin(label, probe="pair", metric="dist", head=None):

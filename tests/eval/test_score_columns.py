@@ -16,7 +16,7 @@ import pytest
 
 from pmask.eval import BracketScore, DependencyScore, Score
 from pmask.eval.scores import columns
-from pmask.eval.studies.bench import files
+from pmask.eval.studies.bench import results
 from pmask.eval.studies.bench.scoring import summary
 from pmask.eval.scores.score import Column
 from pmask.eval.comparison.tables import Comparison, LayerSweep
@@ -48,11 +48,11 @@ def test_the_built_in_scores_give_the_columns_the_lists_held():
     assert columns.all_percent_keys() == ("uas", "uuas", "f1_sentence", "f1_corpus", "precision", "recall")
     assert {t: columns.layer_keys(t) for t in ("dependency", "constituency")} == {
         "dependency": ("uas", "uuas"), "constituency": ("f1_sentence", "f1_corpus")}
-    assert files.csv_fields() == ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root",
+    assert results.csv_fields() == ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root",
                                   "uas", "uuas", "f1_sentence", "f1_corpus", "sentences", "words", "metric")
     assert columns.labels() == {"uas": "UAS", "uuas": "UUAS", "f1_sentence": "Sentence F1", "f1_corpus": "Corpus F1",
                                 "precision": "P", "recall": "R", "words": "Words", "sentences": "Sentences"}
-    assert [files.primary_key(r) for r in ({"uas": 1.0}, {"f1_sentence": 2.0}, {"uas": None}, {})] == [
+    assert [results.primary_key(r) for r in ({"uas": 1.0}, {"f1_sentence": 2.0}, {"uas": None}, {})] == [
         "uas", "f1_sentence", "f1_sentence", "f1_sentence"]
     assert (columns.short_label("uas"), columns.short_label("f1_sentence")) == ("UAS", "F1")
 
@@ -86,11 +86,11 @@ def test_a_new_score_is_one_class_and_every_table_shows_it(with_new_score):
     assert sweep.metric_keys == ("aer",) and "AER" in sweep.to_markdown() and "20.00" in sweep.to_markdown()
     assert columns.is_percent_key("pair aer") and columns.layer_keys("alignment") == ("aer",)
     # bench: a results.csv column, and the headline of its rows
-    assert "aer" in files.csv_fields() and "recall_aligned" not in files.csv_fields()
+    assert "aer" in results.csv_fields() and "recall_aligned" not in results.csv_fields()
     row = {"treebank": "t", "layer": 1, "decoder": "d", "aer": 33.3}
-    assert files.primary_key(row) == "aer"
+    assert results.primary_key(row) == "aer"
     result = SimpleNamespace(rows=[row], baselines=[])
-    assert next(csv.DictReader(io.StringIO(files.to_csv(result))))["aer"] == "33.30"
+    assert next(csv.DictReader(io.StringIO(results.to_csv(result))))["aer"] == "33.30"
     assert columns.short_label("aer") == "AER" and columns.headline_key("alignment") == "aer"
 
 

@@ -9,16 +9,16 @@ import pytest
 
 from pmask.common import options
 from pmask.common.errors import StoreError
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.fill.stores import build_store, fill_stores
 from pmask.perturb.fill.compute import FillRequest
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.store import ImpactStore
 from store_fakes import _sentences, _write
 
 MINI = Path(__file__).resolve().parents[1] / "data" / "mini.conllu"
 # every module of the store path that may resolve layers (the engine's own entry check aside)
-STORE_PATH = ("pmask.perturb.store.settings", "pmask.perturb.store.plan", "pmask.perturb.fill.record",
+STORE_PATH = ("pmask.perturb.store.store_settings", "pmask.perturb.store.plan", "pmask.perturb.fill.record",
               "pmask.perturb.fill.add_layers", "pmask.perturb.fill.compute", "pmask.perturb.fill.stores", "pmask.perturb.source")
 
 

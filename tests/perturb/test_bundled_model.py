@@ -17,8 +17,8 @@ from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from test_faithful_pipeline import conllu, heads_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -51,7 +51,7 @@ def test_encoder_only_checkpoint_gives_the_encoders_impacts(encoder_only, tiny_b
 
 def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_path):
     from pmask.perturb.fill.compute import FillRequest, compute_store
-    from pmask.perturb.engine.settings import ImpactSettings
+    from pmask.perturb.engine.impact_settings import ImpactSettings
 
     for call in (lambda: impact_matrices(encoder_only, SENTS, metric="prob"),
                  lambda: impact_matrices(encoder_only, SENTS, metric="prob", fast_path=False),
@@ -67,7 +67,7 @@ def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_pa
 
 def test_store_manifest_records_the_loaded_parts(encoder_only, tmp_path):
     from pmask.perturb.fill.compute import FillRequest, compute_store
-    from pmask.perturb.engine.settings import ImpactSettings
+    from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.store import read_manifest
 
     sentences = [Sentence(id=f"s{k}", words=list(words)) for k, words in enumerate(SENTS)]

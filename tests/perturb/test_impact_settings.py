@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from pmask.common.errors import OptionError, SettingError
-from pmask.perturb.engine.settings import UNSET, ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.store import StoreSettings
 
 IMPACT_FIELDS = {"metric", "subword", "tokenize", "probe", "context"}

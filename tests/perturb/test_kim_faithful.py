@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from pmask.common.errors import SettingError
-from pmask.perturb.engine.settings import ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.probes import probe_matrices
 
 WORDS = ["He", "said", "the", "decision", "was", "unbelievable", "."]

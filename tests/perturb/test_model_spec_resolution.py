@@ -1,4 +1,4 @@
-"""``ModelSpec`` resolves its settings in one ordered step (:func:`pmask.perturb.fill.spec.resolve_impact`):
+"""``ModelSpec`` resolves its settings in one ordered step (:func:`pmask.perturb.fill.model_spec.resolve_impact`):
 the authors' pipeline (``--faithful``), then the named model's recorded defaults, then the entries'
 defaults. Each test pins a case where the order decides the result (issue 32)."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pmask.perturb.engine.settings import UNSET, ImpactSettings
-from pmask.perturb.fill.spec import ModelSpec, resolve_impact
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
 
 TINY = "pmask-tiny-en"   # the bundled model, which records metric prob for the pair probe
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pmask.cli import main
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.source import ImpactSource
 
 LENGTHS = [5, 12, 3, 20, 4, 8, 2]   # words per sentence; --max-words 8 keeps 5, 3, 4, 8, 2

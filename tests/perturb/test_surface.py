@@ -167,16 +167,16 @@ def test_straddling_piece_merges_the_words(tmp_path, caplog):
     path = _conllu(tmp_path, "s.conllu", "s1", "x abcde", [("1", "x", "_"), ("2", "ab", "SpaceAfter=No"),
                                                           ("3", "cde", "_")])
     sent = read_corpus(path, "conllu")[0]
-    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.text"):
+    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.surface"):
         al = surface_align(tok, sent)
     assert tok.convert_ids_to_tokens(al.input_ids) == ["[CLS]", "x", "abcd", "##e", "[SEP]"]
     # "abcd" starts in "ab"; "##e" starts in "cde" -> every word keeps a piece, nothing merged
     assert al.pieces(1) == [2] and al.pieces(2) == [3]
-    assert not [r for r in caplog.records if r.name == "pmask.perturb.alignment.text"]
+    assert not [r for r in caplog.records if r.name == "pmask.perturb.alignment.surface"]
     path = _conllu(tmp_path, "t.conllu", "s2", "x abcd", [("1", "x", "_"), ("2", "ab", "SpaceAfter=No"),
                                                          ("3", "cd", "_")])
     sent = read_corpus(path, "conllu")[0]
-    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.text"):
+    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.surface"):
         al = surface_align(tok, sent)
     assert al.pieces(1) == al.pieces(2) == [2]              # "cd" borrows the straddling piece
     assert al.word_index == [-1, 0, 1, -1]
@@ -185,7 +185,7 @@ def test_straddling_piece_merges_the_words(tmp_path, caplog):
 
 def test_dropped_word_gets_an_unk_piece(tmp_path, caplog):
     tok = _hand_tokenizer(tmp_path, ["x", "y"])
-    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.text"):
+    with caplog.at_level(logging.WARNING, logger="pmask.perturb.alignment.surface"):
         al = surface_align(tok, ["x", "\u200b", "y"])
     assert tok.convert_ids_to_tokens(al.input_ids) == ["[CLS]", "x", "[UNK]", "y", "[SEP]"]
     assert al.word_index == [-1, 0, 1, 2, -1]

@@ -16,7 +16,7 @@ with it before any work:
   replaces the results files and reuses the stores.
 
 A row's key is (treebank, probe, metric, layer, decoder). A study of several metrics keeps each
-(probe, metric) in its own store (:func:`pmask.eval.studies.bench.heads.store_dir`); one of one metric per
+(probe, metric) in its own store (:func:`pmask.eval.studies.bench.probe_stores.store_dir`); one of one metric per
 probe keeps the folders of earlier releases, so going from one to several metrics computes the
 kept metric's store again under its new name.
 
@@ -32,8 +32,8 @@ from typing import Any, Callable, Sequence
 from pmask.common.errors import SettingError, StoreError
 from pmask.common.files import read_json
 from pmask.common.options import resolve_layers, split_random
-from pmask.eval.studies.bench.heads import store_dir
-from pmask.perturb.fill.spec import absolute_if_local
+from pmask.eval.studies.bench.probe_stores import store_dir
+from pmask.perturb.fill.model_spec import absolute_if_local
 from pmask.perturb.store import read_manifest
 
 logger = logging.getLogger(__name__)

@@ -2,11 +2,11 @@
 
 For every treebank (CoNLL-U file, or PTB file/folder) and probe the impacts of all requested
 layers are computed in one model pass into a resumable store (``OUTDIR/stores/<treebank>/`` for
-probe pair, ``OUTDIR/stores/<treebank>.<probe>/`` for the others: :mod:`pmask.eval.studies.bench.heads`);
+probe pair, ``OUTDIR/stores/<treebank>.<probe>/`` for the others: :mod:`pmask.eval.studies.bench.probe_stores`);
 the model is loaded only when some store is incomplete, so rerunning a finished study recomputes
 nothing. Every treebank × probe × layer × decoder is then scored against gold, next to the baselines
 (right-chain, left-chain, random projective; PTB: right/left-branching, random binary) on exactly
-the same sentences, and :mod:`pmask.eval.studies.bench.files` writes ``results.json``, ``results.csv``,
+the same sentences, and :mod:`pmask.eval.studies.bench.results` writes ``results.json``, ``results.csv``,
 ``results.md`` and the plots.
 
 Example:
@@ -40,12 +40,12 @@ from pmask.common.options import (
 )
 from pmask.common.progress import progress_bar
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run
-from pmask.eval.studies.bench.heads import best_heads, store_dir
+from pmask.eval.studies.bench.probe_stores import best_heads, store_dir
 from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
 from pmask.perturb.fill.compute import FillRequest
 from pmask.perturb.fill.distributed import is_main_rank
-from pmask.perturb.fill.spec import ModelSpec
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
 from pmask.pipeline.induce import refuse_layer_zero
@@ -173,7 +173,7 @@ class BenchResult(RichDisplay):
     rows: list[dict[str, Any]] = field(default_factory=list)
     baselines: list[dict[str, Any]] = field(default_factory=list)
     breakdowns: list[dict[str, Any]] = field(default_factory=list)
-    best_heads: list[dict[str, Any]] = field(default_factory=list)   # see pmask.eval.studies.bench.heads
+    best_heads: list[dict[str, Any]] = field(default_factory=list)   # see pmask.eval.studies.bench.probe_stores
     timing: dict[str, Any] = field(default_factory=dict)
     is_main: bool = True   # False on torchrun ranks other than 0: they compute impacts, rank 0 alone scores and writes
 
@@ -192,7 +192,7 @@ class BenchResult(RichDisplay):
     def to_markdown(self) -> str:
         """The title, the settings and the best setting of each probe per treebank (what ``pmask bench``
         prints; ``results.md`` has them and every layer, the best heads and the baselines)."""
-        from pmask.eval.studies.bench.files import summary_markdown
+        from pmask.eval.studies.bench.results import summary_markdown
 
         return summary_markdown(self)
 
@@ -304,7 +304,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         model_loader: returns the loaded model; called at most once, and only when a store is incomplete
             (default: ``settings.model.load``).
         progress: tqdm bars over each store's sentences and over the scoring.
-        write: write results.json/csv/md and the plots (see :mod:`pmask.eval.studies.bench.files`).
+        write: write results.json/csv/md and the plots (see :mod:`pmask.eval.studies.bench.results`).
         rescore: when ``out_dir`` holds a study with other scoring settings (root, punct, seed, bias,
             head) or more treebanks, probes, layers or decoders than this run, replace its results
             (without it that is refused; see :mod:`pmask.eval.studies.bench.rerun`).
@@ -361,7 +361,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
                      "scoring_seconds": round(time.perf_counter() - t_scoring, 3),
                      "total_seconds": round(time.perf_counter() - t0, 3)}
     if write:
-        from pmask.eval.studies.bench.files import write_outputs
+        from pmask.eval.studies.bench.results import write_outputs
 
         write_outputs(result, out)
     logger.debug("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),

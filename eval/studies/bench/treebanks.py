@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
-from pmask.corpora.spec import CorpusSpec
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.store import CorpusInfo
 
 __all__ = ["Treebank", "find_treebanks", "language_of"]

@@ -14,7 +14,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.common.errors import LayerError, StoreError
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import (MANIFEST, CorpusInfo, ImpactStore, MissingSentenceError, StoreSettings,
                                  StoreWriter, plan_store, resolve_layers)
 from store_fakes import SETTINGS, _fake, _sentences, _write

@@ -8,7 +8,7 @@ import pytest
 
 from pmask.corpora import Sentence
 from pmask.common.errors import LayerError, StoreError
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import MANIFEST, ImpactStore, StoreSettings, plan_store
 
 LONG = ["the"] * 70   # more than the tiny model's 64 tokens

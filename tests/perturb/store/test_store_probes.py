@@ -8,7 +8,7 @@ import pytest
 from test_store_pipeline import corpus, tiny  # noqa: F401  (fixtures: tiny BERT, 6 sentences, one too long)
 
 from pmask.common.errors import SettingError, StoreError
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import MANIFEST, ImpactStore
 
 PROBES = [("pair", "dist"), ("single", "cos"), ("attention", "weight"), ("distance", "l2"), ("distance", "jsd")]
@@ -23,7 +23,7 @@ def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # no
 
 
 def _spec(probe=None, head=None):
-    from pmask.perturb.fill.spec import ModelSpec
+    from pmask.perturb.fill.model_spec import ModelSpec
 
     return ModelSpec(impact=ImpactSettings(None, None, None, probe), head=head)
 
@@ -90,7 +90,7 @@ def test_layers_are_added_to_a_store_of_every_head(tiny, corpus, tmp_path):  # n
 
 
 def test_the_impact_source_picks_the_head_and_marks_distances(tiny, corpus, tmp_path):  # noqa: F811
-    from pmask.corpora.spec import CorpusSpec
+    from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.perturb.source import ImpactSource
     path = tmp_path / "c.txt"
     path.write_text("\n".join(" ".join(s.words) for s in corpus) + "\n", encoding="utf-8")

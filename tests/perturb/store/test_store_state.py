@@ -14,8 +14,8 @@ import pytest
 from pmask.common.command_line import spell_command
 from pmask.common.errors import SettingError, StoreError, UnfinishedStoreError
 from pmask.corpora import Sentence
-from pmask.corpora.spec import CorpusSpec
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.corpora.corpus_spec import CorpusSpec
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.source import ImpactSource
 from pmask.perturb.store import CorpusInfo, ImpactStore, StoreWriter, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE, current_writer

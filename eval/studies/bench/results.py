@@ -3,7 +3,7 @@
 * ``results.json`` — :meth:`pmask.eval.studies.bench.run.BenchResult.to_dict`: ``rows`` (treebank, language,
   probe, head (probes that keep every head), layer, decoder, root, uas, uuas, sentences, words;
   f1_sentence/f1_corpus for PTB), ``baselines``, ``breakdowns`` (by universal relation, arc
-  length, sentence length), ``best_heads`` (:mod:`pmask.eval.studies.bench.heads`), ``model``,
+  length, sentence length), ``best_heads`` (:mod:`pmask.eval.studies.bench.probe_stores`), ``model``,
   ``settings``, ``treebanks``, ``timing``; plus ``best`` (:func:`best_layers`).
 * ``results.csv`` — the rows and the baseline rows (``kind`` = model or baseline).
 * ``results.md`` — the best setting (layer) of each probe per treebank and decoder, its margin
@@ -209,7 +209,7 @@ def best_heads_markdown(rows: list[dict[str, Any]]) -> list[str]:
     """The "Best head" section of ``results.md`` (no lines when no probe keeps every head)."""
     if not rows:
         return []
-    from pmask.eval.studies.bench.heads import CHOSEN_ON, REPORTED_ON
+    from pmask.eval.studies.bench.probe_stores import CHOSEN_ON, REPORTED_ON
 
     lines = ["", "## Best head (chosen on one half of the sentences, reported on the other)", "",
              f"The (layer, head) with the best score is chosen on the sentences at {CHOSEN_ON} and scored on those "

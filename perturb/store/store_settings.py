@@ -12,7 +12,7 @@ from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
 from pmask.common.labels import plural
 from pmask.common.options import METRICS, PROBES, SPAN_PROBES, SUBWORD_POLICIES, resolve_layers, split_random
-from pmask.perturb.engine.settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
 METRIC_DEFINITIONS = METRICS

@@ -15,9 +15,9 @@ from typing import Any
 from pmask.common.errors import SettingError
 from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, metric_pipeline, split_random
 from pmask.common.probes import PROBE_ENTRIES
-from pmask.perturb.engine.settings import UNSET, ImpactSettings
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.models.bundled import DEFAULT_MODEL, announce_default, bundled_model
-from pmask.perturb.store.settings import norm_model
+from pmask.perturb.store.store_settings import norm_model
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """How impacts are computed from a model: :class:`ImpactSettings` (metric, subword policy, tokenisation mode, probe).
 
 The one definition of these four settings and their defaults (torch-free). Everything that
-carries them holds one of these rather than repeating the fields: :class:`~pmask.perturb.fill.spec.ModelSpec`
+carries them holds one of these rather than repeating the fields: :class:`~pmask.perturb.fill.model_spec.ModelSpec`
 (where a field may be left unset: None = "the default, or a store's own"),
 :class:`~pmask.perturb.store.StoreSettings`, the engine's ``RunSettings``, a fill's
 :class:`~pmask.perturb.fill.compute.FillRequest` and ``pmask.eval.studies.bench.run.BenchSettings``. The names

@@ -66,7 +66,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         baseline, baseline_score, margin, chosen_on, reported_on}``.
     """
     from pmask.eval.studies.bench import scoring as sc
-    from pmask.perturb.fill.spec import ModelSpec
+    from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.source import ImpactSource
 
     if len(tb.sentences) < 2:   # no sentence to report on
