@@ -21,7 +21,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-
 from test_structure import MODULES
 
 TESTS = Path(__file__).resolve().parent

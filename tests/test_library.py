@@ -2,7 +2,6 @@
 one-call functions behind the commands (parse_corpus, sweep_layers, draw_impact_maps)."""
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -11,14 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pmask
 from pmask.common.errors import DecodeError, SettingError
-from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
-from pmask.corpora.provenance import Provenance, meta_path, read_provenance
+from pmask.corpora import read_corpus
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.perturb.source import ImpactSource
+from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.perturb.fill.model_spec import ModelSpec
-from pmask.trees.registry import (CONSTITUENCY_BASELINES, CONSTITUENCY_DECODERS, DECODERS, DEPENDENCY_BASELINES,
-                                  DEPENDENCY_DECODERS, DecodeInput, decode, decoder_names)
+from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
+from pmask.perturb.source import ImpactSource
+from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
+from pmask.trees.registry import (
+    CONSTITUENCY_BASELINES,
+    CONSTITUENCY_DECODERS,
+    DECODERS,
+    DEPENDENCY_BASELINES,
+    DEPENDENCY_DECODERS,
+    DecodeInput,
+    decode,
+    decoder_names,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -114,8 +124,8 @@ def test_parse_corpus_writes_trees_and_provenance(tmp_path):
 # ---------------------------------------------------------------------------- one call per command
 
 def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_dir):
-    from pmask.perturb.source import build_store
     from pmask.eval.studies.sweep import sweep_layers
+    from pmask.perturb.source import build_store
 
     corpus = CorpusSpec(DATA / "mini.conllu")
     model = ModelSpec(str(tiny_bert_dir), device="cpu")
@@ -129,7 +139,7 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
     assert again.summary is None and "store complete" in again.describe()
 
 
-# ---------------------------------------------------------------------------- import weight (layering: test_structure.py)
+# -------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
 def test_importing_the_cli_loads_no_heavy_library():
     code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, pmask.eval.figures.impact_maps; "
@@ -137,3 +147,23 @@ def test_importing_the_cli_loads_no_heavy_library():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+# -------------------------------------------------------------- --faithful's dist default holds through pmask.parse too
+
+MINI = Path(__file__).resolve().parent / "data" / "mini.conllu"
+
+
+def test_faithful_measures_distances_with_the_bundled_model_in_python():
+    assert bundled_model(DEFAULT_MODEL).defaults["metric"] == "prob"   # else this test would prove nothing
+    sentences = read_corpus(MINI)[:3]
+    faithful = pmask.parse(sentences, faithful=True)                   # no metric given
+    dist = pmask.parse(sentences, faithful=True, metric="dist")
+    prob = pmask.parse(sentences, faithful=True, metric="prob")
+    for a, b, c in zip(faithful, dist, prob):
+        assert a.F is not None and a.F.shape == (len(a.sentence.words),) * 2
+        np.testing.assert_allclose(a.F, b.F, rtol=1e-5, atol=1e-6)
+        assert not np.allclose(a.F, c.F, rtol=1e-3, atol=1e-4)
+    plain = pmask.parse(sentences)                                     # without --faithful: the model's prob
+    for a, c in zip(plain, pmask.parse(sentences, metric="prob")):
+        np.testing.assert_allclose(a.F, c.F, rtol=1e-5, atol=1e-6)

@@ -195,14 +195,41 @@ def test_length_limits():
                 if size > limit:
                     too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
     assert not too_long, "\n".join(too_long)
-    from pmask.cli.commands import COMMANDS   # the command limit sees every command's run function
+    from pmask.cli.commands import COMMANDS  # the command limit sees every command's run function
 
     assert {c.run.__module__ for c in COMMANDS} <= set(commands) and len(commands) >= len(COMMANDS)
 
 
+#: Test files at the top of tests/ that test the package as a whole rather than one module.
+CROSS_CUTTING = {
+    "test_structure.py": "the layout: wings, imports, cycles, lengths, names, this mirror",
+    "test_readme.py": "the README's Python examples run",
+    "test_notebook.py": "docs/example.ipynb runs",
+    "test_docstrings.py": "every docstring example runs",
+    "test_library.py": "the one-call API (pmask.parse) and the library's top layers together",
+    "test_packaging.py": "the wheel, its metadata, LICENSE, CITATION.cff and CHANGELOG.md",
+    "test_dependencies.py": "every third-party import is declared in pyproject.toml",
+}
+
+
+def mirrors(test: Path) -> bool:
+    """``tests/<path>/test_<name>.py`` tests the library module ``<path>/<name>.py``, the subpackage
+    ``<path>/<name>/``, or (``<name>`` the last part of ``<path>``) the package ``<path>`` itself."""
+    rel = test.relative_to(ROOT / "tests")
+    folder, name = ROOT.joinpath(*rel.parts[:-1]), test.stem.removeprefix("test_")
+    if not (folder / "__init__.py").is_file() or folder.relative_to(ROOT).parts[0] not in WINGS:
+        return False
+    return (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file() or name == folder.name
+
+
 def test_tests_mirror_the_package():
-    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name not in ("data", "__pycache__")}
-    assert folders <= set(WINGS), folders - set(WINGS)
-    loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
-    assert loose <= {"test_structure.py", "test_readme.py", "test_library.py", "test_docstrings.py"}, loose
+    tests = sorted(p for p in (ROOT / "tests").rglob("test_*.py") if "data" not in p.relative_to(ROOT / "tests").parts)
+    loose = {p.name for p in tests if p.parent == ROOT / "tests"}
+    assert loose <= set(CROSS_CUTTING), f"top-level test files that name no module: {loose - set(CROSS_CUTTING)}"
+    wrong = [str(p.relative_to(ROOT)) for p in tests if p.parent != ROOT / "tests" and not mirrors(p)]
+    assert not wrong, "test files that name no module or package at their mirrored path:\n" + "\n".join(wrong)
+    folders = {p.parent for p in tests} | {p for p in (ROOT / "tests").rglob("*") if p.is_dir()}
+    stray = sorted(str(f.relative_to(ROOT)) for f in folders if f != ROOT / "tests" and "data" not in f.parts
+                   and f.name != "__pycache__" and not (ROOT.joinpath(*f.relative_to(ROOT / "tests").parts) / "__init__.py").is_file())
+    assert not stray, f"test folders that mirror no package: {stray}"
 

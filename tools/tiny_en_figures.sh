@@ -36,5 +36,5 @@ run python "$REPO/benchmarks/report_load.py" pud-report.html --repeat 1 --senten
   --screenshot "$REPO/docs/report.png"
 
 # the notebook's screenshot
-(cd "$REPO" && run env PMASK_NOTEBOOK_SCREENSHOT=docs/notebook.png python -m pytest -q tests/eval/test_notebook.py)
+(cd "$REPO" && run env PMASK_NOTEBOOK_SCREENSHOT=docs/notebook.png python -m pytest -q tests/test_notebook.py)
 } 2>&1 | tee "$OUT/figures.log"

@@ -279,3 +279,9 @@ def test_too_long_sentence_is_skipped_then_left_out_of_eval(small, tmp_path, tin
     data = json.loads((tmp_path / "s.json").read_text())
     assert data["total"] == 8 and data["meta"]["unscored"] == 1
     assert data["baselines"]["right-chain"]["total"] == 8
+
+
+def test_an_unknown_flag_prints_the_subcommands_usage(capsys):
+    assert main(["eval", "p.conllu", "--gold", "g.conllu", "--nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pmask eval ") and "pmask eval: error: unrecognized arguments: --nosuch" in err

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from pmask.common.errors import OutputError, PmaskError
-from pmask.common.files import is_stdout, open_output, refuse_overwriting_inputs, write_output
+from pmask.common.files import (
+    Output,
+    check_output,
+    check_outputs,
+    is_stdout,
+    make_output_folder,
+    open_output,
+    refuse_overwriting_inputs,
+    write_output,
+)
 
 
 def test_regular_file_replaced_atomically_keeping_its_mode(tmp_path):
@@ -165,3 +174,55 @@ def test_read_json_gives_none_for_a_missing_file_and_says_why_a_file_is_unreadab
             read_json(unreadable)
         assert read_json(unreadable, unreadable="none") is None
     assert read_json(latin, encoding="latin-1") == {"é": 1}
+
+
+# ---------------------------------------------------- outputs are checked before any work; a missing folder is an error
+
+def test_a_missing_folder_is_an_error_and_nothing_is_created(tmp_path):
+    out = tmp_path / "new" / "deeper" / "out.txt"
+    with pytest.raises(OutputError) as err:
+        write_output(out, "data")
+    assert str(err.value) == (f"{out}: cannot write: folder {out.parent} does not exist (outputs are written like "
+                              "shell redirection: create the folder first)")
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(OutputError, match="does not exist"):
+        check_output(out)
+
+
+def test_check_output_names_every_impossible_file(tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="it is a folder, not a file$"):
+        check_output(tmp_path / "folder")
+    with pytest.raises(OutputError, match="file is a file, not a folder$"):
+        check_output(tmp_path / "file" / "x.conllu")
+    with pytest.raises(OutputError, match=r"unsupported file type '\.jpg'; use one of \.png, \.svg$"):
+        check_output(Output(tmp_path / "plot.jpg", suffixes=(".png", ".svg")))
+    check_output(Output(tmp_path / "plot.PNG", suffixes=(".png", ".svg")))
+    check_output(tmp_path / "new.conllu")
+    check_output("-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder"]   # nothing written
+
+
+def test_folders_a_command_creates_need_their_parent(tmp_path):
+    (tmp_path / "file").write_text("x")
+    check_output(Output(tmp_path / "new-store", folder=True))
+    with pytest.raises(OutputError, match="it is a file, not a folder$"):
+        check_output(Output(tmp_path / "file", folder=True))
+    with pytest.raises(OutputError, match="does not exist"):
+        check_output(Output(tmp_path / "a" / "b", folder=True))
+    with pytest.raises(OutputError, match="standard output"):
+        check_output(Output("-", folder=True))
+    assert make_output_folder(tmp_path / "made").is_dir()
+    assert make_output_folder(tmp_path / "made").is_dir()   # an existing folder is fine
+    with pytest.raises(OutputError, match="does not exist"):
+        make_output_folder(tmp_path / "a" / "b")
+    assert not (tmp_path / "a").exists()
+
+
+def test_check_outputs_refuses_inputs_and_skips_none(tmp_path):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("x")
+    check_outputs([None, tmp_path / "a.json"], [gold])
+    with pytest.raises(OutputError, match="would overwrite the input"):
+        check_outputs([tmp_path / "a.json", gold], [gold])

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from test_cli import SMALL
 
+from pmask.cli import main
 from pmask.common.labels import absolute_layer, run_label, short_model_name
 from pmask.corpora.provenance import Provenance
 
@@ -38,3 +40,21 @@ def test_evaluation_row_names_the_run_briefly():
                       model={"name": "/home/me/models/bert-base-uncased", "num_layers": 12},
                       impact={"metric": "cos", "subword": "avg"})
     assert prov.row_name() == "eisner (bert-base-uncased, cos, layer 12)"
+
+
+def run(args: list, capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_counts_take_the_noun_in_the_right_number(tmp_path, capsys):
+    from pmask.common.labels import plural
+
+    assert [plural(1, "treebank"), plural(2, "treebank"), plural(0, "file")] == ["1 treebank", "2 treebanks",
+                                                                                   "0 files"]
+    one = tmp_path / "one.conllu"
+    one.write_text(SMALL.split("\n\n")[0] + "\n\n", encoding="utf-8")
+    code, _, err = run(["parse", one, "--decoder", "right-chain", "-o", tmp_path / "rc.conllu"], capsys)
+    assert code == 0, err
+    assert "read 1 sentence from" in err and "rc.conllu: 1 dependency tree\n" in err, err

@@ -8,12 +8,20 @@ import conllu
 import nltk
 import pytest
 
+from pmask.common.errors import CorpusError, OutputError
 from pmask.corpora import (
-    Sentence, detect_format, read_brackets, read_conllu, read_corpus, read_dep3, read_ptb, read_text,
-    write_brackets, write_conllu,
+    Sentence,
+    detect_format,
+    read_brackets,
+    read_conllu,
+    read_corpus,
+    read_dep3,
+    read_ptb,
+    read_text,
+    write_brackets,
+    write_conllu,
 )
 from pmask.corpora.brackets import to_brackets
-from pmask.common.errors import CorpusError, OutputError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"

@@ -15,8 +15,8 @@ from pmask.common.display import ImpactMap
 from pmask.common.errors import PmaskError
 from pmask.corpora import Sentence, read_corpus
 from pmask.eval.comparison.compare import comparison, dependency_baseline_scores, evaluate_files
-from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.comparison.tables import Comparison, ComparisonRow, LayerSweep
+from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.studies.sweep import SweepResult
 
 DATA = Path(__file__).resolve().parents[1] / "data"

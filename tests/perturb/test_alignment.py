@@ -5,8 +5,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from pmask.common.errors import ModelError
-from pmask.perturb.alignment import align
-from pmask.perturb.alignment import WordAlignment
+from pmask.perturb.alignment import WordAlignment, align
 from pmask.perturb.models.load import load_tokenizer
 from pmask.perturb.testing import TINY_SENTENCES
 

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from authors_reference import reference
+
 from pmask.perturb.alignment import align
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
@@ -49,6 +49,7 @@ def run(lm, sents, **kw):
 
 
 # ----------------------------------------------------------------------------- agreement
+
 @pytest.mark.parametrize("metric", ["dist", "cos", "prob"])
 @pytest.mark.parametrize("subword", ["avg", "first", "sum", "max"])
 def test_matches_reference(lm, metric, subword):

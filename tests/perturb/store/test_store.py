@@ -11,17 +11,24 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
-from pmask.corpora import Sentence
-from pmask.common.errors import LayerError, StoreError
-from pmask.perturb.engine.impact_settings import ImpactSettings
-from pmask.perturb.store import (MANIFEST, CorpusInfo, ImpactStore, MissingSentenceError, StoreSettings,
-                                 StoreWriter, plan_store, resolve_layers)
 from store_fakes import SETTINGS, _fake, _sentences, _write
+
+from pmask.common.errors import LayerError, StoreError
+from pmask.corpora import Sentence
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.store import (
+    MANIFEST,
+    CorpusInfo,
+    ImpactStore,
+    MissingSentenceError,
+    StoreSettings,
+    StoreWriter,
+    plan_store,
+    resolve_layers,
+)
 
 
 # ---------------------------------------------------------------------------- format
-
 
 def test_roundtrip_odd_words_and_alignment(tmp_path):
     sents = _sentences()
@@ -97,7 +104,6 @@ def test_resolve_layers():
 
 
 # ---------------------------------------------------------------------------- refusals
-
 
 def test_existing_directory_needs_resume_or_overwrite(tmp_path):
     sents = _sentences()
@@ -182,7 +188,6 @@ def test_other_corpus_refused_but_subset_of_layers_accepted(tmp_path):
 
 # ---------------------------------------------------------------------------- corruption
 
-
 def test_corrupt_or_missing_shard_is_a_store_error(tmp_path):
     sents = _sentences()
     _write(tmp_path / "st", sents)
@@ -231,7 +236,6 @@ def test_one_writer_at_a_time(tmp_path):
 
 
 # ---------------------------------------------------------------------------- interruption
-
 
 def test_interrupted_writer_keeps_finished_sentences_and_resumes(tmp_path):
     sents = _sentences()

@@ -1,0 +1,65 @@
+"""Issue 33, items 7 and 11: ``sweep --baselines`` puts the baselines in the table, ``--json`` and
+``--csv`` as well as the plot; a multi-probe sweep's scores keep two decimals and its plot's y axis
+names the score plotted."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from pmask.cli import main
+from pmask.eval.comparison import tables
+from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+BASELINES = ["right-chain", "left-chain", "random-projective", "random-eisner", "random-cle"]
+
+
+def test_sweep_baselines_in_table_json_and_csv(tiny_bert_dir, tmp_path, capsys):
+    js, cs = tmp_path / "s.json", tmp_path / "s.csv"
+    assert main(["sweep", str(DATA / "mini.conllu"), "--model", str(tiny_bert_dir), "--baselines", "-q",
+                 "--json", str(js), "--csv", str(cs)]) == 0
+    table = capsys.readouterr().out
+    for name in BASELINES:
+        assert f"{name} (baseline)" in table
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert [b["name"] for b in data["baselines"]] == BASELINES
+    right_chain = data["baselines"][0]
+    assert right_chain["uas"] == 50.0 and 0 <= right_chain["uuas"] <= 100   # mini.conllu: 9 of 18 words
+    rows = list(csv.DictReader(io.StringIO(cs.read_text(encoding="utf-8"))))
+    assert [r["baseline"] for r in rows if not r["layer"]] == BASELINES
+    assert float(next(r for r in rows if r["baseline"] == "right-chain")["uas"]) == 50.0
+    assert LayerSweep.from_dict(data).baselines["right-chain"]["uas"] == 50.0   # read back
+
+
+def test_sweep_without_baselines_keeps_its_csv_columns(tiny_bert_dir, tmp_path, capsys):
+    cs = tmp_path / "s.csv"
+    assert main(["sweep", str(DATA / "mini.conllu"), "--model", str(tiny_bert_dir), "-q", "--csv", str(cs)]) == 0
+    assert cs.read_text(encoding="utf-8").splitlines()[0].startswith("layer,uas,uuas")
+    assert "baselines" not in json.dumps(LayerSweep([(1, {"uas": 1.0})]).to_dict())
+
+
+def test_multi_probe_sweep_table_keeps_two_decimals():
+    sweep = LayerSweep([(1, {"pair uas": 26.0, "attention uas": 28.888}), (2, {"pair uas": 30.5,
+                                                                              "attention uas": 20.0})],
+                       metric_keys=("pair uas", "attention uas"))
+    table = sweep.to_markdown()
+    assert "26.00" in table and "28.89" in table and "20.00" in table
+    assert "| 26 " not in table.replace("  ", " ")
+
+
+def test_multi_probe_plot_names_the_score_on_its_y_axis(tmp_path, monkeypatch):
+    labels = []
+    saved = tables.save_figure
+
+    def keep(fig, path):
+        labels.append(fig.axes[0].get_ylabel())
+        return saved(fig, path)
+
+    monkeypatch.setattr(tables, "save_figure", keep)
+    keys = ("pair uas", "single uas", "attention uas", "distance uas")
+    sweep = LayerSweep([(1, dict.fromkeys(keys, 30.0)), (2, dict.fromkeys(keys, 40.0))], metric_keys=keys)
+    plot_layer_sweep(sweep, tmp_path / "p.png")
+    plot_layer_sweep(LayerSweep([(1, {"uas": 1.0, "uuas": 2.0})], metric_keys=("uas", "uuas")), tmp_path / "q.png")
+    assert labels == ["UAS (%)", "UAS / UUAS (%)"]

@@ -1,0 +1,96 @@
+"""The package as published: the wheel holds the library only, its metadata comes from pyproject.toml
+with the version from ``pmask.common.version``, and LICENSE, CITATION.cff and CHANGELOG.md agree with it.
+
+(``.ci/run`` also builds the sdist, runs ``twine check`` and uses the wheel from a fresh virtual
+environment; here the wheel is built with setuptools' PEP 517 backend from a copy of the tree.)
+"""
+from __future__ import annotations
+
+import email
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pmask.common.version import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_COPIED = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".benchmarks",
+                                    "out*", "store*", "*.whl")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    src, out = tmp_path_factory.mktemp("src") / "pmask", tmp_path_factory.mktemp("wheel")
+    shutil.copytree(ROOT, src, ignore=NOT_COPIED)
+    done = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_wheel({str(out)!r})"],
+                          cwd=src, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (path,) = out.glob("*.whl")
+    return zipfile.ZipFile(path)
+
+
+def test_the_wheel_holds_the_library_only(wheel):
+    names = wheel.namelist()
+    package = [n for n in names if n.startswith("pmask/")]
+    assert "pmask/setup.py" not in names
+    top = {n.split("/")[1] for n in package}
+    assert not top & {"tests", "benchmarks", "docs", "tools", ".ci", "pyproject.toml", "README.md", "pytest.ini"}
+    assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "eval", "cli", "models"}
+    assert all(n.endswith(".py") or n.startswith(("pmask/eval/html/assets/", "pmask/models/")) for n in package), package
+    assert "pmask/eval/html/assets/report.css" in names and "pmask/eval/display/arcs.py" in names
+
+
+def test_the_wheel_holds_the_bundled_model(wheel):
+    folder = "pmask/models/pmask-tiny-en/"
+    held = {n[len(folder):] for n in wheel.namelist() if n.startswith(folder)}
+    assert held >= {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "meta.json",
+                    "README.md", "NOTICE"}
+
+
+def test_the_wheel_metadata(wheel):
+    dist = f"pmask-{__version__}.dist-info"
+    meta = email.message_from_string(wheel.read(f"{dist}/METADATA").decode())
+    assert meta["Name"] == "pmask" and meta["Version"] == __version__
+    assert meta["License-Expression"] == "Apache-2.0" and meta["Requires-Python"] == ">=3.10"
+    assert {"pandas", "notebook", "test", "lint"} <= set(meta.get_all("Provides-Extra"))
+    requires = meta.get_all("Requires-Dist")
+    assert any(r.startswith("torch") for r in requires) and 'pandas>=1.5; extra == "pandas"' in requires
+    assert not any(r.startswith("pandas") and "extra" not in r for r in requires)   # pandas stays optional
+    assert "Perturbed Masking" in meta["Summary"] and "## In a notebook" in meta.get_payload()
+    assert "pmask = pmask.cli:main" in wheel.read(f"{dist}/entry_points.txt").decode()
+    assert b"Apache License" in wheel.read(f"{dist}/licenses/LICENSE")
+
+
+def test_license_citation_and_changelog():
+    assert "Apache License\n                           Version 2.0" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    import yaml  # pyyaml: the test extra
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == __version__ and cff["license"] == "Apache-2.0"
+    paper = cff["preferred-citation"]
+    assert paper["title"] == "Perturbed Masking: Parameter-free Probing for Analyzing and Interpreting BERT"
+    assert [a["family-names"] for a in paper["authors"]] == ["Wu", "Chen", "Kao", "Liu"]
+    assert (paper["year"], paper["start"], paper["end"]) == (2020, 4166, 4176)
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "## Unreleased (0.2.0)" in changelog and "## 0.1.0" in changelog
+
+
+def test_setup_py_keeps_only_the_layout():
+    text = (ROOT / "setup.py").read_text(encoding="utf-8")
+    for moved_to_pyproject in ("version=", "install_requires", "extras_require", "entry_points", "license=",
+                               "python_requires", "long_description"):
+        assert moved_to_pyproject not in text
+
+
+def test_ci_installs_and_tests_as_the_readme_says_in_fresh_virtual_environments():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = readme.split("## Set-up", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    install, test = setup.strip().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line.strip() for line in ci.splitlines()]
+    assert install.replace('".[test]"', '".[test,lint,release]"') in lines, "CI does not install as the README says"
+    assert any(line == test or line.startswith(f"{test} || ") for line in lines), "CI does not run the README's tests"
+    assert ci.count("python3 -m venv ") == 2 and "--system-site-packages" not in ci
