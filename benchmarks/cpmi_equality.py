@@ -30,11 +30,11 @@ import torch
 
 from pmask.corpora import read_corpus
 from pmask.eval.scores.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
-from pmask.perturb.engine.stats import ImpactStats
-from pmask.perturb.models.load import load_model
 from pmask.perturb.alignment import ptb_align
-from pmask.perturb.fill.compute import iter_impacts
 from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.fill.compute import iter_impacts
+from pmask.perturb.models.load import load_model
 from pmask.trees.registry import DecodeInput, decode
 from pmask.trees.undirected import ROOT_SCORE, _eisner, max_spanning_tree, symmetrize
 

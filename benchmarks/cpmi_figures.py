@@ -21,10 +21,10 @@ import numpy as np
 
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.eval.scores.hoover_uuas import HooverUuas, corpus_uuas, sentence_uuas
-from pmask.perturb.fill.stores import build_store
 from pmask.perturb.engine.impact_settings import ImpactSettings
-from pmask.perturb.source import ImpactSource
 from pmask.perturb.fill.model_spec import ModelSpec
+from pmask.perturb.fill.stores import build_store
+from pmask.perturb.source import ImpactSource
 from pmask.trees.registry import DecodeInput, decode
 
 PUD = "../shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"

@@ -80,7 +80,8 @@ def run_authors(args, venv_python: str, gold: Path, model_link: Path) -> tuple[f
     seconds = time.perf_counter() - started
     subprocess.run([venv_python, str(src / "normalize_scores.py"), "--layer", str(args.layer), "--score_path", "run"],
                    cwd=args.work, env=env, check=True, stderr=subprocess.DEVNULL)
-    out = subprocess.run([venv_python, str(src / "parse_eval.py"), "--score_path", f"normalized_scores/run_{args.layer}",
+    out = subprocess.run([venv_python, str(src / "parse_eval.py"),
+                          "--score_path", f"normalized_scores/run_{args.layer}",
                           "--pred_tree_path", "run.txt", "--treebank_path", str(gold)],
                          cwd=args.work, env=env, check=True, capture_output=True, text=True).stdout
     scores = args.work / "scores"
@@ -178,7 +179,8 @@ def main() -> None:
 
     worst: dict[str, float] = {}
     for metric in ("sub", "dc", "move"):
-        worst[metric] = max(float(np.abs(ours - theirs[f"{metric}/{k}"]).max() / max(np.abs(theirs[f"{metric}/{k}"]).max(), 1e-30))
+        worst[metric] = max(float(np.abs(ours - theirs[f"{metric}/{k}"]).max()
+                                  / max(np.abs(theirs[f"{metric}/{k}"]).max(), 1e-30))
                             for k, ours in enumerate(charts[metric]))
     worst["normalised"] = max(float(np.abs(normalise_by_length(ours) - theirs[f"norm/{k}"]).max())
                               for k, ours in enumerate(charts["all"]))

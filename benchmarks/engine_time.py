@@ -13,11 +13,11 @@ import argparse
 import json
 import time
 
-from _bert_base import PUD, add_model_args, bert_base
-
 from pmask.corpora import read_corpus
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
+
+from _bert_base import PUD, add_model_args, bert_base
 
 
 def main() -> None:

@@ -175,7 +175,8 @@ def main(argv=None) -> int:
           f"{args.threads} threads, engine batch_tokens={args.batch_tokens or 'default'}")
     print(f"# matmul peak: {peak:.1f} GFLOP/s ({args.dtype})" + ("" if lm.dtype == torch.float32 else
                                                                  f", {peak32:.1f} GFLOP/s (float32)"))
-    hdr = f"{'scheme':<22}{'sequences':>10}{'tokens':>11}{'TFLOP':>9}{'seconds':>10}{'GFLOP/s':>9}{'speed-up':>9}{'x floor':>9}"
+    hdr = (f"{'scheme':<22}{'sequences':>10}{'tokens':>11}{'TFLOP':>9}{'seconds':>10}{'GFLOP/s':>9}"
+           f"{'speed-up':>9}{'x floor':>9}")
     print(hdr)
     print("-" * len(hdr))
     ref_name = "reference fp32" + (" (est.)" if estimated else "")

@@ -11,9 +11,10 @@ and a virtual environment ``venv/`` (torch, transformers 4.x, nltk, tqdm; their 
 copy (``patch`` below, idempotent) in three places only: ``from transformers import *`` names the
 classes it uses (the wildcard import needs every vision dependency of transformers 4.x), the
 hard-coded hub model list becomes the model named by ``KIM_MODEL``, and every sentence's distances
-and predicted spans are appended to ``KIM_DUMP`` (JSON lines). Their ``Dataset`` compares lower-cased pieces with the words as written,
-which fails on any capital letter with an uncased tokenizer, so the PTB lines are lower-cased
-for an uncased model (the model input is the same: the tokenizer lower-cases anyway).
+and predicted spans are appended to ``KIM_DUMP`` (JSON lines). Their ``Dataset`` compares
+lower-cased pieces with the words as written, which fails on any capital letter with an uncased
+tokenizer, so the PTB lines are lower-cased for an uncased model (the model input is the same:
+the tokenizer lower-cases anyway).
 
 Compared for every layer and measure (``cos``, ``l1``, ``l2``; ``jsd`` and ``hellinger`` of every head and
 their ``avg_`` means over heads): the adjacent-word distances (their ``syn_dists``, after pooling)
@@ -98,12 +99,12 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
 
-    from distortion_anchor import tiny_random_bert
-
     from pmask.corpora import read_corpus
     from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.trees.distance_split import adjacent_distances, distance_split
+
+    from distortion_anchor import tiny_random_bert
 
     torch.set_num_threads(args.threads)
     args.work.mkdir(parents=True, exist_ok=True)

@@ -22,13 +22,13 @@ import os
 import platform
 import time
 
-from _bert_base import PUD, add_model_args, bert_base
-
 from pmask.corpora import read_corpus
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.support import check_support
+
+from _bert_base import PUD, add_model_args, bert_base
 
 
 def run_probe(lm, sentences, probe: str, metric: str | None, layers) -> dict:

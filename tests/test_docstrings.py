@@ -21,6 +21,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+
 from test_structure import MODULES
 
 TESTS = Path(__file__).resolve().parent
@@ -52,7 +53,8 @@ def example_folder(tmp_path_factory, tiny_bert_dir) -> Path:
 
 def test_the_examples_of_every_library_module_are_found():
     assert len(WITH_EXAMPLES) > 40 and "pmask.trees.registry" in WITH_EXAMPLES
-    assert not [name for name in WITH_EXAMPLES if name.split(".")[1:2] in (["tests"], ["benchmarks"], ["tools"], ["setup"])]
+    not_library = (["tests"], ["benchmarks"], ["tools"], ["setup"])
+    assert not [name for name in WITH_EXAMPLES if name.split(".")[1:2] in not_library]
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)

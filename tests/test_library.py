@@ -111,8 +111,8 @@ def test_provenance_round_trip_and_key_order(tmp_path):
 
 def test_parse_corpus_writes_trees_and_provenance(tmp_path):
     out = tmp_path / "rc.conllu"
-    result = parse_corpus(ImpactSource.open(CorpusSpec(DATA / "mini.conllu")), out, ParseSettings(decoder="right-chain", root="gold"),
-                          command=["test"])
+    result = parse_corpus(ImpactSource.open(CorpusSpec(DATA / "mini.conllu")), out,
+                          ParseSettings(decoder="right-chain", root="gold"), command=["test"])
     assert result.describe().startswith(f"{out}: ") and out.is_file()
     prov = read_provenance(out)
     assert prov.task == "dependency" and prov.model is None and prov.impact is None
@@ -142,7 +142,8 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
 # -------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
 def test_importing_the_cli_loads_no_heavy_library():
-    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, pmask.eval.figures.impact_maps; "
+    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, "
+            "pmask.eval.figures.impact_maps; "
             "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -105,8 +105,9 @@ def test_no_output_names_an_external_url_or_fails(executed):
 
 @pytest.mark.skipif(not os.environ.get("PMASK_NOTEBOOK_SCREENSHOT"), reason="set PMASK_NOTEBOOK_SCREENSHOT=PATH.png")
 def test_screenshot_of_the_executed_notebook(executed, tmp_path):
-    from headless import Browser, find_or_install_chromium
     from nbconvert import HTMLExporter
+
+    from headless import Browser, find_or_install_chromium
 
     binary, why = find_or_install_chromium()
     if binary is None:

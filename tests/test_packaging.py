@@ -26,8 +26,8 @@ NOT_COPIED = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__py
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     src, out = tmp_path_factory.mktemp("src") / "pmask", tmp_path_factory.mktemp("wheel")
     shutil.copytree(ROOT, src, ignore=NOT_COPIED)
-    done = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_wheel({str(out)!r})"],
-                          cwd=src, capture_output=True, text=True, timeout=300)
+    build = f"from setuptools import build_meta; build_meta.build_wheel({str(out)!r})"
+    done = subprocess.run([sys.executable, "-c", build], cwd=src, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     (path,) = out.glob("*.whl")
     return zipfile.ZipFile(path)
@@ -40,7 +40,8 @@ def test_the_wheel_holds_the_library_only(wheel):
     top = {n.split("/")[1] for n in package}
     assert not top & {"tests", "benchmarks", "docs", "tools", ".ci", "pyproject.toml", "README.md", "pytest.ini"}
     assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "eval", "cli", "models"}
-    assert all(n.endswith(".py") or n.startswith(("pmask/eval/html/assets/", "pmask/models/")) for n in package), package
+    data = ("pmask/eval/html/assets/", "pmask/models/")
+    assert all(n.endswith(".py") or n.startswith(data) for n in package), package
     assert "pmask/eval/html/assets/report.css" in names and "pmask/eval/display/arcs.py" in names
 
 

@@ -28,12 +28,13 @@ def cases(num_layers: int) -> list[tuple[str, str, list[int]]]:
 def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     sys.path[:0] = [str(ROOT / "tests" / "perturb"), str(ROOT / "tests")]
-    from test_probes import Naive, sentences_for
-
     from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.testing import make_tiny_bert, make_tiny_roberta
     from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+
+    from naive_probes import Naive
+    from test_probes import sentences_for
 
     tmp = tempfile.mkdtemp()
     models = {"bert": make_tiny_bert(f"{tmp}/b"), "roberta": make_tiny_roberta(f"{tmp}/r"),

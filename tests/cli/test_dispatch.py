@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL, heads_of
 
 from pmask.cli import main
+
+from test_cli import SMALL, heads_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -119,7 +119,8 @@ def test_summary_lines_and_a_displaced_table_go_to_stderr(work, capsys):
     code, out, err = run(capsys, work, Path(), ["parse", "{conllu}", "--decoder", "right-chain", "-o", "-"])
     assert code == 0 and "dependency trees" not in out and "pmask: -: 5 dependency trees" in err
     code, out, err = run(capsys, work, Path(), ["eval", "{work}/pred.conllu", "--gold", "{conllu}", "--json", "-"])
-    assert code == 0 and json.loads(out)["uas"] >= 0 and "**Dependency comparison**" in err   # the table is shown on stderr instead
+    # the table is shown on stderr instead
+    assert code == 0 and json.loads(out)["uas"] >= 0 and "**Dependency comparison**" in err
     code, out, err = run(capsys, work, Path(), ["export", "{work}/store", "--format", "json", "-o", "-"])
     assert code == 0 and "wrote" not in out and "pmask: wrote 1 file to -" in err
 
@@ -249,7 +250,8 @@ def test_load_report_is_pmasks_one_line_silent_under_q_in_full_under_vv(gold, en
 def test_no_bars_off_a_terminal_and_each_summary_once_on_stderr(gold, tiny_bert_dir, tmp_path, capsys):
     """stderr is not a terminal here: no bar; each summary line once, on stderr (issue 27: stdout is for data)."""
     store = tmp_path / "store"
-    code, out, err = run_args(capsys, "parse", gold, "--model", tiny_bert_dir, "--store", store, "-o", tmp_path / "p.conllu")
+    code, out, err = run_args(capsys, "parse", gold, "--model", tiny_bert_dir, "--store", store,
+                              "-o", tmp_path / "p.conllu")
     assert code == 0 and "\r" not in err and "sent/s" not in err
     assert out == "" and err.count("dependency trees") == 1 and "wrote" not in err
     code, out, err = run_args(capsys, "report", tmp_path / "p.conllu", "--gold", gold, "--store", store,

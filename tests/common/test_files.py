@@ -34,10 +34,9 @@ def test_regular_file_replaced_atomically_keeping_its_mode(tmp_path):
 def test_failed_block_leaves_the_old_file(tmp_path):
     out = tmp_path / "out.txt"
     out.write_text("old")
-    with pytest.raises(RuntimeError):
-        with open_output(out) as fh:
-            fh.write("half")
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError), open_output(out) as fh:
+        fh.write("half")
+        raise RuntimeError("stop")
     assert out.read_text() == "old" and len(list(tmp_path.iterdir())) == 1
 
 

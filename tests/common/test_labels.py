@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
 from pmask.common.labels import absolute_layer, run_label, short_model_name
 from pmask.corpora.provenance import Provenance
+
+from test_cli import SMALL
 
 
 @pytest.mark.parametrize("name, short", [

@@ -16,8 +16,8 @@ def test_everything_a_library_says_is_captured_and_its_logger_restored(capfd):
     try:
         with capture_library_output(["fake_library"]) as captured:
             logging.getLogger("fake_library.loading").warning("\x1b[1mLOAD REPORT\x1b[0m\nkey | MISSING")
-            warnings.warn("odd tokenizer", UserWarning)
-            warnings.warn("old argument", FutureWarning)
+            warnings.warn("odd tokenizer", UserWarning, stacklevel=1)
+            warnings.warn("old argument", FutureWarning, stacklevel=1)
             print("printed report")
             print("progress 50%\rprogress 100%", file=sys.stderr)
         assert lib.handlers == [own] and lib.propagate is False
@@ -36,7 +36,7 @@ def test_relay_logs_all_at_debug_and_one_info_line_for_the_unexplained(caplog):
         logging.getLogger("fake_library").warning("weights cls.bias MISSING")
         logging.getLogger("fake_library").warning("something else\nsecond line")
         logging.getLogger("fake_library").warning("and more")
-        warnings.warn("old argument", DeprecationWarning)
+        warnings.warn("old argument", DeprecationWarning, stacklevel=1)
     logger = logging.getLogger("pmask.test")
     with caplog.at_level(logging.DEBUG, logger="pmask.test"):
         news = relay(captured, logger, "loading x", explained=lambda m: "cls.bias" in m.text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 from pmask.corpora import read_corpus
 from pmask.corpora.formats import CORPUS_FORMATS, FORMAT_TABLE, FORMATS, CorpusFormat, detect_format, sniff_format
@@ -17,7 +18,7 @@ def _pipe_sentences(text: str, name: str) -> list[Sentence]:
 
 PIPES = CorpusFormat(
     "pipes", "words separated by |, one sentence per line",
-    read=lambda path, max_words, limit, _: _pipe_sentences(open(path, encoding="utf-8").read(), str(path))[:limit],
+    read=lambda path, max_words, limit, _: _pipe_sentences(Path(path).read_text(encoding="utf-8"), str(path))[:limit],
     parse=lambda text, name, _: _pipe_sentences(text, name),
     suffixes=(".pipes",), looks_like=lambda line: "|" in line and "\t" not in line, sniff_order=5)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from brute_force import all_trees
 
 from pmask.common.errors import at
 from pmask.corpora.head_maps import Cycle, find_cycle
+
+from brute_force import all_trees
 
 
 def test_find_cycle_agrees_with_tree_enumeration():

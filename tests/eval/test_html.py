@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from headless import Browser, find_or_install_chromium
 
 from pmask.cli import main
 from pmask.eval.html import ReportOptions, build_report, report_data, script_json
 from pmask.eval.html.impacts import dequantise, encode_item, impacts_for, quantise
+
+from headless import Browser, find_or_install_chromium
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 PUD = DATA / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
@@ -188,7 +189,8 @@ def test_screenshot_of_the_first_sentence(browser, pud30, tmp_path):
     page = _open(browser, pud30)
     rect = page.eval("(() => { const v = document.querySelector('.sentence-view:not([hidden])');"
                      "window.scrollTo(0, 0); const r = v.getBoundingClientRect();"
-                     "return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: Math.min(r.height, 900)}; })()")
+                     "return {x: r.left + scrollX, y: r.top + scrollY, width: r.width,"
+                     " height: Math.min(r.height, 900)}; })()")
     png = page.screenshot(tmp_path / "first.png", clip=rect)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
@@ -334,8 +336,8 @@ def dependency_report(tmp_path_factory) -> Path:
     gold_heads = [0] + [1 if k % 3 else k - 1 for k in range(2, 71)]     # heads left, lengths 1 … 69
     short = ["a", "b", "c", "d", "e", "f", "g", "h"]
     gold = d / "gold.conllu"
-    gold.write_text(_conllu_subtypes("long", words, gold_heads) + _conllu_subtypes("short", short, [8, 8, 8, 8, 8, 8, 8, 0]),
-                    encoding="utf-8")
+    gold.write_text(_conllu_subtypes("long", words, gold_heads)
+                    + _conllu_subtypes("short", short, [8, 8, 8, 8, 8, 8, 8, 0]), encoding="utf-8")
     pred = d / "pred.conllu"
     assert main(["parse", str(gold), "--decoder", "right-chain", "--root", "gold", "-q", "-o", str(pred)]) == 0
     return build_report(pred, gold, d / "dep.html", ReportOptions(bench=_bench(d / "bench")))
@@ -424,7 +426,8 @@ def test_span_chart_row_labels_are_not_clipped(sized_browser, tiny_bert_dir, tmp
     assert main(["impact", str(MINI_PTB), "--model", str(tiny_bert_dir), "--probe", "distortion", "-q",
                  "-o", str(store)]) == 0
     assert main(["parse", str(store), "-q", "-o", str(pred)]) == 0
-    page = _open_at(sized_browser, build_report(pred, MINI_PTB, tmp_path / "span.html", ReportOptions(store=store)), 1400)
+    report = build_report(pred, MINI_PTB, tmp_path / "span.html", ReportOptions(store=store))
+    page = _open_at(sized_browser, report, 1400)
     # the first sentence (6 words, 26 px cells, a 12 px font): its map is drawn when the page opens
     room = page.eval("""(() => {
         const canvas = document.querySelector('canvas.impactmap');

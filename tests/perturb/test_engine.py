@@ -8,12 +8,13 @@ import sys
 import numpy as np
 import pytest
 import torch
-from authors_reference import reference
 
 from pmask.perturb.alignment import align
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
+
+from authors_reference import reference
 
 SENTS = [
     ["The", "new", "spending", "is", "fueled", "by", "Clinton", "'s", "account", "."],

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from naive_probes import Naive
 
 from pmask.common.errors import LayerError, ModelError, SettingError
 from pmask.perturb.alignment import align
@@ -16,6 +15,8 @@ from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.support import attention_path, check_support
+
+from naive_probes import Naive
 
 RTOL, ATOL = 1e-5, 1e-6
 SENTS = [

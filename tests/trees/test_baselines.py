@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from brute_force import all_trees
 
 from pmask.common.errors import DecodeError
 from pmask.corpora import read_corpus
@@ -33,6 +32,7 @@ from pmask.trees import (
 from pmask.trees.baselines import _randbelow, count_projective
 from pmask.trees.validate import tree_errors
 
+from brute_force import all_trees
 
 # ------------------------------------------------------------------ goldens
 

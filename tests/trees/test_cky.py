@@ -26,7 +26,7 @@ def naive_normalise(chart: np.ndarray) -> np.ndarray:
     n = len(chart)
     out = np.zeros((n, n))
     for length in range(1, n + 1):
-        cells = [(l, l + length - 1) for l in range(n - length + 1)]
+        cells = [(left, left + length - 1) for left in range(n - length + 1)]
         norm = np.sqrt(sum(chart[c] ** 2 for c in cells))
         for c in cells:
             out[c] = chart[c] / norm if norm else 0.0
@@ -38,7 +38,7 @@ def brute_force(chart: np.ndarray) -> set[frozenset]:
     S = naive_normalise(chart)
     n = len(chart)
     constant = sum(S[i, i] for i in range(n))
-    totals = {t: constant + sum(S[l, r - 1] for l, r in t if (l, r) != (0, n)) + (S[0, n - 1] if n > 1 else 0)
+    totals = {t: constant + sum(S[left, r - 1] for left, r in t if (left, r) != (0, n)) + (S[0, n - 1] if n > 1 else 0)
               for t in binary_span_sets(0, n)}
     best = min(totals.values())
     return {t for t, v in totals.items() if v == best}

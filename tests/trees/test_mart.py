@@ -122,7 +122,8 @@ def test_small_and_bad_inputs():
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.integers(1, 12).flatmap(lambda n: arrays(np.float64, (n, n), elements=st.floats(allow_nan=False, allow_infinity=False))),
+@given(st.integers(1, 12).flatmap(lambda n: arrays(np.float64, (n, n),
+                                                  elements=st.floats(allow_nan=False, allow_infinity=False))),
        st.sampled_from(["three-way", "binary"]))
 def test_any_finite_matrix_gives_full_tree(F, variant):
     n = len(F)

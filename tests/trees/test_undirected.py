@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import all_trees
 
 from pmask.common.errors import OptionError
 from pmask.trees.registry import DecodeInput, decode
 from pmask.trees.undirected import ROOT_SCORE, max_spanning_tree, orient, projective_tree, symmetrize
+
+from brute_force import all_trees
 
 
 def _edges_of(heads):

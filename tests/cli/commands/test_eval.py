@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
+
+from test_cli import SMALL
 
 
 def run(args: list, capsys) -> tuple[int, str, str]:

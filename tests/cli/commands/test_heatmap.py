@@ -4,9 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
+
+from test_cli import SMALL
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
 from pmask.common.errors import StoreError
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE
+
+from test_cli import SMALL
 
 N = 40
 

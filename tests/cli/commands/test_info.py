@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
+
+from test_cli import SMALL
 
 
 @pytest.fixture(scope="module")

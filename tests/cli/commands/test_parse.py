@@ -38,10 +38,10 @@ def heads_of(path: Path) -> list[list[int]]:
 
 @needs_pud
 def test_parse_attention_and_single_give_the_naive_references_trees(tiny4, tmp_path, capsys):
-    from naive_probes import Naive
-
     from pmask.perturb.models.load import load_model
     from pmask.trees.registry import decode_dependencies
+
+    from naive_probes import Naive
 
     a, s = tmp_path / "a.conllu", tmp_path / "s.conllu"
     code, _, err = run(["parse", PUD, "--limit", 6, "--model", tiny4, "--probe", "attention", "--layer", 2, "--head", 3,
@@ -106,7 +106,7 @@ def test_sweep_draws_one_line_per_probe(tiny4, tmp_path, capsys):
     data = json.loads(table.read_text(encoding="utf-8"))
     assert data["metric_keys"] == ["pair uas", "distance uas", "attention uas"]
     assert [r["layer"] for r in data["rows"]] == [1, 2, 3] and all(len(r) == 4 for r in data["rows"])
-    assert "pair (dist), distance (l2), attention (head mean)" == data["meta"]["probes"]
+    assert data["meta"]["probes"] == "pair (dist), distance (l2), attention (head mean)"
     assert plot.stat().st_size > 0 and "distance uas" in out
     code, _, err = run(["sweep", PUD, "--limit", 4, "--model", tiny4, "--probe", "pair,single", "--store",
                         tmp_path / "st", "-q"], capsys)
@@ -263,8 +263,8 @@ def test_one_line_refusals(tiny_bert_dir, tmp_path, capsys, args, message):
 
 
 def test_no_mlm_head_and_stdin_context_are_refused(no_head_dir, tmp_path, capsys, monkeypatch):
-    code, _, err = run_args(capsys, "parse", MINI, "--model", no_head_dir, "--metric", "cpmi", "-o", tmp_path / "x.conllu",
-                       "-q")
+    code, _, err = run_args(capsys, "parse", MINI, "--model", no_head_dir, "--metric", "cpmi",
+                            "-o", tmp_path / "x.conllu", "-q")
     assert code == 1 and err.count("\n") == 1 and "masked-LM head" in err and "cpmi" in err
     monkeypatch.setattr("sys.stdin", io.StringIO("a b c\n"))
     code, _, err = run_args(capsys, "parse", "-", "--metric", "cpmi", "--context", "5", "--root", "free",
@@ -340,7 +340,8 @@ def test_parse_defaults_to_cky_and_a_store_gives_the_same_trees(tiny_bert_dir, t
     (["--probe", "pair", "--decoder", "cky"], "--decoder cky reads span charts (probe distortion), not the word-pair"),
     (["--probe", "distance", "--decoder", "cky"], "--decoder cky reads span charts"),
     (["--probe", "pair", "--decoder", "cky", "--faithful"], "--decoder cky reads span charts"),
-    (["--probe", "distortion", "--decoder", "right-branching", "--faithful"], "is the authors' pipeline, whose decoder"),
+    (["--probe", "distortion", "--decoder", "right-branching", "--faithful"],
+     "is the authors' pipeline, whose decoder"),
 ])
 def test_impossible_pairings_are_refused_in_one_line_before_the_model(text, tmp_path, capsys, args, message):
     missing = tmp_path / "no-such-model"      # loading it would fail: the refusal must come first

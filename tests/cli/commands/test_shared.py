@@ -12,12 +12,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL, heads_of
 
 from pmask.cli import main
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 from pmask.perturb.store import read_manifest
+
+from test_cli import SMALL, heads_of
 
 
 @pytest.fixture()

@@ -7,12 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_cli import SMALL
 
 from pmask.cli import main
 from pmask.common.errors import SettingError
 from pmask.eval.comparison.consistency import Origin, bench_origin, check_same_origin, store_origin
 from pmask.perturb.engine.impact_settings import ImpactSettings
+
+from test_cli import SMALL
 
 
 def origin(label, probe="pair", metric="dist", head=None):
@@ -82,7 +83,8 @@ def _warnings(err: str) -> list[str]:
 
 def test_a_bench_of_the_same_sentences_gives_no_warning(made_benches, tmp_path, capsys):
     corpus, pred, benches = made_benches
-    code, err = run_loud(["report", pred, "--gold", corpus, "--bench", benches["two"], "-o", tmp_path / "r.html"], capsys)
+    code, err = run_loud(["report", pred, "--gold", corpus, "--bench", benches["two"], "-o", tmp_path / "r.html"],
+                         capsys)
     assert code == 0 and not _warnings(err), err
 
 
@@ -90,7 +92,8 @@ def test_a_bench_of_the_same_sentences_gives_no_warning(made_benches, tmp_path, 
                                                ("short", "3 sentences (limit none, max-words 2)")])
 def test_a_bench_of_other_sentences_warns_in_one_line(made_benches, tmp_path, capsys, bench, theirs):
     corpus, pred, benches = made_benches
-    code, err = run_loud(["report", pred, "--gold", corpus, "--bench", benches[bench], "-o", tmp_path / "r.html"], capsys)
+    code, err = run_loud(["report", pred, "--gold", corpus, "--bench", benches[bench], "-o", tmp_path / "r.html"],
+                         capsys)
     assert code == 0 and (tmp_path / "r.html").is_file()
     (line,) = _warnings(err)
     assert "2 sentences (limit 2, max-words none)" in line and theirs in line and "mini.conllu" in line, line

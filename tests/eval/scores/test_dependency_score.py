@@ -146,9 +146,9 @@ def test_same_id_other_words_names_the_real_problem():
     from pmask.corpora import Sentence
     from pmask.eval.scores.dependency_score import check_same_words
 
-    gold = Sentence(id="s1", words="a b c".split(), heads=[0, 1, 1], path="g.conllu", line=4)
+    gold = Sentence(id="s1", words=["a", "b", "c"], heads=[0, 1, 1], path="g.conllu", line=4)
     check_same_words(["a", "b", "c"], gold, "store sentence s1")
     with pytest.raises(PmaskError) as err:
-        check_same_words("x y".split(), gold, "store sentence s1")
+        check_same_words(["x", "y"], gold, "store sentence s1")
     assert str(err.value) == ("store sentence s1 does not match gold g.conllu:4 (sentence s1): the words differ "
                               "(2 words 'x y' vs 3 words 'a b c')")

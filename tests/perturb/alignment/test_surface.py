@@ -204,7 +204,8 @@ def test_unknown_mode_is_refused(tmp_path):
 
 def test_tokenize_text_groups_its_per_word_warnings_into_one_line(tiny_bert_dir, tmp_path, capsys):
     rows = []
-    for s, words in enumerate([["ワシントン", "の", "キャピトルヒル", "で"], ["ソーシャル", "メディア", "を", "フォロー"]]):
+    japanese = [["ワシントン", "の", "キャピトルヒル", "で"], ["ソーシャル", "メディア", "を", "フォロー"]]
+    for s, words in enumerate(japanese):
         rows.append(f"# sent_id = j{s}")
         rows += [f"{k}\t{w}\t_\t_\t_\t_\t{0 if k == 1 else 1}\t_\t_\tSpaceAfter=No"
                  for k, w in enumerate(words, start=1)]

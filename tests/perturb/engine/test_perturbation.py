@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from authors_reference import authors_forward, ref_align, ref_model
 
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, last_fitting
@@ -17,6 +16,8 @@ from pmask.perturb.engine.rewrite import COMMA, MASK, Rewriting, SentencePieces
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
+
+from authors_reference import authors_forward, ref_align, ref_model
 
 SENTS = [["She", "walked", "home", "."], ["He", "said", "the", "decision", "was", "unbelievable", "."], ["news"]]
 

@@ -6,10 +6,11 @@ import shutil
 
 import numpy as np
 import pytest
-from test_compute import corpus, reference, tiny  # noqa: F401  (fixtures: tiny BERT, 6 sentences, layers 1, 3)
 
 from pmask.common.errors import StoreError
 from pmask.perturb.store import MANIFEST, ImpactStore
+
+from test_compute import corpus, reference, tiny  # noqa: F401  (fixtures: tiny BERT, 6 sentences, layers 1, 3)
 
 
 def _same_store(a_dir, b_dir) -> None:

@@ -65,7 +65,8 @@ def test_compute_store_matches_engine(tiny, corpus, reference):
         assert item.pieces == tiny.tokenizer.convert_ids_to_tokens(al.input_ids)
     assert store[1].word_pieces(2) == ["spend", "##ing"]
     m = store.manifest
-    assert m["model"]["name"] == str(Path(tiny.name).resolve()) and m["model"]["num_layers"] == 3 and m["model"]["dtype"] == "float32"
+    assert m["model"]["name"] == str(Path(tiny.name).resolve())
+    assert m["model"]["num_layers"] == 3 and m["model"]["dtype"] == "float32"
     assert m["model"]["tokenizer"]["do_lower_case"] is True and m["model"]["random_init"] is False
     assert {"torch", "transformers", "pmask", "safetensors"} <= set(m["versions"])
     assert m["layers"] == {"requested": [1, -1], "resolved": [1, 3]} and m["include_cls"] is True

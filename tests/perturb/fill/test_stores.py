@@ -6,7 +6,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-from store_fakes import _sentences, _write
 
 from pmask.common import options
 from pmask.common.errors import StoreError
@@ -16,10 +15,13 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import build_store, fill_stores
 from pmask.perturb.store import ImpactStore
 
+from store_fakes import _sentences, _write
+
 MINI = Path(__file__).resolve().parents[2] / "data" / "mini.conllu"
 # every module of the store path that may resolve layers (the engine's own entry check aside)
 STORE_PATH = ("pmask.perturb.store.store_settings", "pmask.perturb.store.plan", "pmask.perturb.fill.record",
-              "pmask.perturb.fill.add_layers", "pmask.perturb.fill.compute", "pmask.perturb.fill.stores", "pmask.perturb.source")
+              "pmask.perturb.fill.add_layers", "pmask.perturb.fill.compute", "pmask.perturb.fill.stores",
+              "pmask.perturb.source")
 
 
 class Loader:

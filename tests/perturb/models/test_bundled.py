@@ -9,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from authors_reference import authors_heads
-from test_faithful import conllu, heads_of
 
 import pmask
 from pmask.cli import main
@@ -20,6 +18,9 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
 from pmask.perturb.models.load import load_model
+
+from authors_reference import authors_heads
+from test_faithful import conllu, heads_of
 
 ROOT = Path(__file__).resolve().parents[3]
 PUD = ROOT.parent / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"

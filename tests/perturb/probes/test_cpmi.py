@@ -17,8 +17,8 @@ from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.probes.cpmi import cpmi_sequences
 
-SENTENCES = [["the", "unbelievable", "a", "the"], ["unbelievable", "the"], ["a", "unbelievable", "unbelievable", "a", "b"],
-             ["the"]]
+SENTENCES = [["the", "unbelievable", "a", "the"], ["unbelievable", "the"],
+             ["a", "unbelievable", "unbelievable", "a", "b"], ["the"]]
 
 
 def naive_cpmi(lm, sentence, tokenize="words"):

@@ -103,7 +103,7 @@ def test_all_is_the_term_weighted_mean_and_the_cls_layout_is_shifted(lm64):
     got = {m: next(probe_matrices(lm64, [words], "distortion", layers=[1], metric=m))[0].astype(np.float64)
            for m in ("all", "sub", "dc", "move")}
     for left, right in spans(n):
-        k = 6 if 0 < left and right < n else 4
+        k = 6 if left > 0 and right < n else 4
         c = (left, right - 1)
         assert got["all"][c] == pytest.approx((got["sub"][c] + got["dc"][c] + k * got["move"][c]) / (k + 2), rel=1e-6)
     shifted = next(probe_matrices(lm64, [words], "distortion", layers=[1], include_cls=True))[0]
@@ -115,7 +115,7 @@ def test_span_plan_counts():
     for n in range(1, 8):
         plan = span_plan(n)
         assert 1 + len(plan.rewrites) == sequences_per_sentence("distortion", n) == 1 + 4 * (n * (n + 1) // 2 - 1)
-        inside = sum(1 for a, b in spans(n) if 0 < a and b < n)
+        inside = sum(1 for a, b in spans(n) if a > 0 and b < n)
         assert len(plan.term_span) == 2 * len(spans(n)) + 6 * inside + 4 * (len(spans(n)) - inside)
 
 

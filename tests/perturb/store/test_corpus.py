@@ -65,10 +65,11 @@ def test_a_narrower_selection_keeps_the_store_positions(made, tmp_path, capsys):
     assert [s.id for s in narrow.sentences] == ["s3", "s5"] and narrow.positions == [1, 2]
     by_id = {s.id: imp.F for s, imp in zip(whole.sentences, whole.impacts(2))}
     for s, imp in zip(narrow.sentences, narrow.impacts(2)):
-        assert (imp.F == by_id[s.id]).all()
+        assert (by_id[s.id] == imp.F).all()
     assert [s.id for s in ImpactSource.open(CorpusSpec(store, limit=2)).sentences] == ["s1", "s3"]
     out = tmp_path / "n.conllu"
-    assert main(["parse", str(store), "--max-words", "4", "--layer", "2", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+    code = main(["parse", str(store), "--max-words", "4", "--layer", "2", "-q", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
     assert _ids(out) == ["s3", "s5"]
 
 
@@ -91,7 +92,8 @@ def test_a_store_without_a_recorded_selection_opens_as_before(made, tmp_path, ca
     del manifest["corpus"]["selection"]
     (old / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     out = tmp_path / "o.conllu"
-    assert main(["parse", str(old), "--max-words", "8", "--layer", "2", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+    code = main(["parse", str(old), "--max-words", "8", "--layer", "2", "-q", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
     assert _ids(out) == ["s1", "s3", "s5"]
     assert main(["parse", str(old), "--layer", "2", "-o", str(out)]) == 1
     assert "another selection" in capsys.readouterr().err

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from store_fakes import SETTINGS, _fake, _sentences, _write
 
 from pmask.common.errors import StoreError
 from pmask.perturb.store import MANIFEST, CorpusInfo, ImpactStore, StoreWriter, plan_store
 from pmask.perturb.store.lock import WRITER_NOTE
+
+from store_fakes import SETTINGS, _fake, _sentences, _write
 
 
 def _rank_writers(path, sents, world_size, **kw):

@@ -10,7 +10,6 @@ import socket
 from dataclasses import replace
 
 import pytest
-from store_fakes import SETTINGS, _fake, _sentences
 
 from pmask.common.command_line import spell_command
 from pmask.common.errors import SettingError, StoreError, UnfinishedStoreError
@@ -22,6 +21,8 @@ from pmask.perturb.store import CorpusInfo, ImpactStore, StoreWriter, read_manif
 from pmask.perturb.store.lock import WRITER_NOTE, current_writer
 from pmask.perturb.store.parts import write_part
 from pmask.perturb.store.state import check_finished, resume_settings, store_state
+
+from store_fakes import SETTINGS, _fake, _sentences
 
 
 def _add(w, sents, k):
@@ -125,8 +126,8 @@ def test_sentences_left_in_index_parts_of_a_killed_torchrun_run_are_counted(tmp_
 def test_the_resume_command_spells_every_setting_that_is_not_the_default(tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b\nc d e\n", encoding="utf-8")
-    settings = replace(SETTINGS, model="random:bert-base-uncased", impact=ImpactSettings("cos", "first", "text", "pair"),
-                       layers="all", dtype="bfloat16")
+    settings = replace(SETTINGS, model="random:bert-base-uncased",
+                       impact=ImpactSettings("cos", "first", "text", "pair"), layers="all", dtype="bfloat16")
     sents = [Sentence(id="1", words=["a", "b"]), Sentence(id="2", words=["c", "d", "e"])]
     with StoreWriter.open(tmp_path / "my store", settings, CorpusInfo.of(sents, corpus, {"format": "conllu",
                           "limit": 2, "max_words": 30})):

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from store_fakes import SETTINGS, _fake, _sentences, _write
 
 from pmask.common.errors import LayerError, StoreError
 from pmask.corpora import Sentence
@@ -27,6 +26,7 @@ from pmask.perturb.store import (
     resolve_layers,
 )
 
+from store_fakes import SETTINGS, _fake, _sentences, _write
 
 # ---------------------------------------------------------------------------- format
 
@@ -108,7 +108,8 @@ def test_resolve_layers():
 def test_existing_directory_needs_resume_or_overwrite(tmp_path):
     sents = _sentences()
     _write(tmp_path / "st", sents)
-    with pytest.raises(StoreError, match="a store is already there; give resume to continue it, overwrite to replace it"):
+    already = "a store is already there; give resume to continue it, overwrite to replace it"
+    with pytest.raises(StoreError, match=already):
         _write(tmp_path / "st", sents)
     with pytest.raises(StoreError, match="a store is already there; give resume"):
         plan_store(tmp_path / "st", sents, SETTINGS)
@@ -229,9 +230,9 @@ def test_writer_rejects_wrong_shapes(tmp_path):
 
 def test_one_writer_at_a_time(tmp_path):
     sents = _sentences()
-    with StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)):
-        with pytest.raises(StoreError, match="another process is writing this store"):
-            StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents), resume=True)
+    with StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)), \
+            pytest.raises(StoreError, match="another process is writing this store"):
+        StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents), resume=True)
     StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents), resume=True).close()
 
 
@@ -240,12 +241,11 @@ def test_one_writer_at_a_time(tmp_path):
 def test_interrupted_writer_keeps_finished_sentences_and_resumes(tmp_path):
     sents = _sentences()
     corpus = CorpusInfo.of(sents)
-    with pytest.raises(KeyboardInterrupt):
-        with StoreWriter.open(tmp_path / "st", SETTINGS, corpus, shard_size=2) as w:
-            for k in w.remaining:
-                if k == 3:
-                    raise KeyboardInterrupt
-                w.add(k, sents[k].id, sents[k].words, **_fake(k, len(sents[k].words)))
+    with pytest.raises(KeyboardInterrupt), StoreWriter.open(tmp_path / "st", SETTINGS, corpus, shard_size=2) as w:
+        for k in w.remaining:
+            if k == 3:
+                raise KeyboardInterrupt
+            w.add(k, sents[k].id, sents[k].words, **_fake(k, len(sents[k].words)))
     assert plan_store(tmp_path / "st", sents, SETTINGS, resume=True) == [3, 4]
     # a crash can leave a temp file and a shard the manifest never heard of: both are dropped
     (tmp_path / "st" / ".shard-00009.safetensors.tmp").write_bytes(b"partial")
@@ -308,9 +308,8 @@ def test_kill_9_between_shards_then_resume(tmp_path):
 
 def test_store_interrupted_before_any_sentence_can_be_restarted(tmp_path):
     sents = _sentences()
-    with pytest.raises(KeyboardInterrupt):
-        with StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)):
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)):
+        raise KeyboardInterrupt
     cos = replace(SETTINGS, impact=ImpactSettings(metric="cos"))
     assert plan_store(tmp_path / "st", sents, cos) == [0, 1, 2, 3, 4]
 

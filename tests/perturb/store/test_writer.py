@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from store_fakes import SETTINGS, _fake, _sentences, _write
 
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
@@ -17,6 +16,8 @@ from pmask.perturb.store import (
 )
 from pmask.perturb.store import writer as writer_module
 from pmask.perturb.store.info import store_info
+
+from store_fakes import SETTINGS, _fake, _sentences, _write
 
 WORDS = [["w"] * (1 + k % 4) for k in range(11)]
 
@@ -92,13 +93,13 @@ def test_the_store_is_the_same_whatever_the_shard_boundaries(tmp_path):
 def test_a_resumed_store_of_uneven_shards_continues_after_them(tmp_path):
     sents = _sentences(WORDS)
     clock = FakeClock([1, 1, 1, 9, 9, 1, 1, 1, 1, 1, 1])
-    with pytest.raises(KeyboardInterrupt):
-        with StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents), shard_seconds=5, clock=clock) as w:
-            for k in w.remaining:
-                if k == 7:
-                    raise KeyboardInterrupt
-                clock.work()
-                w.add(k, sents[k].id, sents[k].words, **_fake(k, len(sents[k].words)))
+    with pytest.raises(KeyboardInterrupt), \
+            StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents), shard_seconds=5, clock=clock) as w:
+        for k in w.remaining:
+            if k == 7:
+                raise KeyboardInterrupt
+            clock.work()
+            w.add(k, sents[k].id, sents[k].words, **_fake(k, len(sents[k].words)))
     assert _sizes(tmp_path / "st") == [4, 1, 2]                   # closed at 12 s, 21 s, and by the interruption
     info = store_info(tmp_path / "st")
     assert info["sentences"]["stored"] == 7 and info["shards"] == 3 and info["state"] == "interrupted"

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from headless import Browser, find_or_install_chromium
 
 from pmask.eval.html import ReportOptions, build_report
+
+from headless import Browser, find_or_install_chromium
 
 
 @pytest.fixture(scope="module")

@@ -253,11 +253,14 @@ def test_a_one_metric_study_extends_to_several(model_dir, gold, tmp_path, single
 
 def test_metrics_a_probe_does_not_take_are_refused_before_model_work(model_dir, gold, tmp_path):
     loader = Loader(model_dir)
-    cases = [({"probes": ["pair", "attention"], "metrics": ["prob", "dist"]}, r"probe attention takes metric weight, not prob"),
+    cases = [({"probes": ["pair", "attention"], "metrics": ["prob", "dist"]},
+              r"probe attention takes metric weight, not prob"),
              ({"probes": ["single"], "metrics": ["dist", "cpmi"]}, r"probe single takes metric .*, not cpmi"),
-             ({"probes": ["pair"], "metrics": ["prob", "cpmi"], "model": "subword-avg"}, r"cpmi takes subword sum only, not avg")]
+             ({"probes": ["pair"], "metrics": ["prob", "cpmi"], "model": "subword-avg"},
+              r"cpmi takes subword sum only, not avg")]
     for kw, message in cases:
-        model = ModelSpec(str(model_dir), impact=ImpactSettings(None, "avg", None, None, None)) if kw.pop("model", None) else None
+        avg = ModelSpec(str(model_dir), impact=ImpactSettings(None, "avg", None, None, None))
+        model = avg if kw.pop("model", None) else None
         with pytest.raises(SettingError, match=message):
             settings = BenchSettings(model=model or str(model_dir), decoders=["eisner"], layers=[1], **kw)
             run_bench([gold], tmp_path / "out", settings, model_loader=loader, progress=False)
