@@ -35,8 +35,9 @@ from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.fill.compute import iter_impacts
 from pmask.perturb.models.load import load_model
+from pmask.trees.eisner import eisner_core
 from pmask.trees.registry import DecodeInput, decode
-from pmask.trees.undirected import ROOT_SCORE, _eisner, max_spanning_tree, symmetrize
+from pmask.trees.undirected import ROOT_SCORE, max_spanning_tree, symmetrize
 
 PUD = "/work/shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"
 KINDS = {"projective": "mst-projective", "nonproj": "mst"}
@@ -92,7 +93,8 @@ def _score_gap(mine: np.ndarray, theirs: np.ndarray, keep: list[bool], projectiv
         return float(sum(S[h, d] for d, h in enumerate(heads) if d))
 
     S = scores(theirs)
-    return total(_eisner(S), S) - total(_eisner(scores(mine)), S)
+    return (total(eisner_core(S, single_root=False).tolist(), S)
+            - total(eisner_core(scores(mine), single_root=False).tolist(), S))
 
 
 def compare(args: argparse.Namespace) -> int:

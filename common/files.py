@@ -369,18 +369,22 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def read_json(path: str | os.PathLike, *, encoding: str = "utf-8", unreadable: str = "raise") -> Any:
-    """The JSON value held in the file ``path``; None when there is no such file.
+def read_json(path: str | os.PathLike, *, encoding: str = "utf-8", unreadable: str = "raise",
+              missing: str = "none") -> Any:
+    """The JSON value held in the file ``path``; None when there is no such file. The one reader of a
+    JSON file in pmask.
 
     ``unreadable`` says what a file that cannot be read, or is not JSON text in ``encoding``, gives:
     ``"raise"`` its ``OSError`` or ``ValueError`` (``UnicodeDecodeError``, ``json.JSONDecodeError``),
     for the caller to name the file and the reason; ``"none"`` None, like a missing file.
+    ``missing="raise"``: a path that is no file is read all the same, so it fails as an unreadable
+    file does (``FileNotFoundError``, ``IsADirectoryError``).
 
     Example:
         >>> read_json("no-such-file.json") is None
         True
     """
-    if not Path(path).is_file():
+    if missing == "none" and not Path(path).is_file():
         return None
     try:
         return json.loads(Path(path).read_text(encoding=encoding))

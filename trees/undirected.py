@@ -11,9 +11,10 @@ tree (their ``--faithful``: punctuation, UPOS ``PUNCT``). A decoder returns undi
   (both orders, so with ``none`` each unordered pair counts with its larger score), NaN as −∞,
   ties to the pair first in row-major order (a stable sort, as their ``prims``); ``minimum=True``
   gives the minimum tree (their gold edges: minimum tree of tree distances over non-punctuation).
-- :func:`projective_tree`: Eisner's algorithm on the kept words with ``W[head][dependent]`` as the
-  arc score, a ROOT row of −50 (so ROOT takes one child unless the scores are extreme) and ties to
-  the first maximum over split points; its edges between words, undirected (their ``eisners``).
+- :func:`projective_tree`: Eisner's algorithm (the core of :mod:`pmask.trees.eisner`) on the kept
+  words with ``W[head][dependent]`` as the arc score, a ROOT row of −50 (so ROOT takes one child
+  unless the scores are extreme) and ties to the first maximum over split points; its edges between
+  words, undirected (their ``eisners``).
 
 Example:
     >>> W = np.array([[0, 3, 1], [3, 0, 2], [1, 2, 0]], dtype=float)
@@ -31,6 +32,7 @@ import numpy as np
 
 from pmask.common.errors import DecodeError, at
 from pmask.common.options import SYMMETRIZE_MODES, check_choice
+from pmask.trees.eisner import eisner_core
 
 #: The ROOT row of :func:`projective_tree` (theirs): every word's ROOT arc scores this.
 ROOT_SCORE = -50.0
@@ -100,48 +102,9 @@ def projective_tree(W: np.ndarray, keep: Sequence[bool] | None = None) -> list[t
     scores = np.zeros((m + 1, m + 1))
     scores[1:, 1:] = W[np.ix_(index, index)]
     scores[0, :] = ROOT_SCORE
-    heads = _eisner(scores)
+    heads = eisner_core(scores, single_root=False)   # scores[head, dependent]; ROOT may take several children
     edges = [(int(index[d - 1]), int(index[h - 1])) for d, h in enumerate(heads) if d and h]
     return sorted((min(a, b), max(a, b)) for a, b in edges)
-
-
-def _eisner(scores: np.ndarray) -> list[int]:
-    """First-order Eisner on ``scores[head, dependent]`` (index 0 = ROOT; ROOT may take several
-    children); ties to the first maximum. Returns heads (heads[0] = -1)."""
-    N = scores.shape[0] - 1
-    complete = np.zeros((N + 1, N + 1, 2))
-    incomplete = np.zeros((N + 1, N + 1, 2))
-    cb = -np.ones((N + 1, N + 1, 2), dtype=int)
-    ib = -np.ones((N + 1, N + 1, 2), dtype=int)
-    incomplete[0, :, 0] = -np.inf
-    for k in range(1, N + 1):
-        for s in range(N - k + 1):
-            t = s + k
-            base = complete[s, s:t, 1] + complete[s + 1:t + 1, t, 0]
-            left, right = base + scores[t, s], base + scores[s, t]
-            incomplete[s, t, 0], ib[s, t, 0] = left.max(), s + int(np.argmax(left))
-            incomplete[s, t, 1], ib[s, t, 1] = right.max(), s + int(np.argmax(right))
-            c0 = complete[s, s:t, 0] + incomplete[s:t, t, 0]
-            complete[s, t, 0], cb[s, t, 0] = c0.max(), s + int(np.argmax(c0))
-            c1 = incomplete[s, s + 1:t + 1, 1] + complete[s + 1:t + 1, t, 1]
-            complete[s, t, 1], cb[s, t, 1] = c1.max(), s + 1 + int(np.argmax(c1))
-    heads = [-1] * (N + 1)
-    stack = [(0, N, 1, True)]
-    while stack:
-        s, t, d, whole = stack.pop()
-        if s == t:
-            continue
-        if whole:
-            r = cb[s, t, d]
-            stack += [(s, r, 0, True), (r, t, 0, False)] if d == 0 else [(s, r, 1, False), (r, t, 1, True)]
-        else:
-            r = ib[s, t, d]
-            if d == 0:
-                heads[s] = t
-            else:
-                heads[t] = s
-            stack += [(s, r, 1, True), (r + 1, t, 0, True)]
-    return heads
 
 
 def orient(edges: Sequence[tuple[int, int]], n: int, root: int | None = None) -> np.ndarray:

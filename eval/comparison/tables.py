@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pmask.common.display import RichDisplay
+from pmask.common.files import read_json
 from pmask.common.labels import short_model_name
 from pmask.eval.outputs.writers import (
     FIGURE_DPI,
@@ -189,7 +190,7 @@ class Comparison(TableFile, RichDisplay):
     @classmethod
     def read_json(cls, path: str | os.PathLike) -> Comparison:
         try:
-            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+            return cls.from_dict(read_json(path, missing="raise"))
         except (OSError, json.JSONDecodeError) as err:
             raise ReportError(f"{path}: cannot read comparison report: {err}") from None
         except ReportError as err:

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.common.files import atomic_write, sha256_file
+from pmask.common.files import atomic_write, read_json, sha256_file
 from pmask.perturb.store.layout import FORMAT, FORMAT_VERSION, PART_RE, part_name, shard_number
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def part_files(path: Path) -> list[Path]:
 
 def _read_part(part: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(part.read_text(encoding="ascii"))
+        data = read_json(part, encoding="ascii", missing="raise")
         if data.get("format") != f"{FORMAT}-part" or not isinstance(data.get("shards"), list):
             raise ValueError("not a store index part")
         return data

@@ -9,12 +9,12 @@ shared data folder (:func:`shared_dir`), which only a source checkout has beside
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from pmask.common.errors import PmaskError
+from pmask.common.files import read_json
 
 # A few PUD-like sentences; every word is covered by the tiny BERT vocabulary, and the words
 # in SPLIT_WORDS are deliberately absent from it so they tokenise into several ``##`` pieces.
@@ -163,7 +163,7 @@ def make_tiny_roberta(path: str | Path, words: Sequence[str] | None = None, *, h
     bpe.save_model(str(path))  # vocab.json + merges.txt
     tok = RobertaTokenizer.from_pretrained(str(path), model_max_length=max_positions)
     tok.save_pretrained(str(path))
-    n_vocab = len(json.loads((path / "vocab.json").read_text(encoding="utf-8")))
+    n_vocab = len(read_json(path / "vocab.json", missing="raise"))
     config = RobertaConfig(vocab_size=max(n_vocab, len(tok)), hidden_size=hidden, num_hidden_layers=layers,
                            num_attention_heads=heads, intermediate_size=4 * hidden,
                            max_position_embeddings=max_positions + 2, pad_token_id=tok.pad_token_id,
