@@ -7,6 +7,8 @@ environment; here the wheel is built with setuptools' PEP 517 backend from a cop
 from __future__ import annotations
 
 import email
+import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +41,8 @@ def test_the_wheel_holds_the_library_only(wheel):
     assert "pmask/setup.py" not in names
     top = {n.split("/")[1] for n in package}
     assert not top & {"tests", "benchmarks", "docs", "tools", ".ci", "pyproject.toml", "README.md", "pytest.ini"}
-    assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "eval", "cli", "models"}
+    assert top >= {"__init__.py", "__main__.py", "common", "corpora", "perturb", "trees", "pipeline", "eval", "cli",
+                   "models"}
     data = ("pmask/eval/html/assets/", "pmask/models/")
     assert all(n.endswith(".py") or n.startswith(data) for n in package), package
     assert "pmask/eval/html/assets/report.css" in names and "pmask/eval/display/arcs.py" in names
@@ -77,6 +80,34 @@ def test_license_citation_and_changelog():
     assert (paper["year"], paper["start"], paper["end"]) == (2020, 4166, 4176)
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "## Unreleased (0.2.0)" in changelog and "## 0.1.0" in changelog
+
+
+def layout_table() -> list[tuple[list[str], str, str]]:
+    """The rows of the CHANGELOG's table of moved module paths (the fourth layout step): old paths, new
+    path, and the old cell as written."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    table = text[text.index("| old path | new path |"):].split("\n\n")[0].splitlines()[2:]
+    rows = []
+    for line in table:
+        old, new = line.strip("|").split("|")
+        rows.append((re.findall(r"`([^`]+)`", old), new.strip().strip("`"), old))
+    return rows
+
+
+def test_the_changelog_lists_each_moved_module_once_and_its_new_path_imports():
+    rows = layout_table()
+    modules = [(olds, new) for olds, new, cell in rows if "re-export" not in cell and not new.startswith("removed")]
+    assert len(modules) > 60
+    olds = [old for row, _ in modules for old in row]
+    assert len(olds) == len(set(olds)), "a moved module listed twice"
+    for old in olds:
+        try:
+            found = importlib.util.find_spec(old)
+        except ModuleNotFoundError:   # its parent package is gone too
+            found = None
+        assert found is None, f"{old} still imports: no alias is kept at an old path"
+    for _, new in modules:
+        assert importlib.util.find_spec(new) is not None, f"{new} (the CHANGELOG's new path) does not exist"
 
 
 def test_setup_py_keeps_only_the_layout():

@@ -18,8 +18,7 @@ export HF_HUB_OFFLINE=1 PYTHONHASHSEED=0
 DATA=$(realpath "${PMASK_DATA:-$HERE/../../shared/data}")
 PUD=$DATA/ud/UD_English-PUD/en_pud-ud-test.conllu
 JA=$DATA/ud/UD_Japanese-PUD/ja_pud-ud-test.conllu
-python -c "from pmask.testing import make_tiny_bert; make_tiny_bert('tiny')" 2>/dev/null \
-  || python -c "from pmask.perturb.testing import make_tiny_bert; make_tiny_bert('tiny')"
+python -c "from pmask.perturb.testing import make_tiny_bert; make_tiny_bert('tiny')"
 P="python -m pmask"
 $P impact "$PUD" --model tiny --layers all --limit 12 -o store -q
 $P parse store -o parsed.conllu -q
