@@ -36,7 +36,11 @@ their decoder returns it, node 0 included), ``stdout-<step>.txt`` (their raw pri
 timings). ``--fix-attention-mask`` is a deliberate deviation, for comparison only: their call
 ``model(tokens, segments)`` passes the all-zero segment ids as ``attention_mask`` (the second
 positional argument of ``BertModel.forward``); with it, they are passed as ``token_type_ids`` and
-the attention mask is left at its default (all ones).
+the attention mask is left at its default (all ones). Why it matters: under transformers 2.5.1
+(their requirements) an all-zero mask adds -10000 to every score, which softmax ignores (normal
+attention, which ``--fix-attention-mask`` reproduces to ~2e-4 relative); under 4.27.4 it adds
+``finfo.min`` (uniform attention); under 5.x (sdpa) no position attends to any other and every
+matrix is exactly 0. See ``/work/notes/discourse_anchor.md``.
 """
 from __future__ import annotations
 
