@@ -118,6 +118,11 @@ RANDOM_PREFIX = "random:"
 #: The root setting used by every command unless told otherwise.
 DEFAULT_ROOT = "gold"
 
+#: File types a figure (``--plot``) is written as, and a heatmap (``pmask heatmap --as``): named here, not
+#: beside the drawing code, so that the parser builds its choices without importing ``pmask.eval``.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+HEATMAP_FORMATS = (*FIGURE_FORMATS, "html")
+
 
 def check_choice(what: str, value: str | None, table: Mapping[str, str] | Iterable[str]) -> str:
     """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError`

@@ -8,12 +8,17 @@ Bracket strings (:func:`to_brackets`) are one line, e.g. ``(X (X The cat) (X sat
 stays parseable: ``(`` -> ``-LRB-``, ``)`` -> ``-RRB-``, any run of whitespace -> ``_``, an
 empty word -> ``-NONE-``.  :func:`from_brackets` undoes the parenthesis escapes (spaces stay
 ``_``; a word that literally was ``-LRB-`` comes back as ``(``, as in the PTB).
+
+nltk is imported by the functions that build or read trees, not with this module: importing it
+costs about a second (it loads scipy), which a dependency job never needs.
 """
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from nltk import Tree
+if TYPE_CHECKING:
+    from nltk import Tree
 
 LABEL = "X"
 _WS = re.compile(r"\s+")
@@ -35,6 +40,8 @@ def unescape_word(token: str) -> str:
 
 def to_brackets(tree) -> str:
     """One-line bracket string of an ``nltk.Tree`` (or a bare word), leaves escaped."""
+    from nltk import Tree
+
     if not isinstance(tree, Tree):
         return escape_word(tree)
     label = escape_word(tree.label()) if str(tree.label()) else LABEL
@@ -44,6 +51,8 @@ def to_brackets(tree) -> str:
 
 def from_brackets(text: str) -> Tree:
     """Read a bracket string written by :func:`to_brackets` back into an ``nltk.Tree``."""
+    from nltk import Tree
+
     tree = Tree.fromstring(text)
     for pos in tree.treepositions("leaves"):
         tree[pos] = unescape_word(tree[pos])
@@ -63,10 +72,12 @@ def node_spans(tree) -> tuple[list[tuple[int, int, Tree]], int]:
         before their parent; ``n`` = number of leaves.
 
     Example:
-        >>> nodes, n = node_spans(Tree.fromstring("(X (X a b) c)"))
+        >>> nodes, n = node_spans(from_brackets("(X (X a b) c)"))
         >>> [(i, j) for i, j, _ in nodes], n
         ([(0, 2), (0, 3)], 3)
     """
+    from nltk import Tree
+
     out: list[tuple[int, int, Tree]] = []
     if not isinstance(tree, Tree):
         return out, 1
@@ -92,6 +103,8 @@ def spans(tree, *, trivial: bool = False) -> set[tuple[int, int]]:
     The whole-sentence span is included.  Single-word spans (pre-terminals, unary nodes over
     one word) are left out unless ``trivial=True``.  Unary chains give one span (it is a set).
     """
+    from nltk import Tree
+
     if not isinstance(tree, Tree):
         return {(0, 1)} if trivial else set()
     nodes, _ = node_spans(tree)

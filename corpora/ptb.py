@@ -8,6 +8,8 @@ constituency evaluation used by Wu et al. 2020): keep only leaves whose POS tag 
 :data:`WORD_TAGS` — punctuation, ``-NONE-`` traces and the currency symbols ``$``/``#`` go —,
 prune constituents left empty and drop sentences left with no word.  With ``filter_punct=False``
 only ``-NONE-`` traces (never words) are removed.  ``max_words`` counts words *after* filtering.
+
+nltk is imported where trees are built or read, not with this module (see :mod:`pmask.corpora.brackets`).
 """
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import nltk
+from typing import TYPE_CHECKING
 
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
@@ -32,7 +33,11 @@ from pmask.corpora._util import (
     read_utf8,
     select,
 )
+from pmask.corpora.brackets import from_brackets, to_brackets
 from pmask.corpora.sentence import Sentence
+
+if TYPE_CHECKING:
+    import nltk
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +89,8 @@ def strip_function_tags(label: str) -> str:
 
 def _unwrap(tree: nltk.Tree) -> nltk.Tree:
     """Remove the PTB outer ``( (S ...) )`` / ``(ROOT ...)`` wrapper."""
+    import nltk
+
     while isinstance(tree, nltk.Tree) and tree.label() in _WRAPPER_LABELS and len(tree) == 1 \
             and isinstance(tree[0], nltk.Tree) and not _is_preterminal(tree[0]):
         tree = tree[0]
@@ -91,6 +98,8 @@ def _unwrap(tree: nltk.Tree) -> nltk.Tree:
 
 
 def _is_preterminal(t) -> bool:
+    import nltk
+
     return isinstance(t, nltk.Tree) and len(t) == 1 and isinstance(t[0], str)
 
 
@@ -99,6 +108,8 @@ def filter_tree(tree: nltk.Tree, keep_tag, strip_labels: bool = True) -> nltk.Tr
 
     Raises ValueError for a word that is not under a preterminal (not PTB).
     """
+    import nltk
+
     if _is_preterminal(tree):
         return nltk.Tree(tree.label(), [tree[0]]) if keep_tag(tree.label()) else None
     for child in tree:
@@ -125,6 +136,8 @@ def _not_brackets(name: str, text: str) -> CorpusError | None:
 def _ptb_items(text: str, name: str, stem: str, filter_punct: bool,
                strip_labels: bool) -> Iterator[Sentence | None]:
     """One item per tree of ``text``: its Sentence, or None when filtering left no word."""
+    import nltk
+
     keep = (lambda tag: tag in WORD_TAGS) if filter_punct else (lambda tag: tag != TRACE_TAG)
     try:
         groups = split_trees(text)
@@ -209,8 +222,6 @@ def write_brackets(trees: Iterable, path: str | os.PathLike) -> None:
     """Write one tree per line with ``pmask.trees.to_brackets`` (words escaped PTB-style, e.g.
     ``(`` → ``-LRB-``); a None tree (skipped sentence) gives an empty line so line k still belongs
     to sentence k.  ``path`` as for :func:`pmask.common.files.write_output` (``-`` = standard output)."""
-    from pmask.corpora.brackets import to_brackets  # imported on use: pmask.trees pulls in networkx
-
     lines = ["" if t is None else to_brackets(t) for t in trees]
     write_output(path, "".join(line + "\n" for line in lines))
     logger.debug("wrote %d trees to %s", len(lines), path)   # the caller prints the summary
@@ -229,8 +240,6 @@ def read_brackets(path: str | os.PathLike) -> list[nltk.Tree | None]:
 def parse_brackets(text: str, name: str) -> list[nltk.Tree | None]:
     """The one-line bracketed trees of ``text`` (:func:`read_brackets` of text already read; ``name``
     stands for the source in messages)."""
-    from pmask.corpora.brackets import from_brackets
-
     lines = file_lines(text)
     out: list[nltk.Tree | None] = []
     for number, line in enumerate(lines, start=1):

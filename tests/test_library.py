@@ -32,6 +32,7 @@ from pmask.trees.registry import (
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+MINI = DATA / "mini.conllu"
 
 
 # ---------------------------------------------------------------------------- registry
@@ -141,18 +142,46 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
 
 # -------------------------------------------------------------------------- import weight (layering: test_structure.py)
 
-def test_importing_the_cli_loads_no_heavy_library():
-    code = ("import sys, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, "
-            "pmask.eval.figures.impact_maps; "
-            "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+#: Libraries that cost start-up time (torch and transformers several seconds, nltk about one second, for it
+#: imports scipy.stats) and that only some work needs.
+HEAVY = ("torch", "transformers", "nltk", "scipy", "matplotlib")
+
+
+def heavy_modules_after(code: str) -> list[str]:
+    """The libraries of :data:`HEAVY` that ``code`` imports, run in a fresh interpreter."""
+    report = f"\nimport json, sys; print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)"
+    proc = subprocess.run([sys.executable, "-c", code + report], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    code = ("import pmask, pmask.cli, pmask.perturb, pmask.pipeline.induce, pmask.eval.studies.sweep, "
+            "pmask.eval.figures.impact_maps")
+    assert heavy_modules_after(code) == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["parse", "--help"], ["--version"]])
+def test_help_loads_no_heavy_library(argv):
+    code = f"from pmask.cli import main\nassert main({argv!r}) == 0"
+    assert heavy_modules_after(code) == []
+
+
+def test_a_dependency_parse_of_conllu_imports_no_nltk(tmp_path, tiny_bert_dir):
+    """nltk is for constituency trees: reading CoNLL-U, computing impacts and Eisner do without it."""
+    out = tmp_path / "out.conllu"
+    library = (f"import pmask\nfrom pmask.corpora import read_corpus\n"
+               f"parsed = pmask.parse(read_corpus({str(MINI)!r}), model={str(tiny_bert_dir)!r}, device='cpu')\n"
+               f"assert [len(p.heads) for p in parsed] == [6, 7, 2, 1, 2] and parsed[0].F is not None")
+    loaded = heavy_modules_after(library)   # scipy: transformers imports it
+    assert "torch" in loaded and "nltk" not in loaded
+    command = (f"import sys\nfrom pmask.cli import main\n"
+               f"assert main(['parse', {str(MINI)!r}, '--decoder', 'right-chain', '-o', {str(out)!r}, '-q']) == 0\n"
+               f"assert 'pmask.eval' not in sys.modules   # the other commands' library code")
+    assert heavy_modules_after(command) == [] and out.read_text(encoding="utf-8").count("\n\n") == 5
 
 
 # -------------------------------------------------------------- --faithful's dist default holds through pmask.parse too
-
-MINI = Path(__file__).resolve().parent / "data" / "mini.conllu"
 
 
 def test_faithful_measures_distances_with_the_bundled_model_in_python():

@@ -11,12 +11,15 @@ uniform integer below a count is drawn by rejection from the generator's random 
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from nltk import Tree
 
 from pmask.corpora.brackets import LABEL
 from pmask.trees.validate import check_root
+
+if TYPE_CHECKING:
+    from nltk import Tree
 
 
 # ----------------------------------------------------------------------- helpers
@@ -143,11 +146,15 @@ def random_scores(n: int, rng: np.random.Generator) -> np.ndarray:
 
 # ---------------------------------------------------------- constituency baselines
 def _leaf_or_tree(words: list[str]):
+    from nltk import Tree
+
     return Tree(LABEL, list(words))
 
 
 def right_branching(words) -> Tree:
     """``(X w1 (X w2 (X w3 … (X wn-1 wn))))``."""
+    from nltk import Tree
+
     words = list(words)
     if len(words) <= 2:
         return _leaf_or_tree(words)
@@ -159,6 +166,8 @@ def right_branching(words) -> Tree:
 
 def left_branching(words) -> Tree:
     """``(X (X (X w1 w2) w3) … wn)``."""
+    from nltk import Tree
+
     words = list(words)
     if len(words) <= 2:
         return _leaf_or_tree(words)
@@ -170,6 +179,8 @@ def left_branching(words) -> Tree:
 
 def balanced(words) -> Tree:
     """Balanced binary bracketing: a span of m words splits after ceil(m/2) words (left half larger)."""
+    from nltk import Tree
+
     words = list(words)
 
     def build(a: int, b: int):
@@ -193,6 +204,8 @@ def _catalan(k: int) -> int:
 
 def random_binary(words, rng: np.random.Generator) -> Tree:
     """A uniformly random binary bracketing of ``words`` (split sizes drawn with Catalan weights)."""
+    from nltk import Tree
+
     words = list(words)
     if len(words) <= 2:
         return _leaf_or_tree(words)

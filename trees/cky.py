@@ -19,13 +19,15 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from nltk import Tree
 
 from pmask.common.errors import DecodeError, at
 from pmask.corpora.brackets import LABEL
+
+if TYPE_CHECKING:
+    from nltk import Tree
 
 
 def normalise_by_length(chart: np.ndarray) -> np.ndarray:
@@ -77,6 +79,8 @@ def cky_spans(scores: np.ndarray, *, faithful: bool = False) -> list[tuple[int, 
 
 def tree_from_spans(words: Sequence[str], spans: Sequence[tuple[int, int]]) -> Tree:
     """The binary ``nltk.Tree`` (label "X") with the given spans of length ≥ 2 (whole sentence first)."""
+    from nltk import Tree
+
     words = list(words)
     if len(words) == 1:
         return Tree(LABEL, words)

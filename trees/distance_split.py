@@ -29,14 +29,16 @@ meaning.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from nltk import Tree
 
 from pmask.common.errors import DecodeError, at
 from pmask.corpora.brackets import LABEL
 from pmask.trees.validate import check_impact
+
+if TYPE_CHECKING:
+    from nltk import Tree
 
 
 def adjacent_distances(F, *, distance: bool = True, where: str | None = None) -> np.ndarray:
@@ -85,6 +87,8 @@ def distance_split(words: Sequence[str], d: Sequence[float] | np.ndarray, *, bia
         >>> print(distance_split(["a", "b", "c"], [0.2, 0.9]))
         (X (X a b) c)
     """
+    from nltk import Tree
+
     words = list(words)
     gaps = np.asarray(d, dtype=np.float64)
     if not words:

@@ -30,12 +30,16 @@ otherwise be decided by rounding).  Cost: O(n^2) for the table plus O(m) per spa
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from nltk import Tree
 
 from pmask.common.errors import DecodeError, at
 from pmask.corpora.brackets import LABEL
 from pmask.trees.validate import check_impact
+
+if TYPE_CHECKING:
+    from nltk import Tree
 
 VARIANTS = ("three-way", "binary")
 TIE_RTOL = 1e-9
@@ -92,6 +96,8 @@ def best_split(objective: np.ndarray) -> int:
 
 def mart(F, words, variant: str = "three-way", *, where: str | None = None) -> Tree:
     """Unlabelled constituency tree of ``words`` from the n x n impact matrix ``F`` (module docstring)."""
+    from nltk import Tree
+
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     words = list(words)

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
-from nltk import Tree
 
 from pmask.common.errors import DecodeError
 from pmask.common.options import metric_pipeline
@@ -43,6 +42,9 @@ from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
+
+if TYPE_CHECKING:
+    from nltk import Tree
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,6 @@ from pmask.cli.commands.command import Command
 from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.eval.studies.bench.run import BenchSettings, run_bench
-from pmask.pipeline.induce import refuse_layer_zero
 from pmask.trees.tasks import task_info
 
 
@@ -52,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.eval.studies.bench.run import BenchSettings, run_bench
+
     settings = BenchSettings(
         model=model_spec(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct,
         seed=args.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
@@ -68,6 +68,8 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 
 def check(args: argparse.Namespace) -> None:
+    from pmask.pipeline.induce import refuse_layer_zero
+
     for name in probes_of(args):
         refuse_layer_zero(args.layers, "layers", name)
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.eval.outputs.writers import FIGURE_FORMATS
+from pmask.common.options import FIGURE_FORMATS
 
 #: What an interrupted command that keeps no work says.
 NOTHING = "interrupted: nothing was written (outputs are written only when complete)"

@@ -7,8 +7,6 @@ from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, 
 from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.options import ROOT_MODES
-from pmask.eval.comparison.compare import evaluate_files
-from pmask.eval.scores.hoover_uuas import hoover_uuas_files
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.eval.comparison.compare import evaluate_files
+    from pmask.eval.scores.hoover_uuas import hoover_uuas_files
+
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
                             seed=args.seed, max_words=args.max_words, subtypes=args.subtypes)
     assert result.table is not None   # evaluate_files always builds the table

@@ -12,7 +12,7 @@ from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.common.labels import plural
-from pmask.perturb.store import EXPORT_FORMATS, export_store
+from pmask.perturb.store import EXPORT_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.perturb.store import export_store
+
     layers = None if args.layers in (None, "all") else args.layers
     paths = export_store(args.store, args.output, args.format, layers=layers)
     return Outcome(summary=f"wrote {plural(len(paths), 'file')} to {args.output}")

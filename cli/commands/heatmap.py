@@ -15,8 +15,7 @@ from pmask.cli.commands.shared import decoding_interrupted, impact_source
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.common.labels import plural
-from pmask.eval.figures.heatmap import HEATMAP_FORMATS
-from pmask.eval.figures.impact_maps import draw_impact_maps
+from pmask.common.options import HEATMAP_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.eval.figures.impact_maps import draw_impact_maps
+
     paths = draw_impact_maps(impact_source(args), args.sentence, args.output, layer=args.layer, gold=args.gold,
                              fmt=args.fmt, pred=args.pred)
     return Outcome(summary=f"wrote {plural(len(paths), 'heatmap')}: {paths[0]}" + (" …" if len(paths) > 1 else ""))

@@ -9,7 +9,6 @@ from pmask.cli.commands.command import Command
 from pmask.cli.commands.shared import corpus_spec, kept, model_spec, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.perturb.source import build_store
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
 
 
@@ -29,6 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.perturb.source import build_store
+
     result = build_store(corpus_spec(args, args.input), model_spec(args), args.output, layers=args.layers,
                          resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
                          shard_seconds=args.shard_seconds)

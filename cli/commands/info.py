@@ -11,7 +11,6 @@ from pathlib import Path
 from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.perturb.store.info import describe_store_info, store_info
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.perturb.store.info import describe_store_info, store_info
+
     info = store_info(args.store)
     return Outcome(table=json.dumps(info, indent=1, ensure_ascii=False) if args.json else describe_store_info(info))
 

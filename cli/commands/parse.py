@@ -28,9 +28,6 @@ from pmask.cli.commands.shared import (
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output, is_stdout
 from pmask.common.options import metric_pipeline
-from pmask.corpora.provenance import meta_path
-from pmask.perturb.source import ImpactSource
-from pmask.pipeline.induce import ParseSettings, check_trees_file, parse_corpus, refuse_layer_zero
 from pmask.trees.registry import decoder_names, decoding_defaults
 from pmask.trees.tasks import default_decoder, task_info
 
@@ -57,6 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.perturb.source import ImpactSource
+    from pmask.pipeline.induce import ParseSettings, parse_corpus
+
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(corpus_spec(args, args.source), model=model_spec(args) if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
@@ -73,11 +73,15 @@ def run(args: argparse.Namespace) -> Outcome:
 
 
 def outputs(args: argparse.Namespace) -> list[Output]:
+    from pmask.corpora.provenance import meta_path
+
     side = [] if is_stdout(args.output) else [Output(meta_path(args.output))]
     return [Output(args.output), *side]
 
 
 def check(args: argparse.Namespace) -> None:
+    from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
+
     check_cache_store(args)
     if args.decoder is not None:   # else the input's task decides (after reading it)
         check_trees_file(args.output, args.decoder)

@@ -8,7 +8,6 @@ from pmask.cli.args import MAX_WORDS_HELP, add_output, add_prediction, add_punct
 from pmask.cli.commands.command import Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import is_stdout
-from pmask.eval.html import ReportOptions, build_report
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,6 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.eval.html import ReportOptions, build_report
+
     path = build_report(args.pred, args.gold, args.output,
                         ReportOptions(store=args.store, bench=args.bench, punct=args.punct, title=args.title,
                                       max_words=args.max_words))

@@ -13,17 +13,17 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmask.cli.commands.command import NOTHING
 from pmask.common.errors import PmaskError, SettingError, StoreError
 from pmask.common.files import Output, check_output
 from pmask.common.labels import plural
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.perturb.engine.impact_settings import ImpactSettings
-from pmask.perturb.fill.model_spec import ModelSpec
-from pmask.perturb.source import ImpactSource, is_store
-from pmask.perturb.store.layout import PARTIAL, read_manifest
+
+if TYPE_CHECKING:
+    from pmask.perturb.fill.model_spec import ModelSpec
+    from pmask.perturb.source import ImpactSource
 
 # ---------------------------------------------------------------------------- library settings
 
@@ -34,6 +34,10 @@ def corpus_spec(args: argparse.Namespace, path: Path) -> CorpusSpec:
 
 def model_spec(args: argparse.Namespace) -> ModelSpec:
     """The model and impact settings of the model option group (:func:`pmask.cli.args.add_model`)."""
+    from pmask.perturb.engine.impact_settings import ImpactSettings
+    from pmask.perturb.fill.model_spec import ModelSpec
+    from pmask.perturb.source import is_store
+
     probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
     spec = ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
                      args.tokenize, probe, args.context), device=args.device, dtype=args.dtype,
@@ -49,6 +53,8 @@ def model_spec(args: argparse.Namespace) -> ModelSpec:
 
 def impact_source(args: argparse.Namespace) -> ImpactSource:
     """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed."""
+    from pmask.perturb.source import ImpactSource
+
     return ImpactSource.open(corpus_spec(args, args.source), model=model_spec(args), store=getattr(args, "store", None),
                              corpus=getattr(args, "corpus", None), progress=not args.quiet,
                              allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
@@ -70,6 +76,9 @@ def check_cache_store(args: argparse.Namespace) -> None:
 
 def _complete_store(path: Any) -> bool:
     """A finished impact store: read as a cache it needs nothing written (a read-only one serves too)."""
+    from pmask.perturb.source import is_store
+    from pmask.perturb.store.layout import read_manifest
+
     if not is_store(path):
         return False
     with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
@@ -79,6 +88,9 @@ def _complete_store(path: Any) -> bool:
 
 def probes_of(args: argparse.Namespace) -> list[str]:
     """The probes a command decodes: as given, a store SOURCE's own (its manifest), else pair."""
+    from pmask.perturb.source import is_store
+    from pmask.perturb.store.layout import read_manifest
+
     probe = getattr(args, "probe", None)
     if isinstance(probe, list):
         return probe
@@ -93,6 +105,8 @@ def probes_of(args: argparse.Namespace) -> list[str]:
 
 def stored_sentences(store: Path) -> int | None:
     """Sentences a store holds (finished, not skipped), None when there is no readable store."""
+    from pmask.perturb.store.layout import read_manifest
+
     if not (store / "manifest.json").is_file():
         return None
     try:
@@ -104,6 +118,8 @@ def stored_sentences(store: Path) -> int | None:
 
 def kept(store: Path, count: int | None, how: str) -> str:
     """What an interrupted run kept in ``store`` (``count`` finished sentences), and ``how`` to go on."""
+    from pmask.perturb.store.layout import PARTIAL
+
     part = (store / PARTIAL).is_file()   # the sentence under way, kept (see StoreWriter.tick)
     if not count and not part:
         return f"interrupted before any sentence was stored in {store}; nothing was kept"

@@ -29,9 +29,6 @@ from pmask.cli.commands.shared import (
     probes_of,
 )
 from pmask.cli.outcome import Outcome
-from pmask.eval.studies.sweep import sweep_probes
-from pmask.pipeline.induce import refuse_layer_zero
-from pmask.trees.registry import decoding_defaults
 from pmask.trees.tasks import task_info
 
 
@@ -54,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from pmask.eval.studies.sweep import sweep_probes
+    from pmask.trees.registry import decoding_defaults
+
     decoder, symmetrize = decoding_defaults(args.metric if args.faithful else None, args.decoder, args.symmetrize)
     result = sweep_probes(corpus_spec(args, args.source), model_spec(args), args.probe, store=args.store,
                           corpus=args.corpus, progress=not args.quiet, layers=args.layers, decoder=decoder,
@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> Outcome:
 
 
 def check(args: argparse.Namespace) -> None:
+    from pmask.pipeline.induce import refuse_layer_zero
+
     check_cache_store(args)
     for name in probes_of(args):
         refuse_layer_zero(args.layers, "layers", name)

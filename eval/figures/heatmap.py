@@ -24,12 +24,12 @@ import numpy as np
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
+from pmask.common.options import HEATMAP_FORMATS
 from pmask.common.progress import progress_bar
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
 
-HEATMAP_FORMATS = ("png", "svg", "pdf", "html")
 HEATMAP_DPI = 150
 GOLD_COLOUR = "#e8112d"
 NAN_COLOUR = "#d0d0d0"

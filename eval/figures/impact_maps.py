@@ -18,12 +18,12 @@ from typing import Any, Sequence
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import absolute_layer, probe_label
-from pmask.common.options import SPAN_PROBES
+from pmask.common.options import HEATMAP_FORMATS, SPAN_PROBES
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format
 from pmask.eval.comparison.consistency import check_same_origin, prediction_origin, source_origin
-from pmask.eval.figures.heatmap import HEATMAP_FORMATS, render_heatmap, render_heatmaps, safe_stem
+from pmask.eval.figures.heatmap import render_heatmap, render_heatmaps, safe_stem
 from pmask.perturb.source import ImpactSource
 
 logger = logging.getLogger(__name__)

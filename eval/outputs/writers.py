@@ -22,13 +22,13 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write
+from pmask.common.options import FIGURE_FORMATS
 
 Task = Literal["dependency", "constituency"]
 Kind = Literal["model", "baseline"]
 
 KINDS = ("model", "baseline")
 
-FIGURE_FORMATS = ("png", "svg", "pdf")
 FIGURE_DPI = 150
 
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import nltk
-
 from pmask.common.errors import DecodeError
 from pmask.corpora.brackets import node_spans
 from pmask.eval.scores.percent import f1, percent
@@ -40,6 +38,8 @@ def sentence_spans(tree: Any) -> set[Span]:
 
 
 def _is_preterminal(node: Any) -> bool:
+    import nltk
+
     return len(node) == 1 and not isinstance(node[0], nltk.Tree)
 
 
