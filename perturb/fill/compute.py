@@ -29,6 +29,7 @@ from pmask.perturb.fill.add_layers import extend_store
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.record import store_settings, versions
+from pmask.perturb.fill.window import check_some_fit
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
@@ -320,6 +321,8 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
     impact = request.impact.check()   # before anything is written
     if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
         model.check_metric(impact.metric)
+    # before any forward pass: never a store of nothing but sentences skipped as too long
+    check_some_fit(model, request.sentences, str(impact.tokenize), impact.context or 0)
     t0 = time.perf_counter()
     settings = store_settings(model, impact, request.layers)   # the requested layers resolved, once
     check_attention_layers(impact.probe, impact.metric, settings.layers_resolved or (), settings.num_layers)
@@ -379,7 +382,9 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = probe_matrices(model, list(sentences), str(impact.probe), layers=absolute, metric=impact.metric,
+    check_some_fit(model, sentences, str(impact.tokenize), impact.context or 0)   # before any forward pass
+    inputs = add_context(list(sentences), impact.context or 0)   # the neighbours' words, if asked
+    matrices = probe_matrices(model, inputs, str(impact.probe), layers=absolute, metric=impact.metric,
                               subword=str(impact.subword), include_cls=include_cls, progress=progress, stats=stats,
-                              tokenize=str(impact.tokenize), context=impact.context or 0, **kwargs)
+                              tokenize=str(impact.tokenize), **kwargs)
     yield from zip(sentences, matrices)
