@@ -1,6 +1,4 @@
-"""``python -m pmask`` runs the command line."""
-import sys
+"""``python -m pmask`` runs the command line (as the ``pmask`` executable does: :func:`pmask.cli.console`)."""
+from pmask.cli import console
 
-from pmask.cli import main
-
-sys.exit(main())
+console()

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from pmask.cli.args import option_names
 from pmask.cli.commands import COMMANDS, Command
@@ -23,7 +24,7 @@ from pmask.cli.logs import command_logging, deliver
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import is_stdout, stdout_to_devnull
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console", "main"]
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -44,6 +45,25 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[Command] = COMMAN
         return int(exc.code or 0)
     with command_logging(quiet=args.quiet, verbose=args.verbose):
         return _run(parser, args, commands)
+
+
+def console() -> NoReturn:
+    """The ``pmask`` executable (and ``python -m pmask``): :func:`main` on the process's arguments, then exit
+    with its code.
+
+    Once :func:`main` has returned, its work is written and its last line said; a Ctrl-C that comes while
+    the interpreter then shuts down (seconds, after torch and transformers) is ignored, where Python's
+    default action would kill the process with no line and the signal's exit code. A Ctrl-C that reaches
+    here from outside a command's own handling (before it started, or as it returned) says one line.
+    """
+    code = 130
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("pmask: interrupted", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # survives the interpreter's finalisation
+    sys.exit(code)
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -86,4 +106,4 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, commands: Se
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
-from pmask.common.errors import HelperRankDone, PmaskError, SettingError
+from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -88,7 +88,8 @@ def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int 
 def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
                        include_cls: bool = False, positions: Sequence[int] | None = None,
                        head: str | int | None = None) -> Iterator[Impact | None]:
-    """Impacts of ``sentences`` read from an ``ImpactStore`` (None = nothing stored).
+    """Impacts of ``sentences`` read from an ``ImpactStore`` (None = skipped as too long; a sentence the
+    store does not hold is a StoreError).
 
     ``positions`` are the sentences' corpus positions (default 0, 1, ...); ``head`` picks the
     attention head in a store that keeps every head.
@@ -103,8 +104,12 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
                                  head: str | int | None = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
     probe = getattr(store, "probe", "pair")
+    too_long = {int(e["index"]) for e in getattr(store, "skipped", ())}
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
+        if item is None and pos not in too_long:   # only what the store skipped as too long reads as None
+            raise StoreError(f"{store.path} holds no sentence {pos} ({sent.where()}): it was made for fewer "
+                             f"sentences or another selection ('pmask info {store.path}' shows which)")
         if item is None:
             yield None
             continue
@@ -134,6 +139,23 @@ def _continued_by_default(store: str | Path) -> bool:
     held = manifest.get("model") or {}
     return (not store_state(store, manifest).complete and held.get("name") == DEFAULT_MODEL
             and not held.get("random_init"))
+
+
+def _extend_or_refuse(store: str | Path, manifest: dict[str, Any], spec: ModelSpec, *, asked: int) -> ModelSpec:
+    """A finished cache store that lacks sentences of the selection asked for (made with a smaller
+    ``--limit``) is treated as an unfinished one: made with the default model, that model computes the
+    missing sentences into it (the spec returned); else a one-line refusal naming the model that does."""
+    held = manifest.get("model") or {}
+    if held.get("name") == DEFAULT_MODEL and not held.get("random_init"):
+        return spec.or_default()
+    n = len(_held(manifest))
+    model = ("random:" if held.get("random_init") else "") + str(held.get("name"))
+    made = {k: v for k, v in ((manifest.get("corpus") or {}).get("selection") or {}).items()
+            if k in ("limit", "max_words") and v}
+    how = " ".join(f"{{{k}}} {v}" for k, v in made.items())
+    raise StoreSettingError(f"{store} holds {n} of the {asked} sentences asked for" + (f" (it was made with {how})"
+                     if how else "") + f"; give {{model}} {model} to compute the other {asked - n} into it, "
+                     f"or ask for the {n} it holds" + (f" ({how})" if how else ""))
 
 
 class ImpactSource:
@@ -201,10 +223,12 @@ class ImpactSource:
         if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
             manifest = read_manifest(store)
             state = check_finished(store, manifest, allow_incomplete=allow_incomplete)
+            held = _held(manifest)
             if not state.complete:
-                held = _held(manifest)
                 positions = [k for k in range(len(sentences)) if k in held]
                 sentences, coverage = [sentences[k] for k in positions], state.coverage()
+            elif len(held & set(range(len(sentences)))) < len(sentences):   # finished, for fewer sentences
+                spec = _extend_or_refuse(store, manifest, spec, asked=len(sentences))
         return cls(sentences, source.path, model=spec, store_dir=None if store is None else Path(store),
                    progress=progress, selection=source, positions=positions, coverage=coverage)
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence
 import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
-from pmask.common.errors import PmaskError, SettingError
+from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import either, plural
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
@@ -379,6 +379,9 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
                                f"which decodes with {either(own.decoders)}, not {settings.decoder}")
     summary = ParseSummary()
     parsed = list(parse_sentences(source.sentences, impacts, settings, summary))
+    if impacts is not None and summary.sentences and not summary.parsed:   # never an empty output with exit 0
+        raise ModelError(f"no tree to write to {output}: every sentence ({summary.sentences}) was skipped as too "
+                         f"long for the model ({', '.join(summary.skipped[:5])})")
     corpus = corpus_record(source.corpus, source.selection.format, source.selection.limit, source.selection.max_words)
     coverage = getattr(source, "coverage", None)   # an unfinished store read anyway (sources may lack it)
     if coverage:

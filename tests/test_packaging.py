@@ -19,9 +19,11 @@ import pytest
 
 from pmask.common.version import __version__
 
+from library_files import library_files
+
 ROOT = Path(__file__).resolve().parents[1]
-NOT_COPIED = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".benchmarks",
-                                    "out*", "store*", "*.whl")
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+                                    ".benchmarks", "out*", "store*", "*.whl")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,8 @@ def test_the_wheel_holds_the_library_only(wheel):
     data = ("pmask/eval/html/assets/", "pmask/models/")
     assert all(n.endswith(".py") or n.startswith(data) for n in package), package
     assert "pmask/eval/html/assets/report.css" in names and "pmask/eval/display/arcs.py" in names
+    # the tests' idea of the library's modules (tests/library_files.py) is exactly what the wheel ships
+    assert {n for n in package if n.endswith(".py")} == {f"pmask/{p.relative_to(ROOT)}" for p in library_files()}
 
 
 def test_the_wheel_holds_the_bundled_model(wheel):
@@ -65,7 +69,7 @@ def test_the_wheel_metadata(wheel):
     assert any(r.startswith("torch") for r in requires) and 'pandas>=1.5; extra == "pandas"' in requires
     assert not any(r.startswith("pandas") and "extra" not in r for r in requires)   # pandas stays optional
     assert "Perturbed Masking" in meta["Summary"] and "## In a notebook" in meta.get_payload()
-    assert "pmask = pmask.cli:main" in wheel.read(f"{dist}/entry_points.txt").decode()
+    assert "pmask = pmask.cli:console" in wheel.read(f"{dist}/entry_points.txt").decode()
     assert b"Apache License" in wheel.read(f"{dist}/licenses/LICENSE")
 
 

@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from library_files import library_files
+
 ROOT = Path(__file__).resolve().parents[1]
 WINGS = {"common": 0, "corpora": 1, "perturb": 2, "trees": 2, "pipeline": 3, "eval": 4, "cli": 5}
 TOP = 6   # pmask/__init__.py and __main__.py
-NOT_LIBRARY = {"tests", "benchmarks", "tools", "docs", "models", "build", "dist", ".git", ".ci"}
 MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_COMMAND_LINES = 400, 80, 30
-
-
-def library_files() -> list[Path]:
-    return sorted(p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] not in NOT_LIBRARY
-                  and "egg-info" not in str(p) and p.name != "setup.py")
 
 
 def module_name(path: Path) -> str:
@@ -237,3 +233,18 @@ def test_tests_mirror_the_package():
                    if "data" not in f.parts and f.name != "__pycache__" and not (package / "__init__.py").is_file())
     assert not stray, f"test folders that mirror no package: {stray}"
 
+
+
+def test_the_library_is_the_packages_the_wheel_ships_never_a_virtual_environment(tmp_path):
+    """The README's set-up makes ``.venv`` in the repository root; its site-packages (here a module that is
+    not UTF-8, as joblib ships one) are no library module, nor are tests, build output or non-packages."""
+    (tmp_path / "setup.py").write_text('NOT_LIBRARY = ["tests", "tests.*", "build", "build.*"]\n', encoding="utf-8")
+    for folder in ("", "common", "tests", "build/lib/pmask", ".venv/lib/python3.11/site-packages/joblib/test",
+                   "models/pmask-tiny-en", "common/data"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        if folder not in ("models/pmask-tiny-en", "common/data"):
+            (tmp_path / folder / "__init__.py").write_text("", encoding="utf-8")
+        (tmp_path / folder / "x.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9'\n")
+    found = [str(p.relative_to(tmp_path)) for p in library_files(tmp_path)]
+    assert found == ["__init__.py", "common/__init__.py", "common/x.py", "x.py"]
+    assert {p.parent for p in library_files()} >= {ROOT, ROOT / "perturb" / "engine", ROOT / "eval" / "html"}

@@ -31,7 +31,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence, Sized
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
@@ -39,12 +39,13 @@ import torch
 from pmask.common.errors import ModelError
 from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
-from pmask.perturb.alignment import WordAlignment, get_aligner, sentence_words
+from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
+from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import LoadedModel
 
@@ -70,7 +71,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
                     metric: str = "dist", subword: str | None = None, *, batch_tokens: int | None = None,
                     include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
                     fast_path: bool | None = None, tokenize: str = "words",
-                    job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None) -> Iterator[np.ndarray | None]:
+                    job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None,
+                    done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order (streaming).
 
     Args:
@@ -98,6 +100,9 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
             job (it may set the job's state, as ``SentenceJob.restore``), ``checkpoint.between_batches(jobs)``
             after each batch's finished sentences are yielded, with the jobs still in flight (see
             ``pmask.perturb.fill.compute``: a store keeps the sentence under way).
+        done: positions of ``sentences`` already stored by the run this one resumes: planned into batches
+            as that run did, run only with sentences still to compute, never yielded
+            (:mod:`pmask.perturb.engine.resume`).
 
     Returns:
         An iterator of float32 arrays ``[len(layers), n, n]`` (``[len(layers), n+1, n+1]`` with
@@ -129,7 +134,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         from pmask.common.probes import resolve
         job_type = resolve(entry.job)
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
-                                                                                                progress)
+                                                                                                progress, done)
 
 
 def _where(sentence: Any, index: int) -> str:
@@ -206,10 +211,13 @@ class BatchRunner:
         self.active: Job | None = None
         self.source: Iterator[tuple[int, Any]] | None = None
         self.exhausted = False
+        self.resume = ResumePlan()
 
-    def run(self, sentences: Iterable[Any], progress: bool) -> Iterator[np.ndarray | None]:
-        """Yield each sentence's impact array (or None if skipped), in input order; the alignment's
+    def run(self, sentences: Iterable[Any], progress: bool, done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
+        """Yield each sentence's impact array (or None if skipped), in input order, but for the positions
+        ``done`` (stored by the run this one resumes: :mod:`pmask.perturb.engine.resume`); the alignment's
         per-word warnings come as one line at the end (:func:`grouped_alignment_notes`)."""
+        self.resume = ResumePlan.of(done)
         with grouped_alignment_notes():
             yield from self._run(sentences, progress)
 
@@ -219,16 +227,19 @@ class BatchRunner:
         assert subword is not None   # checked by impact_matrices
         bar = None
         if progress and watched():   # a bar only where someone watches it (pmask.common.progress)
-            bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent",
-                               desc=self.desc)
+            total = len(sentences) - len(self.resume.done) if isinstance(sentences, Sized) else None
+            bar = progress_bar(total=total, unit="sent", desc=self.desc)
+        ran = True
         try:
             while True:
-                if self.checkpoint is not None:   # every batch, not every sentence: one may span many
+                if self.checkpoint is not None and ran:   # every batch, not every sentence: one may span many
                     self.checkpoint.between_batches(self.pending)
                 started = time.perf_counter()
                 parts = self._fill_batch()
-                if parts:
-                    self._run_batch(parts)
+                running = self.resume.to_run(parts)   # all of them, but in a resumed run (resume.py)
+                ran = bool(running)
+                if running:
+                    self._run_batch(running)
                 done = []
                 while self.pending and self.pending[0].finished:
                     job = self.pending.popleft()
@@ -255,6 +266,11 @@ class BatchRunner:
         lm, stats = self.lm, self.stats
         assert self.source is not None   # set by run()
         for index, sentence in self.source:
+            if self.resume.stored(index):   # planned as in the run resumed, never yielded: no note, no count
+                planned = align_sentence(lm.tokenizer, sentence, str(self.settings.impact.tokenize), warn=False)
+                if len(planned) <= lm.max_length:
+                    return self.make_job(index, planned)
+                continue
             alignment = checked_alignment(lm, self.aligner, index, sentence, stats, self.settings.include_cls)
             if alignment is None:
                 self.pending.append(SkippedSentence(index))
@@ -262,6 +278,7 @@ class BatchRunner:
             job = self.make_job(index, alignment)
             if self.checkpoint is not None:
                 self.checkpoint.restore(job)
+                self.resume.keep(job)
             self.pending.append(job)
             return job
         self.exhausted = True
@@ -282,10 +299,13 @@ class BatchRunner:
                 if parts:
                     return parts
                 stop = job.next_sequence + 1
+            stop, ends = self.resume.cut(job, stop)   # a kept sentence's kept point ends a batch
             part = BatchPart(job, job.next_sequence, stop)
             parts.append(part)
             tokens += part.tokens
             job.next_sequence = stop
+            if ends:
+                return parts
 
     def _run_batch(self, parts: list[BatchPart]) -> None:
         """Run one batch; on out-of-memory halve it (and the budget) and retry."""
@@ -342,10 +362,17 @@ class BatchRunner:
             else:
                 values = self.encoder.states(batch, self.settings.layers).to(self.value_dtype)  # [N, nl, D]
             first_read = np.cumsum([0] + [r.stop - r.start for r in ranges])
-            record = type(parts[0].job).take(ReadOut(parts, ranges, first_read, values, metric))
+            taken = [k for k, p in enumerate(parts) if not self.resume.has(p)]
+            if len(taken) < len(parts):   # a resumed run's batch: what the run resumed has is run, not taken
+                rows = [np.arange(first_read[k], first_read[k + 1]) for k in taken]
+                values = values[torch.as_tensor(np.concatenate([[], *rows]).astype(np.int64), device=device)]
+                ranges, first_read = [ranges[k] for k in taken], np.cumsum([0] + [len(r) for r in rows])
+            kept = [parts[k] for k in taken]
+            record = type(kept[0].job).take(ReadOut(kept, ranges, first_read, values, metric)) if kept else None
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
-        record()
-        for p in parts:
+        if record is not None:
+            record()
+        for p in kept:
             p.job.done_sequences += p.rows
         self._count(parts, batch.n_reads)
 

@@ -29,6 +29,7 @@ from pmask.perturb.fill.add_layers import extend_store
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.record import store_settings, versions
+from pmask.perturb.fill.window import check_some_fit
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
     DEFAULT_SHARD_SIZE,
@@ -133,8 +134,8 @@ class _KeepUnderWay:
     that sentence from what was kept, so a hard kill loses at most ``shard_seconds`` of work (plus one
     batch) even when one sentence takes much longer."""
 
-    def __init__(self, writer: StoreWriter, todo: Sequence[int], impact: ImpactSettings, layers: Sequence[int]):
-        self.writer, self.todo = writer, list(todo)
+    def __init__(self, writer: StoreWriter, positions: Sequence[int], impact: ImpactSettings, layers: Sequence[int]):
+        self.writer, self.positions = writer, list(positions)   # the corpus position of each engine input
         self.meta = {"metric": impact.metric, "subword": impact.subword, "tokenize": impact.tokenize,
                      "probe": impact.probe, "context": impact.context or 0,
                      "layers": [int(k) for k in layers]}
@@ -143,7 +144,7 @@ class _KeepUnderWay:
             self.kept = None   # made with other settings (e.g. before layers were added): recomputed
 
     def restore(self, job: Any) -> None:
-        if self.kept is None or self.todo[job.index] != self.kept[0]:
+        if self.kept is None or self.positions[job.index] != self.kept[0]:
             return
         if job.restore(self.kept[1]):
             logger.info("%s: continuing sentence %d from its %d kept sequences of %d", self.writer.path,
@@ -161,7 +162,7 @@ class _KeepUnderWay:
     def _under_way(self) -> tuple[int, dict[str, np.ndarray], dict[str, Any]] | None:
         for job in getattr(self, "jobs", ()):   # sequences run in order: at most one sentence is part done
             if not job.finished and getattr(job, "done_sequences", 0) > 0:
-                return self.todo[job.index], job.state(), self.meta
+                return self.positions[job.index], job.state(), self.meta
         return None
 
 
@@ -175,15 +176,23 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
         kwargs["batch_tokens"] = request.batch_tokens
     impact, sentences, layers = request.impact, request.sentences, writer.settings.layers_resolved
     assert layers is not None and impact.tokenize is not None   # resolved and checked by compute_store
-    chosen = add_context([sentences[i] for i in todo], impact.context or 0)   # the neighbours' words, if asked
+    todo = sorted(todo)
+    # one process: every sentence from the first, the stored ones only planned, so that the batches are the
+    # uninterrupted run's (pmask.perturb.engine.resume); a rank of many: its share
+    positions = list(range(todo[-1] + 1)) if writer.world_size == 1 and todo else todo
+    if len(positions) > len(todo):
+        kwargs["done"] = sorted(set(positions) - set(todo))
+    inputs = add_context([sentences[i] for i in positions], impact.context or 0)   # the neighbours' words, if asked
     keeper = None
     if probe_entry(impact.probe).checkpoint and writer.world_size == 1:
-        kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, todo, impact, layers)
-    matrices = probe_matrices(model, chosen, str(impact.probe), layers=list(layers),
+        kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, positions, impact, layers)
+    matrices = probe_matrices(model, inputs, str(impact.probe), layers=list(layers),
                               metric=impact.metric, subword=str(impact.subword), include_cls=True,
                               tokenize=impact.tokenize, **kwargs)
     computed = 0
     tokenizer = model.tokenizer
+    wanted = set(todo)
+    chosen = [inputs[k] for k, position in enumerate(positions) if position in wanted]
     try:
         for index, sent, matrix in zip(todo, chosen, matrices):
             if matrix is None:   # the engine has said which sentence, and why
@@ -320,6 +329,8 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
     impact = request.impact.check()   # before anything is written
     if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
         model.check_metric(impact.metric)
+    # before any forward pass: never a store of nothing but sentences skipped as too long
+    check_some_fit(model, request.sentences, str(impact.tokenize), impact.context or 0)
     t0 = time.perf_counter()
     settings = store_settings(model, impact, request.layers)   # the requested layers resolved, once
     check_attention_layers(impact.probe, impact.metric, settings.layers_resolved or (), settings.num_layers)
@@ -379,7 +390,9 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    matrices = probe_matrices(model, list(sentences), str(impact.probe), layers=absolute, metric=impact.metric,
+    check_some_fit(model, sentences, str(impact.tokenize), impact.context or 0)   # before any forward pass
+    inputs = add_context(list(sentences), impact.context or 0)   # the neighbours' words, if asked
+    matrices = probe_matrices(model, inputs, str(impact.probe), layers=absolute, metric=impact.metric,
                               subword=str(impact.subword), include_cls=include_cls, progress=progress, stats=stats,
-                              tokenize=str(impact.tokenize), context=impact.context or 0, **kwargs)
+                              tokenize=str(impact.tokenize), **kwargs)
     yield from zip(sentences, matrices)

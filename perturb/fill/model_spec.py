@@ -16,6 +16,7 @@ from pmask.common.errors import SettingError
 from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, metric_pipeline, split_random
 from pmask.common.probes import PROBE_ENTRIES
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.fill.window import check_context_fits
 from pmask.perturb.models.bundled import DEFAULT_MODEL, announce_default, bundled_model
 from pmask.perturb.store.store_settings import norm_model
 
@@ -136,6 +137,8 @@ class ModelSpec:
         :meth:`or_default`)."""
         if not self.name:
             return self.or_default().load()
+        impact = self.impact_defaults()
+        check_context_fits(self.name, impact.context or 0, impact.tokenize)   # a window too small: before loading
         if self.defaulted:
             announce_default(self.name)   # only now: nothing is said before an unrelated error, or when no model loads
         # lazy: loading torch/transformers costs seconds and is not needed for stores or baselines

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -234,7 +234,8 @@ class DistortionJob:
 def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
                       metric: str | None = None, subword: str = "avg", batch_tokens: int | None = None,
                       include_cls: bool = False, progress: bool = False, stats: Any = None,
-                      fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
+                      fast_path: bool | None = None, tokenize: str = "words",
+                      done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield probe ``distortion``'s span chart for each sentence, in input order.
 
     Args:
@@ -243,7 +244,7 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         layers: hidden-state indices or "all" (0 = embeddings).
         metric: ``all`` (default), ``sub``, ``dc`` or ``move`` (see the module docstring).
         subword: ``avg`` (a word's vector is the mean of its pieces' states).
-        batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for
+        batch_tokens, include_cls, progress, stats, fast_path, tokenize, done: as for
             :func:`pmask.perturb.engine.runner.impact_matrices`.
 
     Returns:
@@ -278,4 +279,4 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         return DistortionJob(index, alignment, mask_id, comma, metric, len(run_layers), include_cls)
 
     return BatchRunner(model, encoder, settings, budget, stats, make_job=make_job, desc="distortion").run(
-        sentences, progress)
+        sentences, progress, done)

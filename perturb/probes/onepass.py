@@ -21,15 +21,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence, Sized
+from typing import Any, Collection, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
 
 from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
 from pmask.common.progress import progress_bar
-from pmask.perturb.alignment import WordAlignment, get_aligner
+from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner
 from pmask.perturb.encoders import Encoder, pack
+from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.measures import pairwise_distributions, pairwise_vectors
 from pmask.perturb.probes.pooling import word_pooling
@@ -73,14 +74,15 @@ def distance_matrices(model: Any, sentences: Iterable[Any], **kwargs: Any) -> It
 def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layers: Sequence[int] | int | str = (-1,),
                       metric: str | None = None, subword: str = "avg", batch_tokens: int | None = None,
                       include_cls: bool = False, progress: bool = False, stats: Any = None,
-                      fast_path: bool | None = None, tokenize: str = "words") -> Iterator[np.ndarray | None]:
+                      fast_path: bool | None = None, tokenize: str = "words",
+                      done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield probe ``attention``'s or ``distance``'s array for each sentence, in input order.
 
     Args:
         model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
         probe: ``attention`` or ``distance``.
-        layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize: as for
+        layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize, done: as for
             :func:`pmask.perturb.engine.runner.impact_matrices`.
         metric: ``weight`` (attention); ``l2``, ``l1``, ``cos``, ``jsd``, ``hellinger`` (distance).
         subword: ``avg`` (or ``first`` for distance between hidden states).
@@ -111,38 +113,56 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
     stats = stats if stats is not None else ImpactStats()
     encoder = probe_encoder(model, run.needs_attention, fast_path)
     stats.fast_path = encoder.fast
-    return _stream(model, encoder, run, sentences, budget, stats, progress)
+    return _stream(model, encoder, run, sentences, budget, stats, progress, ResumePlan.of(done))
+
+
+def _aligned(lm: Any, aligner: Any, run: OnePass, index: int, sentence: Any, stats: Any,
+             resume: ResumePlan) -> WordAlignment | None:
+    """The sentence's model input (None: too long); a stored one's quietly (:mod:`pmask.perturb.engine.resume`)."""
+    if not resume.stored(index):
+        return checked_alignment(lm, aligner, index, sentence, stats, run.include_cls)
+    alignment = align_sentence(lm.tokenizer, sentence, run.tokenize, warn=False)
+    return alignment if len(alignment) <= lm.max_length else None
 
 
 def _stream(lm: Any, encoder: Encoder, run: OnePass, sentences: Iterable[Any], budget: int, stats: Any,
-            progress: bool) -> Iterator[np.ndarray | None]:
-    """Align, batch and run the sentences; yield their arrays in input order."""
+            progress: bool, resume: ResumePlan) -> Iterator[np.ndarray | None]:
+    """Align, batch and run the sentences; yield their arrays in input order (but the stored ones')."""
     aligner = get_aligner(run.tokenize)
-    bar = progress_bar(total=len(sentences) if isinstance(sentences, Sized) else None, unit="sent", desc=run.probe,
-                       enabled=progress)
-    pending: list[WordAlignment | None] = []
+    total = len(sentences) - len(resume.done) if isinstance(sentences, Sized) else None
+    bar = progress_bar(total=total, unit="sent", desc=run.probe, enabled=progress)
+    pending: list[tuple[int, WordAlignment | None]] = []
     tokens = 0
     try:
         for index, sentence in enumerate(sentences):
-            alignment = checked_alignment(lm, aligner, index, sentence, stats, run.include_cls)
+            alignment = _aligned(lm, aligner, run, index, sentence, stats, resume)
             length = 0 if alignment is None else len(alignment)
             if pending and tokens + length > budget:
-                yield from _flush(lm, encoder, run, pending, stats, bar)
+                yield from _flush(lm, encoder, run, pending, stats, bar, resume)
                 pending, tokens = [], 0
-            pending.append(alignment)
+            pending.append((index, alignment))
             tokens += length
         if pending:
-            yield from _flush(lm, encoder, run, pending, stats, bar)
+            yield from _flush(lm, encoder, run, pending, stats, bar, resume)
     finally:
         bar.close()
 
 
-def _flush(lm: Any, encoder: Encoder, run: OnePass, pending: list[WordAlignment | None], stats: Any,
-           bar: Any) -> Iterator[np.ndarray | None]:
+def _flush(lm: Any, encoder: Encoder, run: OnePass, pending: list[tuple[int, WordAlignment | None]], stats: Any,
+           bar: Any, resume: ResumePlan) -> Iterator[np.ndarray | None]:
+    """Run one batch (a stored sentence's row too, unless the batch holds only stored ones) and yield the
+    arrays of the sentences still wanted."""
+    if not any(resume.wanted(k) for k, _ in pending):
+        return
     started = time.perf_counter()
-    present = [a for a in pending if a is not None]
+    needed = any(resume.wanted(k) and a is not None for k, a in pending)
+    present = [a for _, a in pending if a is not None] if needed else []
     outputs = iter(_forward(lm, encoder, run, present, stats) if present else [])
-    done = [None if a is None else _word_matrix(run, a, next(outputs), lm) for a in pending]
+    done = []
+    for k, a in pending:
+        output = next(outputs) if present and a is not None else None
+        if resume.wanted(k):
+            done.append(None if a is None or output is None else _word_matrix(run, a, output, lm))
     if run.pad_cls:
         done = [None if m is None else np.pad(m, [(0, 0)] * (m.ndim - 2) + [(1, 0), (1, 0)]) for m in done]
     stats.seconds += time.perf_counter() - started

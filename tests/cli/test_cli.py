@@ -285,3 +285,48 @@ def test_an_unknown_flag_prints_the_subcommands_usage(capsys):
     assert main(["eval", "p.conllu", "--gold", "g.conllu", "--nosuch"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: pmask eval ") and "pmask eval: error: unrecognized arguments: --nosuch" in err
+
+
+# ------------------------------------------------ a Ctrl-C as the interpreter shuts down (issue 39, item 15a)
+
+#: ``python -m pmask ARGS`` with a SIGINT sent while the interpreter finalises, after the command returned
+#: (the object holding the signal is collected then), deterministically standing in for a late Ctrl-C
+LATE_CTRL_C = """
+import os, runpy, signal, sys
+class LateCtrlC:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+late = LateCtrlC()
+sys.argv = ["pmask", *sys.argv[1:]]
+runpy.run_module("pmask", run_name="__main__")
+"""
+
+
+def test_a_ctrl_c_during_shutdown_after_the_work_is_written_exits_0(small, tmp_path):
+    out = tmp_path / "rc.conllu"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", LATE_CTRL_C, "parse", str(small), "--decoder", "right-chain",
+                           "-o", str(out)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)   # was -2: killed by the signal, no line
+    words = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines() if line[:1].isdigit()]
+    assert len(words) == 8 and all(c[6].isdigit() for c in words)   # both sentences written whole
+    assert proc.stderr.strip().splitlines()[-1] == f"pmask: {out}: 2 dependency trees"
+
+
+def test_a_ctrl_c_outside_a_commands_own_handling_says_one_line(monkeypatch, capsys):
+    import signal
+
+    import pmask.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "main", interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.console()
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert exit_.value.code == 130 and capsys.readouterr().err == "pmask: interrupted\n"

@@ -1,5 +1,6 @@
 """``pmask eval``: the scored rows and their settings, ``--details``, a score over nothing refused,
-a prediction read from standard input, and ``--max-words`` narrower or wider than the prediction's."""
+a prediction read from standard input, ``--max-words`` narrower or wider than the prediction's, and the
+numbers ``--hoover-uuas`` prints."""
 from __future__ import annotations
 
 import io
@@ -132,6 +133,29 @@ def test_eval_max_words_narrower_than_a_ud_prediction(tmp_path, capsys):
     assert [s["id"] for s in result["per_sentence"]] == ["3", "s4"]
 
 
+def _word_heads(text: str) -> list[list[int]]:
+    """Each sentence's HEAD column (words with an integer ID), read from CoNLL-U lines by hand."""
+    blocks = [[line.split("\t") for line in block.splitlines() if line[:1].isdigit()] for block in text.split("\n\n")]
+    return [[int(c[6]) for c in b if c[0].isdigit()] for b in blocks if b]
+
+
+def test_eval_of_standard_input_with_max_words_narrower_than_the_prediction(tmp_path, monkeypatch, capsys):
+    """``eval -`` has no meta.json: --max-words 4 on a prediction of every sentence scores only the sentences of
+    at most 4 words (issue 39, item 17); the counts and the UAS are computed here from the raw lines."""
+    pred = tmp_path / "rc.conllu"
+    assert main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "-o", str(pred), "-q"]) == 0
+    _stdin(monkeypatch, pred.read_text(encoding="utf-8"))
+    assert main(["eval", "-", "--gold", str(DATA / "mini.conllu"), "--max-words", "4", "--json", "-", "-q"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    gold, got = _word_heads((DATA / "mini.conllu").read_text(encoding="utf-8")), _word_heads(pred.read_text())
+    assert [len(g) for g in gold] == [len(p) for p in got] == [6, 7, 2, 1, 2]
+    kept = [(g, p) for g, p in zip(gold, got) if len(g) <= 4]
+    correct = sum(a == b for g, p in kept for a, b in zip(g, p))
+    assert (result["sentences"], result["total"], result["correct"]) == (3, 5, correct) and 0 < correct < 5
+    assert result["uas"] == pytest.approx(100 * correct / 5)
+    assert [s["n"] for s in result["per_sentence"]] == [2, 1, 2]
+
+
 def test_eval_max_words_wider_than_the_prediction_is_refused_saying_why(tmp_path, capsys):
     pred = tmp_path / "pred.txt"
     assert main(["parse", str(DATA / "mini.mrg"), "--max-words", "3", "--decoder", "right-branching",
@@ -173,3 +197,37 @@ def test_details_rows_stay_aligned_with_long_subtypes(tmp_path, capsys):
     assert {"nmod:unmarked", "compound:redup", "nsubj", "punct"} <= keys, section
     assert len({line.index("/") for line in rows}) == 1, section        # one column of counts
     assert len({len(line) for line in rows}) == 1, section              # and of accuracies
+
+
+#: (words, UPOS, gold heads, predicted heads) for --hoover-uuas; their edges counted by hand in the test below
+HOOVER = [(["the", "big", "dog", "saw", "cats"], ["DET", "ADJ", "NOUN", "VERB", "NOUN"], [3, 3, 4, 0, 4],
+           [3, 3, 4, 0, 3]),
+          (["a", "b", ",", "c"], ["DET", "NOUN", "PUNCT", "VERB"], [2, 0, 2, 3], [0, 1, 2, 1]),
+          (["go", "home", "."], ["VERB", "NOUN", "PUNCT"], [0, 1, 1], [2, 0, 2])]
+
+
+def _hoover_file(path: Path, heads_at: int) -> Path:
+    blocks = [f"# sent_id = h{k}\n" + "\n".join(f"{i}\t{w}\t{w}\t{u}\t_\t_\t{entry[heads_at][i - 1]}\tdep\t_\t_"
+                                               for i, (w, u) in enumerate(zip(words, upos), 1))
+              for k, entry in enumerate(HOOVER) for words, upos in [entry[:2]]]
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("extra, lines", [
+    # common / gold edges between non-PUNCT words: 3/4 (the big dog saw cats: 1-3 2-3 3-4 4-5 against 1-3 2-3
+    # 3-4 3-5), 1/2 (the gold edges are a-b and b-c, joined through the comma; predicted a-b and a-c), 1/1
+    ([], ["pooled 71.43, sentence mean 75.00 (3 sentences, 7 gold edges)",    # 5/7; (3/4 + 1/2 + 1) / 3
+          "pooled 66.67, sentence mean 62.50"]),                               # 4/6; (3/4 + 1/2) / 2: no "go home"
+    (["--max-words", "4"], ["pooled 66.67, sentence mean 75.00 (2 sentences, 3 gold edges)",   # 2/3; (1/2 + 1) / 2
+                            "pooled 50.00, sentence mean 50.00"]),
+], ids=["all", "max-words-4"])
+def test_the_numbers_on_the_hoover_uuas_lines(tmp_path, capsys, extra, lines):
+    """Issue 39, item 17: the figures ``eval --hoover-uuas`` prints, counted by hand on a gold file where a
+    punctuation word joins two words (so the gold edges are not the gold arcs) and one sentence has only two
+    non-punctuation words (left out of the second line)."""
+    gold, pred = _hoover_file(tmp_path / "gold.conllu", 2), _hoover_file(tmp_path / "pred.conllu", 3)
+    code, out, err = run(["eval", pred, "--gold", gold, "--hoover-uuas", "-q", *extra], capsys)
+    assert code == 0, err
+    assert f"Hoover et al. UUAS (non-PUNCT words, gold spanning tree): {lines[0]}" in out.splitlines(), out
+    assert f"the same without sentences of <= 2 non-PUNCT words: {lines[1]}" in out.splitlines(), out

@@ -17,6 +17,8 @@ from pmask.perturb.store import ImpactStore
 from pmask.perturb.store.plan import balance, sequence_cost
 from pmask.perturb.store.state import store_state
 
+from library_files import library_files
+
 PUD = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
 needs_pud = pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
 N = 24
@@ -187,7 +189,6 @@ def test_the_main_rank_question_has_one_torch_free_answer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "RANK": "1"},
                          check=True).stdout
     assert out.split() == ["False", "False"]
-    root = Path(__file__).resolve().parents[3]
-    for path in root.rglob("*.py"):   # no other module reads torchrun's RANK
-        if path.parts[len(root.parts)] not in ("tests", "benchmarks", "tools") and path.name != "distributed.py":
+    for path in library_files():   # no other module reads torchrun's RANK
+        if path.name != "distributed.py":
             assert 'environ.get("RANK"' not in path.read_text(encoding="utf-8"), path
