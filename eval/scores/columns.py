@@ -48,7 +48,7 @@ def check_asked(scores: Iterable[str], task: str | None = None, what: str = "the
     Example:
         >>> check_asked(["hoover_uuas"], "constituency", "p.txt")
         Traceback (most recent call last):
-        pmask.common.errors.SettingError: {hoover_uuas} needs dependency trees, and the trees of p.txt are ...
+        pmask.common.errors.SettingError: hoover_uuas needs dependency trees, and the trees of p.txt are ...
     """
     asked, known = tuple(scores), optional_scores()
     for name in asked:
