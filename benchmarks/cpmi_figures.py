@@ -7,8 +7,9 @@ last layer the pair probe with ``prob`` and ``dist``, single masking (``dist``),
 head) and distance (``l2``). CPMI is decoded with ``mst-projective`` and ``mst`` on ``sum``,
 with and without ``--absolute``; each other matrix with pmask's default (Eisner, gold root) and
 with Hoover et al.'s ``mst-projective`` on ``sum`` (punctuation left out, as for CPMI). Baselines:
-connect-adjacent (consecutive non-punctuation words) and a random projective tree (``mst-projective``
-on a uniform random matrix, their ``random proj``). Example (prints a Markdown table):
+connect-adjacent (consecutive non-punctuation words: the ``connect-adjacent`` decoder) and a random
+projective tree (``mst-projective`` on a uniform random matrix, their ``random proj``). Example (prints a
+Markdown table):
 
     python benchmarks/cpmi_figures.py --limit 200 --work /tmp/cpmi-figures
 """
@@ -81,13 +82,10 @@ def main() -> None:
     adjacent, random = [], []
     rng = np.random.default_rng(0)
     for s in sentences:
-        kept = [k for k, u in enumerate(s.upos) if u != "PUNCT"]
-        heads = np.zeros(len(s.words), dtype=int)
-        for a, b in zip(kept, kept[1:]):
-            heads[b] = a + 1
-        adjacent.append(sentence_uuas(heads, s.heads, s.upos))
-        x = DecodeInput(words=s.words, F=rng.random((len(s.words),) * 2), faithful=True,
-                        keep=[u != "PUNCT" for u in s.upos])
+        keep = [u != "PUNCT" for u in s.upos]
+        adjacent.append(sentence_uuas(decode("connect-adjacent", DecodeInput(words=s.words, keep=keep)), s.heads,
+                                      s.upos))
+        x = DecodeInput(words=s.words, F=rng.random((len(s.words),) * 2), faithful=True, keep=keep)
         random.append(sentence_uuas(decode("mst-projective", x), s.heads, s.upos))
     print(_row("connect-adjacent", adjacent))
     print(_row("random projective", random))

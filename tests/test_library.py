@@ -39,7 +39,8 @@ MINI = DATA / "mini.conllu"
 
 def test_registry_views_are_derived_from_the_one_table():
     assert list(DECODERS) == [*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]
-    assert DEPENDENCY_BASELINES == ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle")
+    assert DEPENDENCY_BASELINES == ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle",
+                                    "connect-adjacent")
     assert CONSTITUENCY_BASELINES == ("right-branching", "left-branching", "balanced", "random-binary")
     assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle", "mst", "mst-projective",
                                                                         "distance-split", "cky"]

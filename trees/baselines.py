@@ -1,4 +1,5 @@
-"""Baseline trees: chains, uniformly random trees, random-score decoding, branching bracketings.
+"""Baseline trees: chains, adjacent words joined, uniformly random trees, random-score decoding, branching
+bracketings.
 
 Dependency baselines return ``heads`` (int64, length n, ``heads[k-1]`` = head of word k,
 0 = ROOT).  Constituency baselines return ``nltk.Tree`` with internal label "X" and the
@@ -10,6 +11,7 @@ uniform integer below a count is drawn by rejection from the generator's random 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -130,6 +132,19 @@ def random_projective(n: int, rng: np.random.Generator, root: int | None = None)
             q = s + _choose(rng, [_complete_count(m) * _complete_count(w - 1 - m) for m in range(w)])
             stack += [("CR", s, q), ("CL", q + 1, t)]
     return heads
+
+
+def connect_adjacent(n: int, keep: Sequence[bool] | None = None) -> list[tuple[int, int]]:
+    """Undirected edges ``(i, i')`` (0-based) joining each kept word to the next kept word: Hoover et al.
+    2021's connect-adjacent baseline (``keep``: their non-punctuation words; None keeps every word).
+    :func:`pmask.trees.undirected.orient` turns them into heads.
+
+    Example:
+        >>> connect_adjacent(3), connect_adjacent(4, [True, False, True, True])
+        ([(0, 1), (1, 2)], [(0, 2), (2, 3)])
+    """
+    kept = [k for k in range(n) if keep is None or keep[k]]
+    return list(zip(kept, kept[1:]))
 
 
 def random_scores(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -63,7 +63,8 @@ class DecodeInput:
         distance: ``F`` is a distance (low = close; probe ``distance``): the spanning-tree decoders
             and MART read ``-F``, ``distance-split`` reads ``F`` itself (and ``-F`` otherwise).
         bias: λ, the right-branching bias of ``distance-split`` (Kim et al. 2020).
-        keep: words the undirected decoders keep in faithful mode (False: punctuation, left out).
+        keep: words the undirected decoders keep in faithful mode (False: punctuation, left out);
+            ``connect-adjacent`` joins the kept words whenever it is given.
         symmetrize, absolute: how F is made symmetric, after ``|F|`` with ``absolute``, before any
             decoder reads it (:func:`pmask.trees.undirected.symmetrize`).
     """
@@ -197,6 +198,9 @@ _ENTRIES = [
             "Eisner on a U[0,1) random score matrix", baseline=True),
     Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
             "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True),
+    Decoder("connect-adjacent", "dependency", lambda x: orient(baselines.connect_adjacent(x.n, x.keep), x.n, x.root),
+            False, "each word joined to the next non-punctuation word, undirected (Hoover et al. 2021); --root "
+            "only directs the edges", baseline=True, undirected=True),
     Decoder("mart", "constituency", _mart("three-way", "mart"), True,
             "the paper's top-down three-way splitting of the impact matrix (MART)"),
     Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,

@@ -20,27 +20,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_seed(p)
     add_tables(p)
     p.add_argument("--details", action="store_true",
-                   help="print breakdowns by relation, arc length and sentence length (--json holds them always)")
+                   help="print breakdowns: by relation, arc length and sentence length (brackets: by span length "
+                        "and gold label); --json holds them always")
     p.add_argument("--subtypes", action="store_true",
                    help="break relations down with their subtypes (nmod:poss apart from nmod); default: "
                         "subtypes count under their universal relation")
     p.add_argument("--hoover-uuas", action="store_true",
-                   help="also print UUAS as Hoover et al. 2021 score CPMI trees: non-PUNCT words only, gold edges "
-                        "their spanning tree, pooled and per-sentence mean (see the README's CPMI section)")
+                   help="add UUAS as Hoover et al. 2021 score CPMI trees to every row, --json and --csv: non-PUNCT "
+                        "words only, gold edges their spanning tree, pooled and per-sentence mean (dependency "
+                        "predictions; see the README's CPMI section)")
 
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.eval.comparison.compare import evaluate_files
-    from pmask.eval.scores.hoover_uuas import hoover_uuas_files
 
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
-                            seed=args.seed, max_words=args.max_words, subtypes=args.subtypes)
+                            seed=args.seed, max_words=args.max_words, subtypes=args.subtypes,
+                            hoover_uuas=args.hoover_uuas)
     assert result.table is not None   # evaluate_files always builds the table
     table = result.table.to_markdown()
-    if args.details and result.task == "dependency":
+    if args.details:
         table += "\n" + result.details_text()
-    if args.hoover_uuas:
-        table += "\n" + hoover_uuas_files(args.pred, args.gold, max_words=args.max_words).describe()
     if args.json:
         result.write_json(args.json)
     if args.csv:

@@ -2,13 +2,15 @@
 
 The library behind ``pmask eval``: predictions and gold are aligned by sentence id (or by order
 when the prediction has no ids), their words must agree, and every baseline is decoded on the
-very sentences that were predicted.
+very sentences that were predicted. Each row (the prediction, each baseline) holds every score of
+the task that :data:`pmask.eval.scores.columns.SCORES` lists, optional ones when asked
+(:class:`~pmask.eval.scores.score_set.ScoreSet`, filled by :func:`score_pairs`).
 """
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, cast
 
@@ -22,24 +24,19 @@ from pmask.corpora.provenance import Provenance, read_provenance
 from pmask.eval.comparison.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.comparison.tables import Comparison, ComparisonRow
 from pmask.eval.outputs.writers import Task
-from pmask.eval.scores.bracket_score import BracketScore
-from pmask.eval.scores.dependency_score import DependencyScore, check_same_words, relation_title
+from pmask.eval.scores.columns import check_asked
+from pmask.eval.scores.dependency_score import check_same_words, relation_title
 from pmask.eval.scores.punct import punct_mask
+from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import parse_sentences
-from pmask.trees.registry import (
-    CONSTITUENCY_BASELINES,
-    DEPENDENCY_BASELINES,
-    decode_constituency,
-    decode_dependencies,
-    decoder_task,
-)
+from pmask.trees.registry import CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, DecodeInput, decode, decoder_task
 from pmask.trees.tasks import task_info
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["CONSTITUENCY_BASELINES", "DEPENDENCY_BASELINES", "Evaluation", "align", "baseline_scores", "comparison",
            "constituency_baseline_scores", "dependency_baseline_scores", "evaluate_files", "read_prediction",
-           "score_brackets", "score_dependencies"]
+           "score_against_gold", "score_pairs"]
 
 
 def align(pred: Sequence[Sentence], gold: Sequence[Sentence], pred_name: str, gold_name: str
@@ -65,55 +62,37 @@ def _mask(gold: Sentence, punct: str):
     return punct_mask(gold)
 
 
-def score_dependencies(pairs: Sequence[tuple[Sentence, Sentence]], punct: str = "include") -> DependencyScore:
-    """UAS/UUAS of the predicted heads of ``pairs`` (pred, gold)."""
-    score = DependencyScore()
+def score_pairs(task: str, pairs: Sequence[tuple[Any, Sentence]], *, punct: str = "include",
+                scores: Sequence[str] = ()) -> ScoreSet:
+    """Every score of ``task`` (optional ones named in ``scores``) of the predictions of ``pairs``
+    (predicted heads or tree, gold sentence); ``punct`` as in :func:`evaluate_files`.
+
+    Example:
+        >>> from pmask.corpora import Sentence
+        >>> gold = Sentence(id="s1", words=["a", "b", "c"], heads=[2, 3, 0], path="g.conllu")
+        >>> round(score_pairs("dependency", [([2, 0, 2], gold)]).uas, 2)
+        33.33
+    """
+    row = ScoreSet.of(task, scores)
     for pred, gold in pairs:
-        if pred.heads is None:
-            raise PmaskError(f"{pred.where()} has no predicted heads")
-        score.add(pred.heads, gold.heads, deprels=gold.deprels, punct_mask=_mask(gold, punct), sent_id=gold.id)
-    return score
+        row.add_sentence(pred, gold, punct_mask=_mask(gold, punct))
+    return row
 
 
-def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
-                               seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES
-                               ) -> dict[str, DependencyScore]:
-    """Each baseline decoder run on ``golds`` (root="gold" hands it the gold root word)."""
-    out: dict[str, DependencyScore] = {}
-    for name in names:
-        score = DependencyScore()
-        for index, gold in enumerate(golds):
-            heads = decode_dependencies(name, len(gold), root=gold.root if root == "gold" else None,
-                                        seed=seed + index)
-            score.add(heads, gold.heads, deprels=gold.deprels, punct_mask=_mask(gold, punct), sent_id=gold.id)
-        out[name] = score
-    return out
-
-
-def score_brackets(pairs: Sequence[tuple[Any, Sentence]]) -> BracketScore:
-    """Bracket scores of predicted trees against the gold trees of ``pairs`` (pred_tree, gold)."""
-    score = BracketScore()
-    for tree, gold in pairs:
-        score.add(tree, gold.tree, sent_id=gold.id)
-    return score
-
-
-def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
-                                 names: Sequence[str] = CONSTITUENCY_BASELINES) -> dict[str, BracketScore]:
-    """Each constituency baseline run on ``golds`` (the random one seeded per sentence)."""
-    out: dict[str, BracketScore] = {}
-    for name in names:
-        score = BracketScore()
-        for index, gold in enumerate(golds):
-            score.add(decode_constituency(name, list(gold.words), seed=seed + index), gold.tree, sent_id=gold.id)
-        out[name] = score
-    return out
+def _baseline_input(task: str, gold: Sentence, root: str, seed: int) -> DecodeInput:
+    """What a baseline decodes for ``gold``: its words, the gold root (root="gold", dependency), a seed,
+    and its non-punctuation words (as ``parse`` gives them; connect-adjacent joins those)."""
+    return DecodeInput(words=list(gold.words), root=gold.root if task == "dependency" and root == "gold" else None,
+                       seed=seed, keep=None if gold.upos is None else [u != "PUNCT" for u in gold.upos])
 
 
 def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
-                    seed: int = 0, names: Sequence[str] | None = None) -> dict[str, Any]:
-    """``{name: score}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of
-    the task, as the registry lists them); ``punct`` and ``root`` apply to dependency baselines.
+                    seed: int = 0, names: Sequence[str] | None = None, scores: Sequence[str] = ()
+                    ) -> dict[str, ScoreSet]:
+    """``{name: scores}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of the
+    task, as the registry lists them; the random ones seeded per sentence, ``seed`` + its index), each
+    with every score of the task (optional ones named in ``scores``); ``punct`` and ``root`` (``"gold"``
+    hands the gold root word) apply to dependency baselines.
 
     Example:
         >>> from pmask.corpora import Sentence
@@ -123,9 +102,24 @@ def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "inclu
         {'right-chain': 100.0, 'left-chain': 33.3}
     """
     names = task_info(task).baselines if names is None else names
-    if task == "dependency":
-        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=names)
-    return constituency_baseline_scores(golds, seed=seed, names=names)
+    out: dict[str, ScoreSet] = {}
+    for name in names:
+        out[name] = score_pairs(task, [(decode(name, _baseline_input(task, gold, root, seed + index)), gold)
+                                       for index, gold in enumerate(golds)], punct=punct, scores=scores)
+    return out
+
+
+def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
+                               seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES,
+                               scores: Sequence[str] = ()) -> dict[str, ScoreSet]:
+    """:func:`baseline_scores` of the dependency baselines (root="gold" hands each the gold root word)."""
+    return baseline_scores("dependency", golds, punct=punct, root=root, seed=seed, names=names, scores=scores)
+
+
+def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
+                                 names: Sequence[str] = CONSTITUENCY_BASELINES) -> dict[str, ScoreSet]:
+    """:func:`baseline_scores` of the constituency baselines (the random one seeded per sentence)."""
+    return baseline_scores("constituency", golds, seed=seed, names=names)
 
 
 def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_name: str,
@@ -137,37 +131,51 @@ def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_nam
     return Comparison(rows=rows, task=cast(Task, task), meta=meta or {})   # Comparison checks the task
 
 
-#: What ``eval --details`` titles each breakdown of a dependency score (relation: :func:`relation_title`).
-_DETAIL_TITLES = {"arc_length": "by gold arc length", "sentence_length": "by sentence length (scored words)"}
+#: What ``eval --details`` titles each breakdown (the dependency relation's: :func:`relation_title`).
+_DETAIL_TITLES = {"arc_length": "by gold arc length", "sentence_length": "by sentence length (scored words)",
+                  "span_length": "bracket F1 by span length (words; matched/gold spans, F1, precision, recall)",
+                  "label": "recall of gold spans by gold label (found/gold spans, recall)"}
+
+
+def _detail_line(key: str, cell: dict[str, Any], width: int) -> str:
+    """One bucket of a breakdown: ``correct/total accuracy``, or for a cell of F1 ``matched/gold F1 P R``."""
+    line = f"  {key:>{width}}  {cell['correct']:>6}/{cell['total']:<6} "
+    if "f1" in cell:
+        return line + (f"F1 {cell['f1']:6.2f}  P {cell['precision']:6.2f}  R {cell['recall']:6.2f}  "
+                       f"({cell['pred']} predicted)")
+    return line + f"{cell['accuracy']:6.2f}"
 
 
 @dataclass(repr=False)   # a short summary (__repr__), not every sentence pair
 class Evaluation(RichDisplay):
-    """A scored prediction file: its score object, the baselines' and the comparison table (which a
-    notebook shows). ``subtypes``: whether its relation breakdown keeps subtypes (``nmod:poss``) or,
-    by default, counts them under their universal relation (``nmod``)."""
+    """A scored prediction file: its scores, the baselines' and the comparison table (which a
+    notebook shows). ``score`` and each baseline's are a :class:`ScoreSet`: every score of the task
+    (optional ones when asked), read as the task's own score (``score.uas``, ``score.per_sentence``).
+    ``subtypes``: whether its relation breakdown keeps subtypes (``nmod:poss``) or, by default,
+    counts them under their universal relation (``nmod``)."""
 
     task: str                                   # "dependency" or "constituency"
     name: str                                   # the prediction's row name
-    score: Any                                  # DependencyScore or BracketScore
+    score: Any                                  # ScoreSet: DependencyScore or BracketScore, and the others asked
     baselines: dict[str, Any] = field(default_factory=dict)
     table: Comparison | None = None
     pairs: list[tuple[Any, Sentence]] = field(default_factory=list)   # (prediction, gold) of each scored sentence
     subtypes: bool = False
 
-    def breakdowns(self) -> dict[str, dict[str, dict[str, float]]]:
-        """The prediction's breakdowns (dependencies; {} for brackets): by gold relation, gold arc
-        length and sentence length, each bucket → {"correct", "total", "accuracy" (%)}."""
-        return self.score.breakdowns(subtypes=self.subtypes) if self.task == "dependency" else {}
+    def breakdowns(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The prediction's breakdowns: dependencies by gold relation, gold arc length and sentence
+        length, each bucket → {"correct", "total", "accuracy" (%)}; brackets by span length (bucket →
+        {"correct", "total", "pred", "precision", "recall", "f1"}) and by gold label (recall)."""
+        return self.score.breakdowns(subtypes=self.subtypes)
 
     def to_dict(self) -> dict[str, Any]:
         """The prediction's scores under plain top-level keys (``uas``, ``uuas`` / ``f1_sentence``,
-        ``f1_corpus``, ``precision``, ``recall`` plus counts), then every row, the metadata, each
-        baseline's scores, for dependencies ``relation_subtypes`` and the ``breakdowns`` that
-        ``eval --details`` prints (:meth:`breakdowns`), and the per-sentence results."""
+        ``f1_corpus``, ``precision``, ``recall``, any optional score asked, plus counts), then every row,
+        the metadata, each baseline's scores, for dependencies ``relation_subtypes``, the ``breakdowns``
+        that ``eval --details`` prints (:meth:`breakdowns`), and the per-sentence results."""
         assert self.table is not None   # evaluate_files always builds the table
-        details = {"relation_subtypes": self.subtypes, "breakdowns": self.breakdowns()} \
-            if self.task == "dependency" else {}
+        details: dict[str, Any] = {"relation_subtypes": self.subtypes} if self.task == "dependency" else {}
+        details["breakdowns"] = self.breakdowns()
         return {**self.score.to_dict(), "name": self.name, **json.loads(self.table.to_json()),
                 "baselines": {k: v.to_dict() for k, v in self.baselines.items()}, **details,
                 "per_sentence": [p.to_dict() for p in self.score.per_sentence]}
@@ -177,20 +185,21 @@ class Evaluation(RichDisplay):
         return atomic_write(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def details_text(self) -> str:
-        """The :meth:`breakdowns` (by gold relation, gold arc length, sentence length) as aligned text lines."""
+        """The :meth:`breakdowns` as aligned text lines (``eval --details``): by gold relation, gold arc
+        length, sentence length; for brackets by span length and by gold label."""
         titles = {"relation": f"by {relation_title(self.subtypes)}", **_DETAIL_TITLES}
         lines = []
         for name, rows in self.breakdowns().items():
             width = max([12, *map(len, rows)])   # subtypes such as nmod:unmarked are longer
-            lines += ["", f"{titles[name]}:"]
-            lines += [f"  {key:>{width}}  {row['correct']:>6}/{row['total']:<6} {row['accuracy']:6.2f}"
-                      for key, row in rows.items()]
+            lines += ["", f"{titles.get(name, name)}:"]
+            lines += [_detail_line(key, row, width) for key, row in rows.items()]
         return "\n".join(lines)
 
     def to_pandas(self, table: str = "comparison") -> Any:
         """``"comparison"`` (the prediction and the baselines), ``"sentences"``, a breakdown
-        (``"relation"``, ``"arc_length"``, ``"sentence_length"``) or ``"breakdowns"`` (all three in
-        long form) as a pandas ``DataFrame``."""
+        (dependencies: ``"relation"``, ``"arc_length"``, ``"sentence_length"``; brackets:
+        ``"span_length"``, ``"label"``) or ``"breakdowns"`` (all of them in long form) as a pandas
+        ``DataFrame``."""
         from pmask.eval.outputs.frames import evaluation_frame
 
         return evaluation_frame(self, table)
@@ -245,7 +254,7 @@ def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any])
 
 def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
                    root: str | None = None, seed: int = 0, max_words: int | None = None,
-                   subtypes: bool = False) -> Evaluation:
+                   subtypes: bool = False, hoover_uuas: bool = False) -> Evaluation:
     """Score ``pred_path`` against ``gold_path``, with every baseline on the same sentences.
 
     The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
@@ -259,6 +268,9 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         baselines: also score every baseline of the task.
         subtypes: keep relation subtypes apart in the breakdown by relation (``nmod:poss``); by
             default they count under their universal relation (``nmod``).
+        hoover_uuas: add Hoover et al.'s UUAS (:class:`pmask.eval.scores.hoover_uuas.HooverUuasScore`) to the
+            prediction and every baseline (dependency predictions only: a SettingError for brackets,
+            before the gold is read).
 
     Returns:
         An :class:`Evaluation` (score, baselines, comparison table).
@@ -267,6 +279,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     from_stdin = str(pred_path) == STDIN
     pred_name = STDIN_PREDICTION if from_stdin else str(pred_path)
     task, pred = read_prediction(pred_path)
+    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, pred_name)
     provenance: Provenance | None = None
     if from_stdin:   # no meta.json beside standard input: the row, root and filter come from the flags
         logger.info("%s: no meta.json for a prediction on standard input: row 'prediction', baselines with "
@@ -294,18 +307,17 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         paired = kept
     unscored = [g.id for p, g in paired if p is None]
     pairs = [(p, g) for p, g in paired if p is not None]
-    score: DependencyScore | BracketScore
+    score = score_pairs(task, [(p.heads if task == "dependency" else p, g) for p, g in pairs], punct=punct,
+                        scores=scores)
     if task == "dependency":
-        score = score_dependencies(pairs, punct)
         root = root or settings.get("root", "gold")
         meta = {"gold": str(gold_path), "pred": pred_name, "punct": punct, "baseline_root": root,
                 **({"max_words": max_words} if max_words is not None else {})}
     else:
-        score = score_brackets(pairs)
         meta = {"gold": str(gold_path), "pred": pred_name, "max_words": max_words}
-    check_scored(task, score, pred_name, len(paired), len(unscored), punct)
+    check_scored(task, cast(Any, score.main), pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
-    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
+    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, scores=scores) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,
@@ -315,17 +327,16 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,
-                       punct: str = "include") -> tuple[Any, list[Sentence]]:
+                       punct: str = "include", scores: Sequence[str] = ()) -> tuple[ScoreSet, list[Sentence]]:
     """Induce trees for ``sentences`` (:func:`pmask.pipeline.induce.parse_sentences`) and score them
     against the sentences' own gold trees.
 
-    Returns the score (``DependencyScore`` or ``BracketScore``) and the gold sentences that were
-    scored (sentences skipped as too long for the model are left out of both).
+    Returns every score of the task (optional ones named in ``scores``; a :class:`ScoreSet`, read as the
+    ``DependencyScore`` or ``BracketScore``) and the gold sentences that were scored (sentences skipped
+    as too long for the model are left out of both).
     """
     parsed = [p for p in parse_sentences(sentences, impacts, settings) if p.skipped is None]
-    golds = [p.sentence for p in parsed]
-    if decoder_task(settings.decoder) == "dependency":
-        pairs = [(replace(p.sentence, heads=[int(h) for h in cast(Sequence[int], p.heads)]), p.sentence)  # decoded
-                 for p in parsed]
-        return score_dependencies(pairs, punct), golds
-    return score_brackets([(p.tree, p.sentence) for p in parsed]), golds
+    task = decoder_task(settings.decoder)
+    trees = [[int(h) for h in cast(Sequence[int], p.heads)] if task == "dependency" else p.tree for p in parsed]
+    return score_pairs(task, list(zip(trees, [p.sentence for p in parsed])), punct=punct, scores=scores), \
+        [p.sentence for p in parsed]

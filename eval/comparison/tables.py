@@ -45,7 +45,7 @@ from pmask.eval.outputs.writers import (
     plain_value,
     save_figure,
 )
-from pmask.eval.scores.columns import all_percent_keys, is_percent_key, label, percent_keys, score_key, tasks
+from pmask.eval.scores.columns import all_percent_keys, asked_in, is_percent_key, label, percent_keys, score_key, tasks
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -118,9 +118,9 @@ class Comparison(TableFile, RichDisplay):
         return row
 
     def score_keys(self) -> tuple[str, ...]:
-        """The score columns of the task's score class, headline first
-        (:func:`pmask.eval.scores.columns.percent_keys`)."""
-        return percent_keys(self.task)
+        """The score columns of the task's scores, headline first, and of the optional scores its rows
+        hold (:func:`pmask.eval.scores.columns.percent_keys`)."""
+        return percent_keys(self.task, asked_in(r.metrics for r in self.rows))
 
     def row_lines(self, limit: int = 10) -> list[str]:
         """One line per row (name, kind, the task's scores), at most ``limit`` rows, then how many more."""

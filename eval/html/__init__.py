@@ -107,7 +107,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
         breakdowns = html_data.dependency_breakdowns(inputs, sentences)
     else:
         sentences = html_trees.constituency_sentences(inputs.pairs, inputs.evaluation.score.per_sentence)
-        breakdowns = html_trees.constituency_breakdowns(inputs.pairs)
+        breakdowns = html_trees.constituency_breakdowns(inputs.evaluation.score)
     data: dict[str, Any] = {
         "title": options.title or default_title(pred, inputs.meta),
         "task": inputs.task,

@@ -6,8 +6,9 @@ One row per record, in long ("tidy") form so frames concatenate and group well:
 - a layer sweep: one row per layer (index ``layer``);
 - a bench study: its ``rows``, ``baselines``, ``treebanks`` or ``breakdowns`` (one row per
   treebank × layer × decoder or baseline × breakdown × bucket);
-- a score: per sentence, a breakdown (by gold relation, arc length, sentence length), or every
-  breakdown in long form (``breakdowns``: one row per breakdown × bucket, as a bench study's).
+- a score: per sentence, a breakdown (dependencies: by gold relation, arc length, sentence length;
+  brackets: by span length, gold label), or every breakdown in long form (``breakdowns``: one row
+  per breakdown × bucket, as a bench study's).
 
 Each frame is built by :func:`pmask.common.frames.data_frame` (the pandas extra, row flattening),
 the same concept one layer down.
@@ -31,12 +32,11 @@ _CELL_COLUMNS = ["correct", "total", "accuracy"]
 
 
 def score_tables(score: Any) -> list[str]:
-    """The tables of a score: ``"sentences"``; for a dependency score also each of its breakdowns
-    (``DependencyScore.breakdowns()``, by gold relation, arc length, sentence length) and
-    ``"breakdowns"``, all of them in long form."""
-    if not hasattr(score, "breakdowns"):
-        return ["sentences"]
-    return ["sentences", *score.breakdowns(), "breakdowns"]
+    """The tables of a score: ``"sentences"``, each of its breakdowns (``score.breakdowns()``: a
+    ``DependencyScore``'s by gold relation, arc length, sentence length; a ``BracketScore``'s by span
+    length and gold label) and ``"breakdowns"``, all of them in long form."""
+    breakdowns = score.breakdowns() if hasattr(score, "breakdowns") else {}
+    return ["sentences", *breakdowns, "breakdowns"] if breakdowns else ["sentences"]
 
 
 def comparison_frame(comparison: Any) -> Any:
@@ -55,13 +55,14 @@ def sweep_frame(sweep: Any) -> Any:
 
 
 def score_frame(score: Any, table: str = "sentences", *, subtypes: bool = False) -> Any:
-    """Per-sentence scores (``DependencyScore`` or ``BracketScore``), or a dependency breakdown.
+    """Per-sentence scores (``DependencyScore`` or ``BracketScore``), or a breakdown.
 
     Args:
         score: the score object.
-        table: ``"sentences"``, or for a ``DependencyScore`` ``"relation"`` (gold relation),
-            ``"arc_length"`` (gold arc length), ``"sentence_length"``, or ``"breakdowns"`` (all
-            three in long form: ``breakdown`` and ``bucket`` columns).
+        table: ``"sentences"``; for a ``DependencyScore`` ``"relation"`` (gold relation),
+            ``"arc_length"`` (gold arc length), ``"sentence_length"``; for a ``BracketScore``
+            ``"span_length"`` (P/R/F1 by span length), ``"label"`` (recall by gold label); or
+            ``"breakdowns"`` (all of them in long form: ``breakdown`` and ``bucket`` columns).
         subtypes: count relation subtypes on their own (``nmod:poss``) rather than under their
             universal relation (:func:`pmask.eval.scores.dependency_score.relation_key`).
     """

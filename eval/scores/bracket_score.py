@@ -16,6 +16,10 @@ Two conventions are reported side by side:
   P = Σ matched / Σ predicted, R = Σ matched / Σ gold, F1 = 2PR / (P + R).  Checked against
   PYEVALB on trees with erased labels and collapsed unary chains.
 
+Breakdowns (:meth:`BracketScore.breakdowns`, sentence-level spans: ≥ 2 words, the whole sentence
+excluded): corpus-level P/R/F1 by span length (:data:`SPAN_BUCKETS`) and the recall of gold spans
+by gold label (its part before ``-``: ``NP-SBJ`` counts as ``NP``; the predicted trees are unlabelled).
+
 All reported figures are percentages (0-100); 0.0 when nothing was scored.
 """
 from __future__ import annotations
@@ -25,10 +29,35 @@ from typing import Any
 
 from pmask.common.errors import DecodeError
 from pmask.corpora.brackets import node_spans
+from pmask.corpora.sentence import Sentence
 from pmask.eval.scores.percent import f1, percent
 from pmask.eval.scores.score import Column, Score
 
 Span = tuple[int, int]
+
+#: Span length buckets (words) of the breakdown by span length: ``(lo, hi)``, ``hi`` None = open-ended.
+SPAN_BUCKETS = ((2, 2), (3, 3), (4, 4), (5, 6), (7, 10), (11, None))
+
+#: The breakdowns of a bracket score (:meth:`BracketScore.breakdowns`), in the order they are printed.
+BREAKDOWNS = ("span_length", "label")
+
+
+def span_bucket(length: int) -> str:
+    """Bucket label of a span of ``length`` words: '2', '3', '4', '5-6', '7-10', '>10'.
+
+    Example:
+        >>> [span_bucket(k) for k in (2, 6, 11)]
+        ['2', '5-6', '>10']
+    """
+    for lo, hi in SPAN_BUCKETS:
+        if hi is None or length <= hi:
+            return str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f">{lo - 1}")
+    raise ValueError(f"no bucket for a span of {length} words")
+
+
+def gold_label(node: Any) -> str:
+    """The label a gold span is counted under: its part before ``-`` (``NP-SBJ`` -> ``NP``), ``?`` if none."""
+    return str(node.label()).split("-")[0] or "?"
 
 
 def sentence_spans(tree: Any) -> set[Span]:
@@ -89,6 +118,8 @@ class BracketScore(Score):
     gold_brackets: int = 0
     pred_brackets: int = 0
     per_sentence: list[SentenceBrackets] = field(default_factory=list)
+    span_lengths: dict[str, list[int]] = field(default_factory=dict)   # span bucket → [matched, gold, pred]
+    labels: dict[str, list[int]] = field(default_factory=dict)         # gold label → [found, total]
 
     def add(self, pred_tree: Any, gold_tree: Any, sent_id: str | None = None) -> SentenceBrackets:
         """Score one predicted tree against its gold tree (same number of leaves) and add it."""
@@ -109,6 +140,7 @@ class BracketScore(Score):
                 precision = 1.0
         sentence_f1 = f1(precision, recall)
 
+        self._add_breakdowns(pred, gold, gold_tree)
         pred_e, gold_e = evalb_spans(pred_tree), evalb_spans(gold_tree)
         result = SentenceBrackets(sent_id, n_gold, precision, recall, sentence_f1,
                                   len(pred_e & gold_e), len(gold_e), len(pred_e))
@@ -121,6 +153,60 @@ class BracketScore(Score):
         self.pred_brackets += result.pred
         self.per_sentence.append(result)
         return result
+
+    def add_sentence(self, pred: Any, gold: Sentence, *, punct_mask: Any = None) -> SentenceBrackets:
+        """:meth:`add` of the predicted tree ``pred`` against ``gold``'s tree (the trees hold no
+        punctuation: ``punct_mask`` is ignored)."""
+        return self.add(pred, gold.tree, sent_id=gold.id)
+
+    def _add_breakdowns(self, pred: set[Span], gold: set[Span], gold_tree: Any) -> None:
+        """Count the sentence-level spans by length (matched, gold, predicted) and the gold ones by label."""
+        for i, j in gold:
+            cell = self.span_lengths.setdefault(span_bucket(j - i), [0, 0, 0])
+            cell[0] += (i, j) in pred
+            cell[1] += 1
+        for i, j in pred:
+            self.span_lengths.setdefault(span_bucket(j - i), [0, 0, 0])[2] += 1
+        nodes, n = node_spans(gold_tree)
+        for i, j, node in nodes:
+            if j - i >= 2 and (i, j) != (0, n):
+                cell = self.labels.setdefault(gold_label(node), [0, 0])
+                cell[0] += (i, j) in pred
+                cell[1] += 1
+
+    def by_span_length(self) -> dict[str, dict[str, Any]]:
+        """Span length bucket (:data:`SPAN_BUCKETS` order) → {"correct" (matched spans), "total" (gold
+        spans), "pred" (predicted spans), "precision", "recall", "f1" (%)}, corpus-level."""
+        out = {}
+        for lo, _ in SPAN_BUCKETS:
+            bucket = span_bucket(lo)
+            if bucket in self.span_lengths:
+                matched, gold, pred = self.span_lengths[bucket]
+                p, r = percent(matched, pred), percent(matched, gold)
+                out[bucket] = {"correct": matched, "total": gold, "pred": pred, "precision": p, "recall": r,
+                               "f1": f1(p, r)}
+        return out
+
+    def by_label(self) -> dict[str, dict[str, Any]]:
+        """Gold label (before ``-``) → {"correct" (gold spans found), "total", "accuracy" (recall, %)},
+        most frequent first."""
+        order = sorted(self.labels, key=lambda k: (-self.labels[k][1], k))
+        return {k: {"correct": self.labels[k][0], "total": self.labels[k][1], "accuracy": percent(*self.labels[k])}
+                for k in order}
+
+    def breakdowns(self, *, subtypes: bool = False) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every breakdown (:data:`BREAKDOWNS`): ``{"span_length": by_span_length(), "label": by_label()}``
+        (``subtypes`` is for dependency relations: ignored).
+
+        Example:
+            >>> s = BracketScore(); t = nltk.Tree.fromstring
+            >>> _ = s.add(t("(X (X a b) c d)"), t("(S (NP a b) (VP c d))"))
+            >>> s.breakdowns()["span_length"]["2"]
+            {'correct': 1, 'total': 2, 'pred': 1, 'precision': 100.0, 'recall': 50.0, 'f1': 66.66666666666667}
+            >>> {label: cell["accuracy"] for label, cell in s.breakdowns()["label"].items()}
+            {'NP': 100.0, 'VP': 0.0}
+        """
+        return {"span_length": self.by_span_length(), "label": self.by_label()}
 
     @property
     def f1_sentence(self) -> float:
@@ -159,8 +245,8 @@ class BracketScore(Score):
                 "sentences": self.sentences}
 
     def to_pandas(self, table: str = "sentences") -> Any:
-        """Per-sentence figures (precision, recall, F1 in %, bracket counts) as a pandas ``DataFrame``;
-        needs ``pmask[pandas]``."""
+        """Per-sentence figures (precision, recall, F1 in %, bracket counts), a breakdown (``"span_length"``,
+        ``"label"``) or both in long form (``"breakdowns"``) as a pandas ``DataFrame``; needs ``pmask[pandas]``."""
         from pmask.eval.outputs.frames import score_frame
 
         return score_frame(self, table)

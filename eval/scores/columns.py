@@ -2,53 +2,94 @@
 
 ``eval``'s comparison (:class:`pmask.eval.comparison.tables.Comparison`), the layer sweep
 (:mod:`pmask.eval.studies.sweep`), ``bench``'s rows and ``results.csv`` (:mod:`pmask.eval.studies.bench`), the
-notebook tables and the data frames take their score columns, labels and headline from here;
-nothing else lists them. A score class says its ``task`` and its ``columns`` (the first the
-headline); :data:`SCORES` lists the classes, one per task, in table order. Adding a score is
-writing its class and naming it in :data:`SCORES`.
+notebook tables and the data frames take their score columns, labels and headline from here; and
+the comparison, the sweep and ``bench`` fill every score of their task that :data:`SCORES` lists
+(:class:`pmask.eval.scores.score_set.ScoreSet`): nothing else lists them. A score class says its
+``task``, its ``columns`` (the first the headline) and whether it is ``optional`` (computed and shown
+only when asked, by that name: ``hoover_uuas``). The first score of a task that is not optional is
+the task's own (its headline is the task's). Adding a score is writing its class and naming it in
+:data:`SCORES`.
 
 Example:
     >>> percent_keys("constituency"), layer_keys("constituency"), headline_key("dependency")
     (('f1_sentence', 'f1_corpus', 'precision', 'recall'), ('f1_sentence', 'f1_corpus'), 'uas')
+    >>> percent_keys("dependency"), percent_keys("dependency", ["hoover_uuas"])
+    (('uas', 'uuas'), ('uas', 'uuas', 'hoover_uuas', 'hoover_uuas_mean'))
     >>> label("uuas"), label("pair uas"), label("words"), is_percent_key("pair uas")
     ('UUAS', 'pair uas', 'Words', True)
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
+from pmask.common.errors import OptionError, SettingError
 from pmask.eval.scores.bracket_score import BracketScore
 from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.eval.scores.hoover_uuas import HooverUuasScore
 from pmask.eval.scores.score import Column, Score
 
-#: The score classes the tables show, one per task, in table order (dependency columns first).
-SCORES: list[type[Score]] = [DependencyScore, BracketScore]
+#: The score classes the tables show, in table order (dependency columns first); a task's own score
+#: (the first of its task that is not optional) comes before its optional ones.
+SCORES: list[type[Score]] = [DependencyScore, HooverUuasScore, BracketScore]
 
 #: Labels of the count columns the tables add after the scores.
 COUNT_LABELS = {"words": "Words", "sentences": "Sentences"}
 
 
+def optional_scores() -> dict[str, type[Score]]:
+    """``{name: class}`` of the scores computed only when asked (``{"hoover_uuas": HooverUuasScore}``)."""
+    return {cls.optional: cls for cls in SCORES if cls.optional}
+
+
+def check_asked(scores: Iterable[str], task: str | None = None, what: str = "the prediction") -> tuple[str, ...]:
+    """``scores`` (names of optional scores) as a tuple, each known and, given the ``task`` of the trees
+    scored, of that task; a one-line error otherwise (``what`` names the trees in it).
+
+    Example:
+        >>> check_asked(["hoover_uuas"], "constituency", "p.txt")
+        Traceback (most recent call last):
+        pmask.common.errors.SettingError: hoover_uuas needs dependency trees, and the trees of p.txt are ...
+    """
+    asked, known = tuple(scores), optional_scores()
+    for name in asked:
+        if name not in known:
+            raise OptionError(f"unknown optional score '{name}' (choose from {', '.join(known) or 'none'})")
+        if task is not None and known[name].task != task:
+            raise SettingError(f"{{{name}}} needs {known[name].task} trees, and the trees of {what} are {task} "
+                               f"trees; leave {{{name}}} out")
+    return asked
+
+
+def score_classes(task: str, scores: Iterable[str] = ()) -> tuple[type[Score], ...]:
+    """The score classes a row of ``task`` holds, in :data:`SCORES` order: the task's own, every other one
+    that is not optional, and the optional ones named in ``scores`` (unknown names refused)."""
+    asked = check_asked(scores)
+    chosen = tuple(cls for cls in SCORES if cls.task == task and (not cls.optional or cls.optional in asked))
+    if not chosen or chosen[0].optional:
+        raise KeyError(f"no score for task {task!r} (scored tasks: {', '.join(tasks())})")
+    return chosen
+
+
 def score_class(task: str) -> type[Score]:
-    """The score class of ``task`` (``"dependency"``: :class:`DependencyScore`); KeyError for another."""
-    for cls in SCORES:
-        if cls.task == task:
-            return cls
-    raise KeyError(f"no score for task {task!r} (scored tasks: {', '.join(tasks())})")
+    """The score of ``task`` (``"dependency"``: :class:`DependencyScore`); KeyError for another."""
+    return score_classes(task)[0]
 
 
 def tasks() -> tuple[str, ...]:
     """The tasks that have a score, in table order."""
-    return tuple(cls.task for cls in SCORES)
+    return tuple(dict.fromkeys(cls.task for cls in SCORES if not cls.optional))
 
 
-def percent_keys(task: str) -> tuple[str, ...]:
-    """Every percentage column of ``task``'s score (``eval``'s comparison), headline first."""
-    return tuple(c.key for c in score_class(task).columns)
+def percent_keys(task: str, scores: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every percentage column of ``task``'s scores (``eval``'s comparison), headline first; optional
+    scores' when named in ``scores``."""
+    return tuple(c.key for cls in score_classes(task, scores) for c in cls.columns)
 
 
-def layer_keys(task: str) -> tuple[str, ...]:
-    """The columns the per-layer tables show for ``task`` (sweep, bench), headline first."""
-    return score_class(task).layer_keys()
+def layer_keys(task: str, scores: Iterable[str] = ()) -> tuple[str, ...]:
+    """The columns the per-layer tables show for ``task`` (sweep, bench), headline first; optional
+    scores' when named in ``scores``."""
+    return tuple(key for cls in score_classes(task, scores) for key in cls.layer_keys())
 
 
 def headline_key(task: str) -> str:
@@ -57,13 +98,22 @@ def headline_key(task: str) -> str:
 
 
 def all_percent_keys() -> tuple[str, ...]:
-    """Every score's percentage columns, score after score (:data:`SCORES` order)."""
+    """Every score's percentage columns, score after score (:data:`SCORES` order), optional ones included."""
     return tuple(c.key for cls in SCORES for c in cls.columns)
 
 
-def all_layer_keys() -> tuple[str, ...]:
-    """Every score's per-layer columns, score after score (``bench``'s ``results.csv``)."""
-    return tuple(key for cls in SCORES for key in cls.layer_keys())
+def all_layer_keys(scores: Iterable[str] = ()) -> tuple[str, ...]:
+    """Every score's per-layer columns, score after score (``bench``'s ``results.csv``); optional scores'
+    when named in ``scores``."""
+    asked = check_asked(scores)
+    return tuple(key for cls in SCORES if not cls.optional or cls.optional in asked for key in cls.layer_keys())
+
+
+def asked_in(rows: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The optional scores whose headline ``rows`` hold (a table says what it was asked by what it holds)."""
+    rows = list(rows)
+    return tuple(name for name, cls in optional_scores().items()
+                 if any(row.get(cls.headline_key()) is not None for row in rows))
 
 
 def _column(key: str) -> Column | None:
@@ -93,9 +143,9 @@ def short_label(key: str) -> str:
 
 
 def row_headline(row: Mapping[str, Any]) -> str:
-    """The headline column of a flat row (``bench``): the first score's headline the row holds a value
-    for, else the last score's (``uas`` for dependency rows, ``f1_sentence`` for constituency rows)."""
-    keys = [cls.headline_key() for cls in SCORES]
+    """The headline column of a flat row (``bench``): the first task's headline the row holds a value
+    for, else the last task's (``uas`` for dependency rows, ``f1_sentence`` for constituency rows)."""
+    keys = [headline_key(task) for task in tasks()]
     return next((key for key in keys if row.get(key) is not None), keys[-1])
 
 

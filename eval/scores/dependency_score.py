@@ -188,6 +188,11 @@ class DependencyScore(Score):
         self.per_sentence.append(result)
         return result
 
+    def add_sentence(self, pred: Sequence[int] | np.ndarray, gold: Sentence, *,
+                     punct_mask: Sequence[bool] | None = None) -> SentenceUAS:
+        """:meth:`add` of the predicted heads ``pred`` against ``gold``'s heads, with its relations and id."""
+        return self.add(pred, gold.heads, deprels=gold.deprels, punct_mask=punct_mask, sent_id=gold.id)
+
     @property
     def uas(self) -> float:
         """Micro-averaged UAS in percent."""

@@ -10,26 +10,36 @@
 - A sentence's UUAS = common edges / gold edges (none when it has no gold edge); the corpus
   figures are the pooled ratio (their "total corpus uuas") and the mean of the sentences' UUAS
   that exist (their "mean sentence uuas"). Every sentence counts: their scores keep sentences of
-  two or fewer non-punctuation words (only their word-pair tables leave them out).
+  two or fewer non-punctuation words (only their word-pair tables leave them out; the ``_long``
+  figures of :class:`HooverUuasScore` leave them out too).
 
-pmask's own ``eval`` scores every word's head (UAS/UUAS over all words by default, ``--punct
-exclude`` for UPOS PUNCT and SYM) and needs no spanning-tree reconstruction of the gold edges.
+:class:`HooverUuasScore` is the score the tables show when asked (``optional = "hoover_uuas"``:
+``pmask eval --hoover-uuas``, ``evaluate_files(..., hoover_uuas=True)``), for the prediction and
+every baseline. pmask's own ``eval`` scores every word's head (UAS/UUAS over all words by default,
+``--punct exclude`` for UPOS PUNCT and SYM) and needs no spanning-tree reconstruction of the gold edges.
 
 Example:
     >>> s = sentence_uuas([2, 0, 2], [2, 0, 2], ["DET", "NOUN", "PUNCT"])
     >>> s.common, s.gold
     (1, 1)
+    >>> score = HooverUuasScore(); _ = score.add([2, 0, 2], [2, 0, 2], ["DET", "NOUN", "PUNCT"])
+    >>> _ = score.add([0, 1, 1], [2, 0, 2], ["DET", "NOUN", "VERB"])
+    >>> figures = score.to_dict()
+    >>> round(figures["hoover_uuas"], 2), figures["hoover_uuas_mean"], figures["hoover_uuas_long"]
+    (66.67, 75.0, 50.0)
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from pmask.common.errors import CorpusError
+from pmask.common.errors import CorpusError, DecodeError
+from pmask.corpora.sentence import Sentence
+from pmask.eval.scores.percent import percent
+from pmask.eval.scores.score import Column, Score
 from pmask.trees.undirected import max_spanning_tree
 
 
@@ -85,47 +95,6 @@ def sentence_uuas(pred_heads: Sequence[int], gold_heads: Sequence[int], upos: Se
     return HooverUuas(len(gold & predicted_edges(pred_heads, upos)), len(gold))
 
 
-@dataclass(frozen=True)
-class HooverSummary:
-    """A prediction file's UUAS under their convention (fractions)."""
-
-    pooled: float
-    mean: float
-    sentences: int
-    gold_edges: int
-    pooled_long: float = float("nan")   # the same without sentences of <= 2 non-punctuation words
-    mean_long: float = float("nan")
-
-    def describe(self) -> str:
-        """Two lines for ``pmask eval --hoover-uuas``: every sentence (their scores), and without
-        sentences of two or fewer non-punctuation words (their word-pair tables' selection)."""
-        return (f"Hoover et al. UUAS (non-PUNCT words, gold spanning tree): pooled {100 * self.pooled:.2f}, "
-                f"sentence mean {100 * self.mean:.2f} ({self.sentences} sentences, {self.gold_edges} gold edges)\n"
-                f"the same without sentences of <= 2 non-PUNCT words: pooled {100 * self.pooled_long:.2f}, "
-                f"sentence mean {100 * self.mean_long:.2f}")
-
-
-def hoover_uuas_files(pred: str | Path, gold: str | Path, *, max_words: int | None = None) -> HooverSummary:
-    """Their UUAS of a predicted CoNLL-U file against gold (sentences matched by id and words).
-
-    Raises:
-        CorpusError: a predicted sentence the gold file lacks, or gold without UPOS tags.
-    """
-    from pmask.corpora import read_corpus
-
-    golds = {(s.id, tuple(s.words)): s for s in read_corpus(gold, max_words=max_words)}
-    scores, long = [], []
-    for p in read_corpus(pred, max_words=max_words):
-        g = golds.get((p.id, tuple(p.words)))
-        if g is None or g.heads is None or g.upos is None or p.heads is None:
-            raise CorpusError(f"{p.where()}: no gold sentence with heads and UPOS tags for it in {gold}")
-        scores.append(sentence_uuas(p.heads, g.heads, g.upos))
-        if sum(u != "PUNCT" for u in g.upos) > 2:
-            long.append(scores[-1])
-    pooled, mean = corpus_uuas(scores)
-    return HooverSummary(pooled, mean, len(scores), sum(s.gold for s in scores), *corpus_uuas(long))
-
-
 def corpus_uuas(scores: Iterable[HooverUuas]) -> tuple[float, float]:
     """(pooled UUAS, mean of the sentences' UUAS), as fractions.
 
@@ -138,3 +107,64 @@ def corpus_uuas(scores: Iterable[HooverUuas]) -> tuple[float, float]:
     values = [s.uuas for s in scores if s.uuas is not None]
     return (sum(s.common for s in scores) / gold if gold else float("nan"),
             float(np.mean(values)) if values else float("nan"))
+
+
+@dataclass(repr=False)   # Score's repr: the figures
+class HooverUuasScore(Score):
+    """Their UUAS added over sentences and corpora (:class:`Score`), computed when asked (``hoover_uuas``).
+
+    Columns: the pooled UUAS (common edges / gold edges over the corpus; the headline) and the mean
+    of the sentences' UUAS; ``to_dict()`` adds the same two without sentences of two or fewer
+    non-punctuation words (``hoover_uuas_long``, ``hoover_uuas_mean_long``) and the counts.
+    Percentages, 0.0 when nothing was counted.
+    """
+
+    task = "dependency"
+    optional = "hoover_uuas"
+    columns = (Column("hoover_uuas", "Hoover UUAS"), Column("hoover_uuas_mean", "Hoover mean UUAS"))
+
+    common: int = 0            # common edges, every sentence
+    gold: int = 0              # gold edges
+    sentences: int = 0
+    uuas_sum: float = 0.0      # Σ sentence UUAS (fractions) over the sentences with a gold edge
+    with_edges: int = 0        # sentences with a gold edge
+    common_long: int = 0       # the same over sentences of more than two non-punctuation words
+    gold_long: int = 0
+    uuas_sum_long: float = 0.0
+    long: int = 0
+
+    def add(self, pred_heads: Sequence[int], gold_heads: Sequence[int], upos: Sequence[str],
+            sent_id: str | None = None) -> HooverUuas:
+        """Score one sentence (CoNLL-U heads, 0 = ROOT; the gold UPOS tags) and add it."""
+        n = len(gold_heads)
+        if len(pred_heads) != n or len(upos) != n:
+            raise DecodeError(f"sentence {sent_id}: {len(pred_heads)} predicted heads and {len(upos)} UPOS tags "
+                              f"for {n} words")
+        counts = sentence_uuas([int(h) for h in pred_heads], [int(h) for h in gold_heads], upos)
+        self.common += counts.common
+        self.gold += counts.gold
+        self.sentences += 1
+        if counts.uuas is not None:
+            self.uuas_sum += counts.uuas
+            self.with_edges += 1
+        if sum(u != "PUNCT" for u in upos) > 2:
+            self.common_long += counts.common
+            self.gold_long += counts.gold
+            self.uuas_sum_long += counts.uuas or 0.0
+            self.long += 1
+        return counts
+
+    def add_sentence(self, pred: Sequence[int], gold: Sentence, *, punct_mask: Any = None) -> HooverUuas:
+        """:meth:`add` against ``gold``'s heads and UPOS tags (their own rule for punctuation: ``punct_mask``
+        is ignored); a one-line CorpusError for a gold sentence without UPOS tags."""
+        if gold.heads is None or not gold.upos or all(u in (None, "_") for u in gold.upos):
+            raise CorpusError(f"{gold.where()}: Hoover et al.'s UUAS needs the gold heads and UPOS tags "
+                              "(it leaves PUNCT words out), and this sentence has none")
+        return self.add(pred, gold.heads, gold.upos, sent_id=gold.id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hoover_uuas": percent(self.common, self.gold),
+                "hoover_uuas_mean": percent(self.uuas_sum, self.with_edges),
+                "hoover_uuas_long": percent(self.common_long, self.gold_long),
+                "hoover_uuas_mean_long": percent(self.uuas_sum_long, self.long),
+                "hoover_common": self.common, "hoover_gold_edges": self.gold, "hoover_sentences": self.sentences}

@@ -8,17 +8,22 @@ A score is a dataclass deriving from :class:`Score` whose fields are all one of:
 * a dict of count lists (e.g. gold relation -> ``[correct, total]``): added cell by cell;
 * a list (e.g. the per-sentence results): concatenated.
 
-Its ``add(...)`` scores one sentence; its ``to_dict()`` gives the figures (percentages 0-100
-plus the counts). ``a + b`` and ``sum(scores)`` return a new score, ``a += b`` merges into
+Its ``add(...)`` scores one sentence in the score's own terms; ``add_sentence(pred, gold,
+punct_mask=...)`` is the one call every caller makes (the comparison, the sweep, ``bench``): the
+predicted heads or tree, the gold :class:`~pmask.corpora.sentence.Sentence` (heads, relations,
+UPOS, tree, id) and the words ``--punct exclude`` leaves out. Its ``to_dict()`` gives the figures
+(percentages 0-100 plus the counts). ``a + b`` and ``sum(scores)`` return a new score, ``a += b`` merges into
 ``a``; a new field is merged by the rule of its type, with no code to add. ``repr()`` shows the
 figures of ``to_dict()`` on one line, never the per-sentence data (subclasses are declared with
 ``@dataclass(repr=False)`` to keep it).
 
-SuPar-style, a score class also says what the tables show of it: its ``task`` and its
-``columns`` (:class:`Column`: the ``to_dict()`` key, the label, whether the per-layer tables show
-it), the first one its headline (:attr:`Score.headline`). The comparison, sweep and bench tables,
-their CSV and JSON ask :mod:`pmask.eval.scores.columns`, which asks the score classes: adding a score is
-one class (and its name in :data:`pmask.eval.scores.columns.SCORES`).
+SuPar-style, a score class also says what the tables show of it: its ``task``, its ``columns``
+(:class:`Column`: the ``to_dict()`` key, the label, whether the per-layer tables show it), the
+first one its headline (:attr:`Score.headline`), and whether it is computed only when asked
+(``optional``: the name that asks for it, e.g. ``hoover_uuas``). The comparison, sweep and bench
+fill every listed score of their task (:class:`pmask.eval.scores.score_set.ScoreSet`), and their
+tables, CSV and JSON ask :mod:`pmask.eval.scores.columns`, which asks the score classes: adding a
+score is one class (and its name in :data:`pmask.eval.scores.columns.SCORES`).
 
 Example:
     >>> from pmask.eval.scores.dependency_score import DependencyScore
@@ -32,8 +37,11 @@ Example:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, cast
+
+from pmask.corpora.sentence import Sentence
 
 M = TypeVar("M", bound="Score")
 
@@ -88,6 +96,10 @@ class Score:
     task: ClassVar[str] = ""
     #: Its percentage columns in table order, the headline first.
     columns: ClassVar[tuple[Column, ...]] = ()
+    #: "" for a score computed whenever its task is scored; else the name that asks for it (``"hoover_uuas"``:
+    #: ``evaluate_files(..., hoover_uuas=True)``, ``pmask eval --hoover-uuas``): outputs that do not ask stay as
+    #: they were.
+    optional: ClassVar[str] = ""
 
     @classmethod
     def headline_key(cls) -> str:
@@ -103,6 +115,23 @@ class Score:
     def headline(self) -> float:
         """The headline figure (percent): the first column's value."""
         return float(self.to_dict()[self.headline_key()])
+
+    def add_sentence(self, pred: Any, gold: Sentence, *, punct_mask: Sequence[bool] | None = None) -> Any:
+        """Score one sentence and add it: the one call the comparison, the sweep and ``bench`` make.
+
+        Args:
+            pred: the predicted heads (dependency; ``heads[k-1]`` = head of word k, 0 = ROOT) or tree
+                (constituency, an ``nltk.Tree``).
+            gold: the gold sentence: ``heads``, ``deprels``, ``upos``, ``tree``, ``id`` as its task has them.
+            punct_mask: ``punct_mask[k-1]`` True leaves word k out (``--punct exclude``); None scores every
+                word. A score that has its own rule for punctuation ignores it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not score sentences through add_sentence")
+
+    def breakdowns(self, *, subtypes: bool = False) -> dict[str, dict[str, dict[str, Any]]]:
+        """Its breakdowns, name -> bucket -> cell of counts and percentages (``eval --details``, ``--json``,
+        ``to_pandas(name)``); none by default. ``subtypes``: relation subtypes kept apart, where it applies."""
+        return {}
 
     def to_dict(self) -> dict[str, Any]:
         """The figures (percentages 0-100) and the counts behind them."""

@@ -28,7 +28,7 @@ from pmask.common.labels import probe_label, run_label
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
-from pmask.eval.scores.columns import headline_key, layer_keys
+from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
@@ -73,7 +73,7 @@ def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, se
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str = "gold", faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
-                 symmetrize: str = "none", absolute: bool = False) -> SweepResult:
+                 symmetrize: str = "none", absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -85,6 +85,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
             and the metrics.
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
+        hoover_uuas: add Hoover et al.'s UUAS to every layer and baseline (dependency decoders).
 
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
@@ -92,6 +93,7 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     sentences = source.sentences
     decoder = decoder or default_decoder(sentences, str(source.impact_settings().get("probe", "pair")))
     task = decoder_task(decoder)
+    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
     checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias,
                             symmetrize=symmetrize, absolute=absolute)
     _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))
@@ -102,15 +104,15 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     golds = sentences
     for layer, impacts in per_layer.items():
         settings = replace(checked, layer=layer)
-        score, golds = score_against_gold(sentences, impacts, settings, punct=punct)
+        score, golds = score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
         rows.append((layer, score.to_dict()))
     base_scores: dict[str, dict[str, Any]] = {}
     if baselines:
-        base_scores = {name: {k: s.to_dict()[k] for k in layer_keys(task)}
-                       for name, s in baseline_scores(task, golds, punct=punct, root=root, seed=seed).items()}
+        base_scores = {name: {k: s.to_dict()[k] for k in layer_keys(task, scores)} for name, s in
+                       baseline_scores(task, golds, punct=punct, root=root, seed=seed, scores=scores).items()}
     base = {name: scores[headline_key(task)] for name, scores in base_scores.items()}   # the plot's lines
     model, impact = source.describe_model(), source.impact_settings()
-    sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task),
+    sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
                              "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
@@ -140,7 +142,7 @@ def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | N
         label: the corpus name in the table (default: ``source.path``).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
         options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``,
-            ``symmetrize``, ``absolute`` (see :func:`sweep_layers`).
+            ``symmetrize``, ``absolute``, ``hoover_uuas`` (see :func:`sweep_layers`).
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's

@@ -214,7 +214,7 @@ def test_pud_parse_eval_limit(tmp_path, tiny_bert_dir, capsys):
         assert rows[name]["uas"] == pytest.approx(uas), name
         assert f"{uas:.2f}" in next(line for line in stdout.splitlines() if line.startswith(f"| {name} ")), name
     assert [r["name"] for r in data["rows"][1:]] == ["right-chain", "left-chain", "random-projective",
-                                                     "random-eisner", "random-cle"]
+                                                     "random-eisner", "random-cle", "connect-adjacent"]
     assert all(r["kind"] == "baseline" and r["sentences"] == 5 for r in data["rows"][1:])
 
 

@@ -144,7 +144,7 @@ def test_pud30_report_in_browser(browser, pud30):
     page = _open(browser, pud30)
     _clean(page)
     assert "UAS" in page.eval("document.getElementById('summary').textContent")
-    assert page.eval("document.querySelectorAll('#summary table.scores tbody tr').length") == 6   # model + 5 baselines
+    assert page.eval("document.querySelectorAll('#summary table.scores tbody tr').length") == 7   # model + 6 baselines
     assert page.eval("document.querySelectorAll('.srow[data-sentence-id]').length") == 30
     views = page.eval("Array.from(document.querySelectorAll('.sentence-view')).map(v => "
                       "[v.dataset.sentenceId, v.querySelectorAll('[data-kind=pred]').length, "

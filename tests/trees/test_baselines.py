@@ -48,6 +48,21 @@ def test_chains_golden():
         right_chain(3, root=4)
 
 
+def test_connect_adjacent_golden():
+    from pmask.trees.registry import DECODERS, DecodeInput, decode
+
+    def heads(**kw):
+        return decode("connect-adjacent", DecodeInput(words=list("abcde"), **kw)).tolist()
+
+    # each word joined to the next, directed away from the root (the gold one, else the first word)
+    assert heads() == [0, 1, 2, 3, 4] and heads(root=3) == [2, 3, 0, 3, 4]
+    # words left out (punctuation): the kept ones joined across them, the others hung on the word before
+    assert heads(root=3, keep=[True, False, True, True, False]) == [3, 1, 0, 3, 4]
+    assert heads(keep=[False, True, True, False, True]) == [2, 0, 2, 3, 3]
+    entry = DECODERS["connect-adjacent"]
+    assert entry.baseline and entry.undirected and not entry.needs_model and entry.task == "dependency"
+
+
 def test_branching_golden():
     w = list("abcde")
     assert to_brackets(right_branching(w)) == "(X a (X b (X c (X d e))))"
@@ -132,7 +147,7 @@ def test_seeded_determinism():
 
 def test_registry_names():
     assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "mst", "mst-projective", "right-chain", "left-chain",
-                                         "random-projective", "random-eisner", "random-cle"]
+                                         "random-projective", "random-eisner", "random-cle", "connect-adjacent"]
     assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "cky", "right-branching",
                                            "left-branching", "balanced", "random-binary"]
     assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle", "mst", "mst-projective"]

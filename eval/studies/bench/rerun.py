@@ -11,7 +11,8 @@ with it before any work:
 * **other stores**, another model or weights, metric, subword policy or tokenisation, or other
   sentences (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
-* **other scores**, another root, punctuation, seed, bias or head, or a narrower study (a
+* **other scores**, another root, punctuation, seed, bias or head, an optional score (``hoover_uuas``)
+  asked or no longer asked, or a narrower study (a
   treebank, probe, metric, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
   replaces the results files and reuses the stores.
 
@@ -32,6 +33,7 @@ from typing import Any, Callable, Sequence
 from pmask.common.errors import SettingError, StoreError
 from pmask.common.files import read_json
 from pmask.common.options import resolve_layers, split_random
+from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.probe_stores import store_dir
 from pmask.perturb.fill.model_spec import absolute_if_local
 from pmask.perturb.store import read_manifest
@@ -172,6 +174,8 @@ def compare(earlier: dict[str, Any], settings: Any, treebanks: Sequence[Any],
     other_stores = _store_differences(earlier, now, treebanks)
     other_scores = [_difference(key, old.get(key), now[key]) for key in SCORE_FIELDS
                     if key in old and old.get(key) != now[key]]
+    other_scores += [_difference(key, old.get(key, False), now.get(key, False)) for key in optional_scores()
+                     if old.get(key, False) != now.get(key, False)]   # recorded only when asked
     num_layers = _model_record(earlier).get("num_layers")
     before = _cells(earlier.get("rows") or [], num_layers is not None, old)
     planned = planned_cells(treebanks, settings, decoders_for, num_layers)

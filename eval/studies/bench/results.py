@@ -32,7 +32,7 @@ from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import has_heads
 from pmask.eval.outputs.writers import new_figure, save_figure
-from pmask.eval.scores.columns import all_layer_keys, row_headline, short_label
+from pmask.eval.scores.columns import all_layer_keys, asked_in, row_headline, short_label
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
 
@@ -44,10 +44,10 @@ _TAB20_LINES = (0, 1, 2, 3, 10, 11, 12, 13, 14, 15, 18, 19)   # tab20 without it
 _MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
-def csv_fields() -> tuple[str, ...]:
-    """The columns of ``results.csv``: the row's fields, every score's per-layer columns
-    (:func:`pmask.eval.scores.columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus), the counts, the metric."""
-    return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", *all_layer_keys(),
+def csv_fields(scores: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The columns of ``results.csv``: the row's fields, every score's per-layer columns (:func:`pmask.eval.scores.
+    columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus; optional ones in ``scores``), the counts, the metric."""
+    return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", *all_layer_keys(scores),
             "sentences", "words", "metric")
 
 
@@ -64,7 +64,8 @@ def _fmt(x: Any) -> str:
 def to_csv(result: Any) -> str:
     """The rows then the baseline rows (the baseline's name in ``decoder``) as CSV text."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=csv_fields(), extrasaction="ignore", lineterminator="\n")
+    fields = csv_fields(asked_in([*result.rows, *result.baselines]))   # optional scores that the rows hold
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in result.rows:
         writer.writerow({"kind": "model", **{k: _fmt(v) for k, v in row.items()}})

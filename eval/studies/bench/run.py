@@ -39,6 +39,7 @@ from pmask.common.options import (
     split_probes,
 )
 from pmask.common.progress import progress_bar
+from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run
 from pmask.eval.studies.bench.probe_stores import best_heads, store_dir
 from pmask.eval.studies.bench.rerun import check_rerun
@@ -67,7 +68,8 @@ class BenchSettings:
     ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
     first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
     N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
-    distance-split decoder's right-branching bias.
+    distance-split decoder's right-branching bias; ``hoover_uuas``: add Hoover et al.'s UUAS to the rows
+    and baselines of dependency treebanks (recorded only when set).
     """
 
     model: ModelSpec
@@ -83,6 +85,7 @@ class BenchSettings:
     symmetrize: str = "none"   # F made symmetric before decoding (Hoover et al.)
     absolute: bool = False     # |F| before that
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
+    hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
     _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
 
     def __post_init__(self) -> None:
@@ -122,6 +125,11 @@ class BenchSettings:
         """The metric a store's folder is named by: None with one metric per probe (earlier releases' folders)."""
         return metric if self.metrics else None
 
+    def scores_for(self, task: str) -> tuple[str, ...]:
+        """The optional scores asked (:attr:`hoover_uuas`) that score the trees of ``task``."""
+        return tuple(name for name, cls in optional_scores().items()
+                     if cls.task == task and getattr(self, name, False))
+
     def head_for(self, probe: str) -> str | int | None:
         """The head decoded for ``probe`` (None for a probe without a head axis)."""
         return self.spec_for(probe).head
@@ -160,7 +168,7 @@ class BenchSettings:
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
                 "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
-                "absolute": self.absolute}
+                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {})}
 
 
 @dataclass
@@ -262,6 +270,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     base = {"treebank": tb.name, "language": tb.language}
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
+    scores = settings.scores_for(tb.task)
     for run, store in stores.items():
         probe, metric = run if isinstance(run, tuple) else (run, settings.metric_for(run))
         layers = _layers(settings, store)
@@ -275,7 +284,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
                                                 root=settings.root, punct=settings.punct, seed=settings.seed,
                                                 bias=settings.bias, symmetrize=settings.symmetrize,
-                                                absolute=settings.absolute)
+                                                absolute=settings.absolute, scores=scores)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:
@@ -284,7 +293,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
     for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
-                                          seed=settings.seed).items():
+                                          seed=settings.seed, scores=scores).items():
         key = {**base, "baseline": name, "root": root}
         out["baselines"].append({**key, **sc.summary(score, golds)})
         if (details := sc.breakdown(score)) is not None:

@@ -1,6 +1,8 @@
 """The one place where ``pmask bench`` calls the scoring library (``pmask.eval.comparison.compare``).
 
-Everything here takes gold sentences and impacts and returns plain dicts, so the rest of
+Everything here takes gold sentences and impacts and returns score sets
+(:class:`pmask.eval.scores.score_set.ScoreSet`: every score of the task that
+:data:`pmask.eval.scores.columns.SCORES` lists, optional ones when asked) or plain dicts, so the rest of
 ``pmask.eval.studies.bench.run`` does not depend on how induction and scoring are organised.
 """
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import Any, Sequence
 
 from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import ParseSettings
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
@@ -21,31 +24,34 @@ def task_of(decoder: str) -> str:
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
                   punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
-                  absolute: bool = False) -> tuple[Any, list[Any]]:
-    """(score object, scored gold sentences) of ``decoder`` on one layer's ``impacts``
-    (``bias``: distance-split's λ; ``symmetrize``, ``absolute``: how F is made symmetric first)."""
+                  absolute: bool = False, scores: Sequence[str] = ()) -> tuple[ScoreSet, list[Any]]:
+    """(scores, scored gold sentences) of ``decoder`` on one layer's ``impacts``
+    (``bias``: distance-split's λ; ``symmetrize``, ``absolute``: how F is made symmetric first;
+    ``scores``: the optional scores asked)."""
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
                              bias=bias if decoder == "distance-split" else 0.0, symmetrize=symmetrize,
                              absolute=absolute)
-    return score_against_gold(sentences, impacts, settings, punct=punct)
+    return score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
 
 
-def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int) -> dict[str, Any]:
-    """``{baseline name: score object}`` of the task's short baselines (the registry's) on exactly ``golds``."""
-    return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=task_info(task).short_baselines)
+def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int,
+                    scores: Sequence[str] = ()) -> dict[str, ScoreSet]:
+    """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``."""
+    return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=task_info(task).short_baselines,
+                           scores=scores)
 
 
 def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:
-    """Flat figures of a score: its per-layer columns (uas/uuas for dependencies, f1_sentence/f1_corpus
-    for brackets: ``score.layer_keys()``), ``sentences`` and ``words`` = scored words (dependencies) or
-    words of the scored ``golds`` (brackets)."""
+    """Flat figures of a score or score set: its per-layer columns (uas/uuas for dependencies,
+    f1_sentence/f1_corpus for brackets, and those of any optional score asked: ``score.layer_keys()``),
+    ``sentences`` and ``words`` = scored words (dependencies) or words of the scored ``golds`` (brackets)."""
     data = score.to_dict()
-    words = data["total"] if isinstance(score, DependencyScore) else sum(len(g.words) for g in golds)
+    main = score.main if isinstance(score, ScoreSet) else score
+    words = data["total"] if isinstance(main, DependencyScore) else sum(len(g.words) for g in golds)
     return {**{key: data.get(key) for key in score.layer_keys()}, "sentences": data.get("sentences"), "words": words}
 
 
 def breakdown(score: Any) -> dict[str, Any] | None:
-    """By gold universal relation (part before ':'), gold arc length and sentence length; None for brackets."""
-    if not isinstance(score, DependencyScore):
-        return None
-    return score.breakdowns()
+    """The score's breakdowns (dependencies: by gold universal relation, gold arc length and sentence length;
+    brackets: by span length and gold label); None for a score without any."""
+    return score.breakdowns() or None

@@ -200,34 +200,167 @@ def test_details_rows_stay_aligned_with_long_subtypes(tmp_path, capsys):
 
 
 #: (words, UPOS, gold heads, predicted heads) for --hoover-uuas; their edges counted by hand in the test below
-HOOVER = [(["the", "big", "dog", "saw", "cats"], ["DET", "ADJ", "NOUN", "VERB", "NOUN"], [3, 3, 4, 0, 4],
+HOOVER_LINES = [(["the", "big", "dog", "saw", "cats"], ["DET", "ADJ", "NOUN", "VERB", "NOUN"], [3, 3, 4, 0, 4],
            [3, 3, 4, 0, 3]),
           (["a", "b", ",", "c"], ["DET", "NOUN", "PUNCT", "VERB"], [2, 0, 2, 3], [0, 1, 2, 1]),
           (["go", "home", "."], ["VERB", "NOUN", "PUNCT"], [0, 1, 1], [2, 0, 2])]
 
 
-def _hoover_file(path: Path, heads_at: int) -> Path:
+def _hoover_lines_file(path: Path, heads_at: int) -> Path:
     blocks = [f"# sent_id = h{k}\n" + "\n".join(f"{i}\t{w}\t{w}\t{u}\t_\t_\t{entry[heads_at][i - 1]}\tdep\t_\t_"
                                                for i, (w, u) in enumerate(zip(words, upos), 1))
-              for k, entry in enumerate(HOOVER) for words, upos in [entry[:2]]]
+              for k, entry in enumerate(HOOVER_LINES) for words, upos in [entry[:2]]]
     path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("extra, lines", [
+@pytest.mark.parametrize("extra, figures", [
     # common / gold edges between non-PUNCT words: 3/4 (the big dog saw cats: 1-3 2-3 3-4 4-5 against 1-3 2-3
     # 3-4 3-5), 1/2 (the gold edges are a-b and b-c, joined through the comma; predicted a-b and a-c), 1/1
-    ([], ["pooled 71.43, sentence mean 75.00 (3 sentences, 7 gold edges)",    # 5/7; (3/4 + 1/2 + 1) / 3
-          "pooled 66.67, sentence mean 62.50"]),                               # 4/6; (3/4 + 1/2) / 2: no "go home"
-    (["--max-words", "4"], ["pooled 66.67, sentence mean 75.00 (2 sentences, 3 gold edges)",   # 2/3; (1/2 + 1) / 2
-                            "pooled 50.00, sentence mean 50.00"]),
+    ([], (5 / 7, (3 / 4 + 1 / 2 + 1) / 3, 4 / 6, (3 / 4 + 1 / 2) / 2)),   # long: no "go home"
+    (["--max-words", "4"], (2 / 3, (1 / 2 + 1) / 2, 1 / 2, 1 / 2)),
 ], ids=["all", "max-words-4"])
-def test_the_numbers_on_the_hoover_uuas_lines(tmp_path, capsys, extra, lines):
-    """Issue 39, item 17: the figures ``eval --hoover-uuas`` prints, counted by hand on a gold file where a
-    punctuation word joins two words (so the gold edges are not the gold arcs) and one sentence has only two
-    non-punctuation words (left out of the second line)."""
-    gold, pred = _hoover_file(tmp_path / "gold.conllu", 2), _hoover_file(tmp_path / "pred.conllu", 3)
-    code, out, err = run(["eval", pred, "--gold", gold, "--hoover-uuas", "-q", *extra], capsys)
+def test_the_numbers_of_hoover_uuas(tmp_path, capsys, extra, figures):
+    """Issue 39, item 17: the Hoover et al. figures ``eval --hoover-uuas`` gives, counted by hand on a gold file
+    where a punctuation word joins two words (so the gold edges are not the gold arcs) and one sentence has only
+    two non-punctuation words (left out of the ``_long`` figures); ``--max-words`` reaches them."""
+    gold, pred = _hoover_lines_file(tmp_path / "gold.conllu", 2), _hoover_lines_file(tmp_path / "pred.conllu", 3)
+    js = tmp_path / "e.json"
+    code, out, err = run(["eval", pred, "--gold", gold, "--hoover-uuas", "-q", "--json", js, *extra], capsys)
     assert code == 0, err
-    assert f"Hoover et al. UUAS (non-PUNCT words, gold spanning tree): {lines[0]}" in out.splitlines(), out
-    assert f"the same without sentences of <= 2 non-PUNCT words: {lines[1]}" in out.splitlines(), out
+    row = next(r for r in json.loads(js.read_text(encoding="utf-8"))["rows"] if r["name"] == "prediction")
+    keys = ("hoover_uuas", "hoover_uuas_mean", "hoover_uuas_long", "hoover_uuas_mean_long")
+    assert [row[k] for k in keys] == pytest.approx([100 * f for f in figures])
+
+
+# ------------- Hoover et al.'s UUAS is a score of every row (issue 39, item 8)
+
+#: (word, UPOS, gold head, predicted head) of three sentences; s1's comma joins b and c in the gold tree
+HOOVER = [[("a", "DET", 2, 4), ("b", "NOUN", 0, 0), (",", "PUNCT", 2, 2), ("c", "NOUN", 3, 2)],
+          [("x", "PRON", 2, 2), ("y", "VERB", 0, 0), ("z", "DET", 4, 2), ("w", "NOUN", 2, 3)],
+          [("hi", "INTJ", 0, 2), ("there", "ADV", 1, 0)]]
+# Counted by hand. Their gold edges (non-PUNCT words; a word pair joined through punctuation is one edge):
+# s1 {a-b, b-c}, s2 {x-y, y-w, z-w}, s3 {hi-there}. Predicted edges between non-PUNCT words: s1 {a-c, b-c}
+# (1 common), s2 {x-y, y-z, z-w} (2), s3 {hi-there} (1): pooled 4/6, mean of 1/2, 2/3, 1.
+POOLED, MEAN = 100 * 4 / 6, 100 * (1 / 2 + 2 / 3 + 1) / 3
+# connect-adjacent joins consecutive non-PUNCT words: s1 {a-b, b-c} (2 of 2), s2 {x-y, y-z, z-w} (2 of 3),
+# s3 (1 of 1); directed from the gold root with the comma hung on b: heads s1 2 0 2 2, s2 2 0 2 3, s3 0 1,
+# so UAS (3 + 2 + 2) / 10 and UUAS (3 + 3 + 2) / 10 over every word.
+ADJACENT = {"hoover_uuas": 100 * 5 / 6, "hoover_uuas_mean": 100 * (1 + 2 / 3 + 1) / 3, "uas": 70.0, "uuas": 80.0}
+
+
+def _hoover_files(tmp_path: Path) -> tuple[Path, Path]:
+    def conllu(column: int) -> str:
+        return "".join(f"# sent_id = s{k}\n" + "".join(f"{i}\t{row[0]}\t_\t{row[1]}\t_\t_\t{row[column]}\t_\t_\t_\n"
+                                                       for i, row in enumerate(rows, start=1)) + "\n"
+                       for k, rows in enumerate(HOOVER, start=1))
+
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(conllu(2), encoding="utf-8")
+    pred.write_text(conllu(3), encoding="utf-8")
+    return pred, gold
+
+
+def test_hoover_uuas_is_in_every_row_the_json_the_csv_and_the_data_frames(tmp_path, capsys):
+    import csv
+
+    from pmask.eval.comparison.compare import evaluate_files
+
+    pred, gold = _hoover_files(tmp_path)
+    js, cs = tmp_path / "e.json", tmp_path / "e.csv"
+    code, out, err = run(["eval", pred, "--gold", gold, "--baselines", "--hoover-uuas", "--json", js, "--csv", cs],
+                         capsys)
+    assert code == 0, err
+    assert err.count(f"read 3 sentences from {pred}") == 1 and err.count(f"from {gold}") == 1   # each file read once
+    header = [cell.strip() for cell in next(line for line in out.splitlines() if "| Name" in line).split("|")]
+    assert header[3:7] == ["UAS", "UUAS", "Hoover UUAS", "Hoover mean UUAS"]
+    model_line = next(line for line in out.splitlines() if line.startswith("| prediction "))
+    assert f"{POOLED:.2f}" in model_line and f"{MEAN:.2f}" in model_line
+    data = json.loads(js.read_text(encoding="utf-8"))
+    rows = {row["name"]: row for row in data["rows"]}
+    assert data["hoover_uuas"] == pytest.approx(POOLED) and data["hoover_uuas_mean"] == pytest.approx(MEAN)
+    assert rows["prediction"]["hoover_uuas"] == pytest.approx(POOLED)
+    assert rows["prediction"]["hoover_uuas_long"] == pytest.approx(100 * 3 / 5)   # without s3 (two words)
+    for key, value in ADJACENT.items():
+        assert rows["connect-adjacent"][key] == pytest.approx(value), key
+        assert data["baselines"]["connect-adjacent"][key] == pytest.approx(value), key
+    assert all("hoover_uuas" in row for row in data["rows"])
+    table = {row["name"]: row for row in csv.DictReader(cs.open(encoding="utf-8"))}
+    assert float(table["prediction"]["hoover_uuas"]) == pytest.approx(POOLED)
+    assert float(table["connect-adjacent"]["hoover_uuas_mean"]) == pytest.approx(ADJACENT["hoover_uuas_mean"])
+    result = evaluate_files(pred, gold, baselines=True, hoover_uuas=True)
+    assert result.score.to_dict()["hoover_uuas_mean"] == pytest.approx(MEAN)
+    pytest.importorskip("pandas")
+    frame = result.to_pandas().set_index("name")
+    assert frame.loc["prediction", "hoover_uuas"] == pytest.approx(POOLED)
+    assert frame.loc["connect-adjacent", "hoover_uuas"] == pytest.approx(ADJACENT["hoover_uuas"])
+
+
+def test_hoover_uuas_reads_each_file_once(tmp_path, capsys):
+    # issue 39, item 14: before, --hoover-uuas read both files a second time ("read ..." printed twice)
+    pred, gold = _hoover_files(tmp_path)
+    code, _, err = run(["eval", pred, "--gold", gold, "--hoover-uuas"], capsys)
+    assert code == 0, err
+    reads = [line for line in err.splitlines() if " read " in f" {line} "]
+    assert len(reads) == 2 and sum(str(pred) in line for line in reads) == 1, err
+    assert sum(str(gold) in line for line in reads) == 1, err
+
+
+def test_without_hoover_uuas_no_output_mentions_it(tmp_path, capsys):
+    from pmask.eval.comparison.compare import evaluate_files
+
+    pred, gold = _hoover_files(tmp_path)
+    js, cs = tmp_path / "e.json", tmp_path / "e.csv"
+    code, out, _ = run(["eval", pred, "--gold", gold, "--baselines", "--json", js, "--csv", cs], capsys)
+    assert code == 0 and "Hoover" not in out
+    assert '"hoover_' not in js.read_text(encoding="utf-8") and "hoover_" not in cs.read_text(encoding="utf-8")
+    assert not [key for key in evaluate_files(pred, gold).to_dict() if key.startswith("hoover")]
+
+
+def test_hoover_uuas_on_brackets_is_refused_up_front(tmp_path, capsys):
+    pred = tmp_path / "pred.txt"
+    pred.write_text("(X (X The cat) (X sat (X on (X the mat))))\n", encoding="utf-8")
+    code, out, err = run(["eval", pred, "--gold", DATA / "mini.mrg", "--hoover-uuas"], capsys)
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("pmask: error: --hoover-uuas needs dependency trees") and "constituency" in err
+
+
+# ------------- bracket breakdowns: eval --details, --json, to_pandas (issue 39, item 9)
+
+BRACKET_GOLD = ["(S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat))))",
+                "(S (NP (PRP it)) (VP (VBZ is) (ADJP (RB very) (JJ big))))"]
+BRACKET_PRED = ["(X (X (X the dog) saw) (X a cat))", "(X (X it is) (X very big))"]
+# Spans of two words or more, the whole sentence left out. Gold: NP 0-2, VP 2-5, NP 3-5; VP 1-4, ADJP 2-4.
+# Predicted: 0-2, 0-3, 3-5; 0-2, 2-4. By length: 2 words: 3 gold, 4 predicted, 3 matched (P 75, R 100);
+# 3 words: 2 gold, 1 predicted, none matched. By gold label: NP 2 of 2, VP 0 of 2, ADJP 1 of 1.
+SPAN_CELLS = {"2": {"correct": 3, "total": 3, "pred": 4, "precision": 75.0, "recall": 100.0, "f1": 600 / 7},
+              "3": {"correct": 0, "total": 2, "pred": 1, "precision": 0.0, "recall": 0.0, "f1": 0.0}}
+LABEL_CELLS = {"NP": (2, 2, 100.0), "VP": (0, 2, 0.0), "ADJP": (1, 1, 100.0)}
+
+
+def test_bracket_breakdowns_in_details_json_and_data_frames(tmp_path, capsys):
+    from pmask.eval.comparison.compare import evaluate_files
+
+    gold, pred, js = tmp_path / "gold.mrg", tmp_path / "pred.txt", tmp_path / "e.json"
+    gold.write_text("\n".join(f"( {tree} )" for tree in BRACKET_GOLD) + "\n", encoding="utf-8")
+    pred.write_text("\n".join(BRACKET_PRED) + "\n", encoding="utf-8")
+    code, out, err = run(["eval", pred, "--gold", gold, "--details", "--json", js, "-q"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.startswith("bracket F1 by span length") for line in lines)
+    two = next(line.split() for line in lines if line.split()[:1] == ["2"])
+    assert two[:3] == ["2", "3/3", "F1"] and two[3] == f"{600 / 7:.2f}" and two[5] == "75.00"
+    vp = next(line.split() for line in lines if line.split()[:1] == ["VP"])
+    assert vp == ["VP", "0/2", "0.00"]
+    data = json.loads(js.read_text(encoding="utf-8"))["breakdowns"]
+    assert list(data) == ["span_length", "label"] and list(data["span_length"]) == ["2", "3"]
+    for bucket, cell in SPAN_CELLS.items():
+        assert data["span_length"][bucket] == pytest.approx(cell), bucket
+    assert list(data["label"]) == ["NP", "VP", "ADJP"]   # most gold spans first, then by name
+    assert {k: (c["correct"], c["total"], c["accuracy"]) for k, c in data["label"].items()} == LABEL_CELLS
+    pytest.importorskip("pandas")
+    result = evaluate_files(pred, gold)
+    frame = result.to_pandas("span_length").set_index("span_length")
+    assert frame.loc["2", "f1"] == pytest.approx(600 / 7) and frame.loc["3", "pred"] == 1
+    assert result.to_pandas("label").set_index("label").loc["ADJP", "accuracy"] == 100.0
+    assert set(result.to_pandas("breakdowns")["breakdown"]) == {"span_length", "label"}

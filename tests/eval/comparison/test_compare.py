@@ -150,8 +150,8 @@ def test_repr_of_an_evaluation_is_a_short_summary(files):
     assert "20 sentences" in text and f"{evaluation.score.uas:.2f}" in text and "UAS" in text
     assert all(row.name in text for row in evaluation.table.rows)
     assert len(repr(evaluation.table)) < 2000 and "right-chain" in repr(evaluation.table)
-    score = repr(evaluation.score)
-    assert score.startswith("DependencyScore(") and len(score.splitlines()) == 1 and len(score) < 300
+    score = repr(evaluation.score)   # the prediction's scores: UAS/UUAS alone unless an optional one is asked
+    assert score.startswith("ScoreSet(DependencyScore(") and len(score.splitlines()) == 1 and len(score) < 300
     assert "sentences=20" in score and f"uas={evaluation.score.uas:.2f}" in score
     assert len(evaluation._repr_html_() or "") < 20_000   # the comparison table, whatever the corpus size
 
@@ -162,5 +162,5 @@ def test_repr_of_a_bracket_evaluation(tmp_path):
     evaluation = evaluate_files(pred, DATA / "mini.mrg", baselines=True)
     text = repr(evaluation)
     assert len(text) < 2000 and "constituency" in text and "Sentence F1" in text, text
-    assert repr(evaluation.score).startswith("BracketScore(") and "f1_sentence=" in repr(evaluation.score)
+    assert repr(evaluation.score).startswith("ScoreSet(BracketScore(") and "f1_sentence=" in repr(evaluation.score)
     assert "sentences=0" in repr(DependencyScore())

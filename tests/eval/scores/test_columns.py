@@ -1,18 +1,24 @@
-"""Each score class knows its columns and headline (SuPar-style); every table asks it.
+"""Each score class knows its columns and headline (SuPar-style); every table asks it, and every
+caller that scores fills it.
 
 A tiny new score class, named in ``SCORES`` and nowhere else, shows up in the comparison, the
-layer sweep, ``bench``'s CSV, headline choice and the labels; and the tables the built-in scores
+layer sweep, ``bench``'s CSV, headline choice and the labels; a new score of an existing task, named
+in ``SCORES`` alone, is computed (its values, not only its column) by ``eval`` (prediction and
+baselines; table, JSON, CSV, data frame), ``sweep`` and ``bench``; and the tables the built-in scores
 give are the ones the hand-written lists gave before.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from pmask.cli import main
 from pmask.eval import BracketScore, DependencyScore, Score
 from pmask.eval.comparison.tables import Comparison, LayerSweep
 from pmask.eval.scores import columns
@@ -44,13 +50,16 @@ def test_the_built_in_scores_give_the_columns_the_lists_held():
     """The three hand-written lists (output.PERCENT_KEYS/LABELS, sweep.SWEEP_KEYS, bench CSV_FIELDS), as they were."""
     assert columns.percent_keys("dependency") == ("uas", "uuas")
     assert columns.percent_keys("constituency") == ("f1_sentence", "f1_corpus", "precision", "recall")
-    assert columns.all_percent_keys() == ("uas", "uuas", "f1_sentence", "f1_corpus", "precision", "recall")
+    assert columns.all_percent_keys() == ("uas", "uuas", "hoover_uuas", "hoover_uuas_mean", "f1_sentence", "f1_corpus",
+                                          "precision", "recall")   # every score's, the optional one's included
     assert {t: columns.layer_keys(t) for t in ("dependency", "constituency")} == {
         "dependency": ("uas", "uuas"), "constituency": ("f1_sentence", "f1_corpus")}
     assert results.csv_fields() == ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root",
                                   "uas", "uuas", "f1_sentence", "f1_corpus", "sentences", "words", "metric")
-    assert columns.labels() == {"uas": "UAS", "uuas": "UUAS", "f1_sentence": "Sentence F1", "f1_corpus": "Corpus F1",
-                                "precision": "P", "recall": "R", "words": "Words", "sentences": "Sentences"}
+    assert columns.labels() == {"uas": "UAS", "uuas": "UUAS", "hoover_uuas": "Hoover UUAS",
+                                "hoover_uuas_mean": "Hoover mean UUAS", "f1_sentence": "Sentence F1",
+                                "f1_corpus": "Corpus F1", "precision": "P", "recall": "R", "words": "Words",
+                                "sentences": "Sentences"}
     assert [results.primary_key(r) for r in ({"uas": 1.0}, {"f1_sentence": 2.0}, {"uas": None}, {})] == [
         "uas", "f1_sentence", "f1_sentence", "f1_sentence"]
     assert (columns.short_label("uas"), columns.short_label("f1_sentence")) == ("UAS", "F1")
@@ -91,6 +100,108 @@ def test_a_new_score_is_one_class_and_every_table_shows_it(with_new_score):
     result = SimpleNamespace(rows=[row], baselines=[])
     assert next(csv.DictReader(io.StringIO(results.to_csv(result))))["aer"] == "33.30"
     assert columns.short_label("aer") == "AER" and columns.headline_key("alignment") == "aer"
+
+
+@dataclass(repr=False)
+class RootScore(Score):
+    """A made-up dependency score: the sentences whose gold root word the prediction attaches to ROOT."""
+
+    task = "dependency"
+    columns = (Column("root_hits", "Root"),)
+
+    hits: int = 0
+    seen: int = 0
+
+    def add_sentence(self, pred, gold, *, punct_mask=None):
+        self.hits += int(pred[gold.heads.index(0)]) == 0
+        self.seen += 1
+
+    def to_dict(self):
+        return {"root_hits": 100 * self.hits / self.seen if self.seen else 0.0, "root_seen": self.seen}
+
+
+@pytest.fixture
+def with_root_score(monkeypatch):
+    """RootScore named in SCORES, after the task's own score, and nowhere else."""
+    monkeypatch.setattr(columns, "SCORES", [DependencyScore, RootScore, *columns.SCORES[1:]])
+
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def _conllu(heads_by_sentence) -> str:
+    return "".join(f"# sent_id = s{k}\n" + "".join(f"{i}\tw{i}\t_\tNOUN\t_\t_\t{h}\t_\t_\t_\n"
+                                                  for i, h in enumerate(heads, start=1)) + "\n"
+                   for k, heads in enumerate(heads_by_sentence, start=1))
+
+
+def _heads(path: Path) -> list[list[int]]:
+    """The heads of each sentence of a CoNLL-U file, read here (column 7 of the word lines)."""
+    out: list[list[int]] = [[]]
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if len(cells) == 10 and cells[0].isdigit():
+            out[-1].append(int(cells[6]))
+        elif not line.strip() and out[-1]:
+            out.append([])
+    return [heads for heads in out if heads]
+
+
+def test_a_new_score_is_computed_by_eval_for_every_row(with_root_score, tmp_path, capsys):
+    from pmask.eval.comparison.compare import evaluate_files
+
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(_conllu([[2, 0, 2], [0, 1, 2, 3]]), encoding="utf-8")   # roots: word 2, word 1
+    pred.write_text(_conllu([[2, 0, 2], [2, 0, 2, 3]]), encoding="utf-8")   # the second root is wrong
+    js, cs = tmp_path / "e.json", tmp_path / "e.csv"
+    assert main(["eval", str(pred), "--gold", str(gold), "--baselines", "--root", "free", "-q",
+                 "--json", str(js), "--csv", str(cs)]) == 0
+    out = capsys.readouterr().out
+    # free root: right-chain roots the last word (wrong twice), left-chain the first word (right once)
+    expected = {"prediction": 50.0, "right-chain": 0.0, "left-chain": 50.0}
+    header = [cell.strip() for cell in next(line for line in out.splitlines() if "| Name" in line).split("|")]
+    assert header[3:6] == ["UAS", "UUAS", "Root"]
+    for name, value in expected.items():
+        cells = [c.strip() for c in next(line for line in out.splitlines() if line.startswith(f"| {name} ")).split("|")]
+        assert cells[5].strip("*") == f"{value:.2f}", name
+    rows = {row["name"]: row for row in json.loads(js.read_text(encoding="utf-8"))["rows"]}
+    assert {name: rows[name]["root_hits"] for name in expected} == expected
+    assert all(row["root_seen"] == 2 for row in rows.values())
+    table = {row["name"]: row for row in csv.DictReader(cs.open(encoding="utf-8"))}
+    assert {name: float(table[name]["root_hits"]) for name in expected} == expected
+    result = evaluate_files(pred, gold, baselines=True, root="free")
+    assert result.to_dict()["root_hits"] == 50.0
+    pytest.importorskip("pandas")
+    frame = result.to_pandas().set_index("name")
+    assert {name: frame.loc[name, "root_hits"] for name in expected} == expected
+
+
+def test_a_new_score_is_computed_by_sweep_and_bench(with_root_score, tiny_bert_dir, tmp_path, capsys):
+    mini = DATA / "mini.conllu"
+    gold = _heads(mini)
+    gold_roots = [heads.index(0) for heads in gold]   # 0-based
+    # sweep with a free root: its last layer's value is the one the trees of parse --layer -1 give, counted here
+    js, parsed = tmp_path / "s.json", tmp_path / "p.conllu"
+    assert main(["sweep", str(mini), "--model", str(tiny_bert_dir), "--root", "free", "--baselines", "-q",
+                 "--json", str(js)]) == 0
+    assert main(["parse", str(mini), "--model", str(tiny_bert_dir), "--root", "free", "--layer", "-1", "-q",
+                 "-o", str(parsed)]) == 0
+    hits = sum(heads[root] == 0 for heads, root in zip(_heads(parsed), gold_roots))
+    sweep = json.loads(js.read_text(encoding="utf-8"))
+    assert "root_hits" in sweep["metric_keys"]
+    assert sweep["rows"][-1]["root_hits"] == pytest.approx(100 * hits / len(gold_roots))
+    assert all(row["root_seen"] == len(gold_roots) for row in sweep["rows"])
+    left = next(b for b in sweep["baselines"] if b["name"] == "left-chain")   # free root: the first word
+    assert left["root_hits"] == pytest.approx(100 * gold_roots.count(0) / len(gold_roots))
+    # bench (gold root): every row and baseline row finds the gold root; 0.0 had it not been filled
+    out = tmp_path / "bench"
+    assert main(["bench", str(mini), "--model", str(tiny_bert_dir), "--layers", "1", "-q", "-o", str(out)]) == 0
+    capsys.readouterr()
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [row["root_hits"] for row in results["rows"] + results["baselines"]] == [100.0] * (
+        len(results["rows"]) + len(results["baselines"]))
+    table = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
+    assert {row["root_hits"] for row in table} == {"100.00"}
 
 
 def test_an_unknown_task_is_refused_by_name():

@@ -1,8 +1,13 @@
 """UUAS as Hoover et al. 2021 score CPMI trees, on hand-made trees."""
 from __future__ import annotations
 
+import pytest
+
+from pmask.common.errors import CorpusError
+from pmask.corpora import Sentence
 from pmask.eval.scores.hoover_uuas import (
     HooverUuas,
+    HooverUuasScore,
     corpus_uuas,
     gold_edges,
     predicted_edges,
@@ -29,23 +34,27 @@ def test_pooled_and_mean_keep_every_sentence():
     assert (pooled, mean) == (0.5, (1 + 1 / 3) / 2)
 
 
-def test_files_report_every_sentence_and_without_short_ones(tmp_path):
-    from pmask.eval.scores.hoover_uuas import hoover_uuas_files
+def test_the_score_adds_up_and_keeps_the_short_sentences_apart():
+    # counted by hand: s1 1 of 2 gold edges (2 and 4 joined through the comma), s2 2 of 3, s3 (two words) 1 of 1
+    s1 = ([4, 0, 2, 2], [2, 0, 2, 3], ["DET", "NOUN", "PUNCT", "NOUN"])
+    s2 = ([2, 0, 2, 3], [2, 0, 4, 2], ["PRON", "VERB", "DET", "NOUN"])
+    s3 = ([2, 0], [0, 1], ["INTJ", "ADV"])
+    parts = []
+    for pred, gold, upos in (s1, s2, s3):
+        part = HooverUuasScore()
+        part.add(pred, gold, upos)
+        parts.append(part)
+    total = sum(parts)
+    figures = total.to_dict()
+    assert figures["hoover_uuas"] == pytest.approx(100 * 4 / 6)                    # pooled: 4 of 6 gold edges
+    assert figures["hoover_uuas_mean"] == pytest.approx(100 * (1 / 2 + 2 / 3 + 1) / 3)
+    assert figures["hoover_uuas_long"] == pytest.approx(100 * 3 / 5)               # s3 has only two words
+    assert figures["hoover_uuas_mean_long"] == pytest.approx(100 * (1 / 2 + 2 / 3) / 2)
+    assert (figures["hoover_common"], figures["hoover_gold_edges"], figures["hoover_sentences"]) == (4, 6, 3)
+    assert total.headline == figures["hoover_uuas"] and HooverUuasScore.optional == "hoover_uuas"
 
-    def conllu(rows_by_sentence):
-        out = []
-        for k, rows in enumerate(rows_by_sentence, start=1):
-            out.append(f"# sent_id = s{k}")
-            out += [f"{i}\t{w}\t_\t{u}\t_\t_\t{h}\t_\t_\t_" for i, (w, u, h) in enumerate(rows, start=1)]
-            out.append("")
-        return "\n".join(out) + "\n"
 
-    gold = [[("a", "NOUN", 2), ("b", "VERB", 0)],
-            [("a", "DET", 2), ("b", "NOUN", 3), ("c", "VERB", 0), (".", "PUNCT", 3)]]
-    pred = [[("a", "NOUN", 2), ("b", "VERB", 0)],
-            [("a", "DET", 3), ("b", "NOUN", 3), ("c", "VERB", 0), (".", "PUNCT", 3)]]
-    (tmp_path / "g.conllu").write_text(conllu(gold))
-    (tmp_path / "p.conllu").write_text(conllu(pred))
-    s = hoover_uuas_files(tmp_path / "p.conllu", tmp_path / "g.conllu")
-    assert (s.pooled, s.mean, s.sentences, s.gold_edges) == (2 / 3, 0.75, 2, 3)
-    assert (s.pooled_long, s.mean_long) == (0.5, 0.5)
+def test_the_score_needs_upos_tags():
+    gold = Sentence(id="s1", words=["a", "b"], heads=[2, 0], path="g.dp", line=3)
+    with pytest.raises(CorpusError, match=r"g.dp:3 .*UPOS"):
+        HooverUuasScore().add_sentence([2, 0], gold)

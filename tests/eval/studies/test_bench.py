@@ -186,3 +186,29 @@ def test_rerun_with_more_layers_adds_them_to_the_stores(tmp_path, tiny_bert_dir)
                      model_loader=loader, progress=False, write=False)
     assert loader.calls == 1 and [r["layer"] for r in more.rows] == [1, 3]
     assert (more.timing["computed"], more.timing["reused"], more.timing["model_loaded"]) == (0, 2, True)
+
+
+def test_hoover_uuas_in_the_rows_and_baselines_of_dependency_treebanks(tmp_path, tiny_bert_dir):
+    """``BenchSettings(hoover_uuas=True)`` adds the score to every row, baseline row and results.csv, with the
+    values ``pmask eval --hoover-uuas`` gives the same trees; a rerun that drops it needs rescore."""
+    from pmask.cli import main
+    from pmask.common.errors import SettingError
+    from pmask.eval.comparison.compare import evaluate_files
+
+    corpus = Path(__file__).resolve().parents[2] / "data" / "mini.conllu"
+    spec = ModelSpec(str(tiny_bert_dir), device="cpu")
+    out = tmp_path / "bench"
+    result = run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"], hoover_uuas=True),
+                       progress=False)
+    parsed = tmp_path / "p.conllu"
+    assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--layer", "-1", "-q", "-o", str(parsed)]) == 0
+    expected = evaluate_files(parsed, corpus, hoover_uuas=True).score.to_dict()
+    row = result.rows[0]
+    assert (row["hoover_uuas"], row["hoover_uuas_mean"]) == pytest.approx(
+        (expected["hoover_uuas"], expected["hoover_uuas_mean"]))
+    assert all(b["hoover_uuas"] is not None for b in result.baselines)
+    header = (out / "results.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[8:12] == ["uas", "uuas", "hoover_uuas", "hoover_uuas_mean"]
+    assert json.loads((out / "results.json").read_text(encoding="utf-8"))["settings"]["hoover_uuas"] is True
+    with pytest.raises(SettingError, match="hoover_uuas"):
+        run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"]), progress=False)

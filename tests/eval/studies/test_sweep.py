@@ -8,12 +8,14 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from pmask.cli import main
 from pmask.eval.comparison import tables
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-BASELINES = ["right-chain", "left-chain", "random-projective", "random-eisner", "random-cle"]
+BASELINES = ["right-chain", "left-chain", "random-projective", "random-eisner", "random-cle", "connect-adjacent"]
 
 
 def test_sweep_baselines_in_table_json_and_csv(tiny_bert_dir, tmp_path, capsys):
@@ -63,3 +65,25 @@ def test_multi_probe_plot_names_the_score_on_its_y_axis(tmp_path, monkeypatch):
     plot_layer_sweep(sweep, tmp_path / "p.png")
     plot_layer_sweep(LayerSweep([(1, {"uas": 1.0, "uuas": 2.0})], metric_keys=("uas", "uuas")), tmp_path / "q.png")
     assert labels == ["UAS (%)", "UAS / UUAS (%)"]
+
+
+def test_sweep_adds_hoover_uuas_when_asked(tiny_bert_dir, tmp_path, capsys):
+    """``sweep_layers(..., hoover_uuas=True)``: a column of every layer and baseline, with the values
+    ``pmask eval --hoover-uuas --baselines`` gives the same trees; not asked, the sweep is as it was."""
+    from pmask.corpora.corpus_spec import CorpusSpec
+    from pmask.eval.comparison.compare import evaluate_files
+    from pmask.eval.studies.sweep import sweep_probes
+    from pmask.perturb.fill.model_spec import ModelSpec
+
+    corpus = DATA / "mini.conllu"
+    spec = ModelSpec(str(tiny_bert_dir), device="cpu")
+    result = sweep_probes(CorpusSpec(corpus), spec, layers=[3], baselines=True, hoover_uuas=True, progress=False)
+    assert result.sweep.metric_keys == ("uas", "uuas", "hoover_uuas", "hoover_uuas_mean")
+    parsed = tmp_path / "p.conllu"
+    assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--layer", "3", "-q", "-o", str(parsed)]) == 0
+    expected = evaluate_files(parsed, corpus, baselines=True, hoover_uuas=True)
+    assert result.sweep.rows[0][1]["hoover_uuas"] == pytest.approx(expected.score.to_dict()["hoover_uuas"])
+    adjacent = expected.baselines["connect-adjacent"].to_dict()
+    assert result.sweep.baselines["connect-adjacent"]["hoover_uuas_mean"] == pytest.approx(adjacent["hoover_uuas_mean"])
+    plain = sweep_probes(CorpusSpec(corpus), spec, layers=[3], progress=False)
+    assert plain.sweep.metric_keys == ("uas", "uuas") and "hoover_uuas" not in plain.sweep.rows[0][1]
