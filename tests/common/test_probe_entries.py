@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import inspect
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ import torch
 
 from pmask.common import options
 from pmask.common.errors import OptionError, SettingError
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, WORD_PAIRS, MetricEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, WORD_PAIRS, MetricEntry, ProbeRunner
 from pmask.perturb.engine.jobs import SentenceJob
 from pmask.perturb.models.load import load_model
 from pmask.perturb.probes import PROBE_MODULES, probe_matrices, sequences_per_sentence
@@ -94,6 +95,41 @@ def test_each_entry_lives_beside_its_code():
             assert code is None or code.__module__ in modules, (name, code)
     assert METRIC_ENTRIES["cpmi"].job.__module__ == METRIC_ENTRIES["cpmi"].compare.__module__ == \
         "pmask.perturb.probes.cpmi"
+
+
+def _misfits(fn, protocol=ProbeRunner) -> list[str]:
+    """How ``fn``'s signature fails ``protocol.__call__``'s: each parameter of the protocol must be taken by
+    name and kind (positional, keyword-only, ``**kwargs``), and every other parameter of ``fn`` needs a default."""
+    want = [p for p in inspect.signature(protocol.__call__).parameters.values() if p.name != "self"]
+    have = inspect.signature(fn).parameters
+    wrong = [f"{p.name} ({p.kind.description})" for p in want if p.kind is not p.VAR_KEYWORD
+             and (p.name not in have or have[p.name].kind is not p.kind)]
+    if any(p.kind is p.VAR_KEYWORD for p in want) and not any(p.kind is p.VAR_KEYWORD for p in have.values()):
+        wrong.append("**kwargs")
+    wrong += [f"{name} (not in the protocol, no default)" for name, p in have.items()
+              if name not in {w.name for w in want} and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL,
+                                                                                              p.VAR_KEYWORD)]
+    return wrong
+
+
+def test_every_probe_runner_satisfies_the_runner_protocol():
+    """One runner signature (:class:`ProbeRunner`), written down as a type: mypy checks it where each
+    entry is made (``ProbeEntry.runner: ProbeRunner``); this checks the functions themselves."""
+    for name, entry in PROBE_ENTRIES.items():
+        assert _misfits(entry.runner) == [], name
+
+    def no_subword(model, sentences, *, layers, metric, **kwargs): ...
+
+    def positional_layers(model, sentences, layers, *, metric, subword, **kwargs): ...
+
+    def no_kwargs(model, sentences, *, layers, metric, subword): ...
+
+    def needs_more(model, sentences, *, layers, metric, subword, window, **kwargs): ...
+
+    assert _misfits(no_subword) == ["subword (keyword-only)"]
+    assert _misfits(positional_layers) == ["layers (keyword-only)"]
+    assert _misfits(no_kwargs) == ["**kwargs"]
+    assert _misfits(needs_more) == ["window (not in the protocol, no default)"]
 
 
 def test_the_option_tables_are_views_of_the_entries_in_documentation_order():
