@@ -3,10 +3,12 @@ and no library code branches on a name any registry holds (behaviour is asked of
 
 The guard reads the code (``ast``): a comparison (``==``, ``!=``, ``in``, ``not in``) or a ``match`` case
 between a string constant that names an entry of a registry (a probe, a metric, a decoder, a corpus format
-or one of its suffixes, a tokenisation mode, a score's column) and any expression is a branch on that name,
+or one of its suffixes, a tokenisation mode, a score's column, a command) and any expression is a branch on that name,
 except in the module that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A
 name that is also an ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other
-side speaks of the registry's kind (``metric == "all"``, not ``layers == "all"``).
+side speaks of the registry's kind (``metric == "all"``, not ``layers == "all"``). The two tasks
+(``dependency``, ``constituency``) are no registry's entries but the two kinds of tree (heads or brackets)
+every layer is written for; code may branch on them.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_LIBRARY = {"tests", "benchmarks", "tools", "docs", "models", "build", "dist", ".git", ".ci"}
 
 #: The classes whose instances are registry entries: a call of one names its entry (its first argument).
-ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column"}
+ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command"}
 
 #: Registered names that are also ordinary words of other settings, and why.
 AMBIGUOUS = {"all": "--layers all (every layer)"}
@@ -73,6 +75,7 @@ class Kind:
 def registries() -> list[Kind]:
     """Every registry of the library, read after ``import pmask`` has registered every entry."""
     import pmask  # noqa: F401  registers the probes and metrics
+    from pmask.cli.commands import COMMANDS
     from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
     from pmask.common.tokenization import TOKENIZE_ENTRIES
     from pmask.corpora.formats import FORMATS
@@ -85,7 +88,8 @@ def registries() -> list[Kind]:
             Kind("decoder", frozenset(DECODERS), ("decoder", "dec")),
             Kind("corpus format", frozenset(formats), ("format", "fmt", "suffix")),
             Kind("tokenisation mode", frozenset(TOKENIZE_ENTRIES), ("tokeni",)),
-            Kind("score column", frozenset(c.key for s in SCORES for c in s.columns), ("key", "score", "column"))]
+            Kind("score column", frozenset(c.key for s in SCORES for c in s.columns), ("key", "score", "column")),
+            Kind("command", frozenset(c.name for c in COMMANDS), ("command",))]
 
 
 def _strings(node: ast.AST) -> list[str]:
