@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from pmask.common import display as _display
 from pmask.common.version import __version__
+from pmask.perturb import probes as _probes  # noqa: F401  registers every probe and metric (torch-free)
 
 
 def _show(fmt: str) -> Any:

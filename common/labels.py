@@ -13,7 +13,8 @@ import re
 from pathlib import PurePath
 from typing import Any, Mapping, Sequence
 
-from pmask.common.options import RANDOM_PREFIX, split_random
+from pmask.common.options import DEFAULT_PROBE, RANDOM_PREFIX, split_random
+from pmask.common.probe_entries import PROBE_ENTRIES
 
 __all__ = ["absolute_layer", "either", "plural", "probe_label", "run_label", "short_model_name"]
 
@@ -97,8 +98,10 @@ def probe_label(settings: Mapping[str, Any] | None) -> str:
         ('distance (jsd, head 3)', 'pair (dist)')
     """
     settings = settings or {}
-    probe = settings.get("probe") or "pair"
-    parts = [] if settings.get("metric") in (None, "weight") else [str(settings["metric"])]
+    probe = settings.get("probe") or DEFAULT_PROBE
+    entry = PROBE_ENTRIES.get(probe)
+    only = entry is not None and len(entry.metrics) == 1   # a probe's only metric says nothing (attention's weight)
+    parts = [] if settings.get("metric") is None or only else [str(settings["metric"])]
     if settings.get("head") is not None:
         parts.append(f"head {settings['head']}")
     return f"{probe} ({', '.join(parts)})" if parts else probe
@@ -124,7 +127,7 @@ def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None 
     if model.get("random_init") and not name.startswith(RANDOM_PREFIX):
         name = RANDOM_PREFIX + name
     parts = [short_model_name(name)]
-    if impact and impact.get("probe") not in (None, "pair"):
+    if impact and (impact.get("probe") or DEFAULT_PROBE) != DEFAULT_PROBE:
         parts.append(probe_label(impact))
     elif impact and impact.get("metric"):
         parts.append(str(impact["metric"]))

@@ -16,17 +16,11 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from pmask.common.errors import LayerError, OptionError, SettingError
-from pmask.common.probes import (
-    METRIC_ENTRIES,
-    PROBE_ENTRIES,
-    EntryNames,
-    EntryTable,
-    Faithful,
-    MetricEntry,
-    ProbeEntry,
-)
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
+from pmask.common.registry import EntryNames, EntryTable
+from pmask.common.tokenization import TOKENIZE_ENTRIES
 
-#: Impact metrics ``d``, name -> description (a live view of :data:`pmask.common.probes.METRIC_ENTRIES`).
+#: Impact metrics ``d``, name -> description (a live view of :data:`pmask.common.probe_entries.METRIC_ENTRIES`).
 METRICS: Mapping[str, str] = EntryTable(lambda: {n: e.description for n, e in METRIC_ENTRIES.items()})
 
 #: How the per-piece values of the measured word i are merged into one row of F.
@@ -61,20 +55,13 @@ PUNCT_MODES: dict[str, str] = {
     "exclude": "leave punctuation words out of the score",
 }
 
-#: How a sentence becomes model input (``--tokenize``).
-TOKENIZE_MODES: dict[str, str] = {
-    "words": "tokenise every word separately (the paper's setting)",
-    "text": "tokenise the surface text (SpaceAfter, multiword tokens) and map pieces to words by offsets",
-    "words-ptb": "as words, after Hoover et al. 2021's adjustments: PTB bracket tokens (-LRB- ...) read as brackets, "
-                 "and the n of a word tokenised n ' t moved onto the previous word's last piece (their --faithful)",
-    "bare": "as words, but without the model's special tokens ([CLS], [SEP]): Kim et al. 2020's input (probe "
-            "distance, --faithful)",
-}
+#: How a sentence becomes model input (``--tokenize``): a view of :data:`pmask.common.tokenization.TOKENIZE_ENTRIES`.
+TOKENIZE_MODES: Mapping[str, str] = EntryTable(lambda: {n: e.description for n, e in TOKENIZE_ENTRIES.items()})
 
 #: Ways to read syntax out of a model without training (``--probe``); F[i][j] relates word j to word i.
 #: Each description is "SHORT NAME: definition; cost" (the CLI shows the part before the colon).
-#: This and the tables below are live views of :data:`pmask.common.probes.PROBE_ENTRIES` and
-#: :data:`~pmask.common.probes.METRIC_ENTRIES`, the one place a probe or a metric is defined.
+#: This and the tables below are live views of :data:`pmask.common.probe_entries.PROBE_ENTRIES` and
+#: :data:`~pmask.common.probe_entries.METRIC_ENTRIES`, where each probe's and metric's module registers it.
 PROBES: Mapping[str, str] = EntryTable(lambda: {n: e.description for n, e in PROBE_ENTRIES.items()})
 
 #: The metrics each probe takes; the first is its default.
@@ -111,6 +98,9 @@ DISTANCE_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_EN
 #: Probes whose F is a span chart (F[l][r-1] scores the span of words l..r-1; low = constituent), not a
 #: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
 SPAN_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
+
+#: The probe used when none is named (its name is left out of labels and of ``bench``'s file names).
+DEFAULT_PROBE = "pair"
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
@@ -198,7 +188,7 @@ def default_metric(probe: str | None) -> str:
         >>> default_metric("distance"), default_metric(None)
         ('l2', 'dist')
     """
-    return probe_entry(probe or "pair").metrics[0]
+    return probe_entry(probe or DEFAULT_PROBE).metrics[0]
 
 
 def default_subword(metric: str | None) -> str:
@@ -225,25 +215,25 @@ def metric_pipeline(metric: str | None) -> Faithful | None:
 
 
 def probe_entry(probe: str | None) -> ProbeEntry:
-    """The registry entry of ``probe`` (:data:`pmask.common.probes.PROBE_ENTRIES`); an :class:`OptionError`
+    """The registry entry of ``probe`` (:data:`pmask.common.probe_entries.PROBE_ENTRIES`); an :class:`OptionError`
     listing the probes otherwise.
 
     Example:
         >>> probe_entry("distance").distance, probe_entry("pair").metrics[0]
         (True, 'dist')
     """
-    return PROBE_ENTRIES[check_choice("probe", probe, PROBE_ENTRIES)]
+    return PROBE_ENTRIES.lookup(probe)
 
 
 def metric_entry(metric: str | None) -> MetricEntry:
-    """The registry entry of ``metric`` (:data:`pmask.common.probes.METRIC_ENTRIES`); an :class:`OptionError`
+    """The registry entry of ``metric`` (:data:`pmask.common.probe_entries.METRIC_ENTRIES`); an :class:`OptionError`
     listing the metrics otherwise.
 
     Example:
         >>> metric_entry("prob").mlm_head, metric_entry("dist").mlm_head
         (True, False)
     """
-    return METRIC_ENTRIES[check_choice("metric", metric, METRIC_ENTRIES)]
+    return METRIC_ENTRIES.lookup(metric)
 
 
 def check_context(context: int | None) -> int:
@@ -258,7 +248,7 @@ def check_context(context: int | None) -> int:
 def has_heads(probe: str | None, metric: str | None) -> bool:
     """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
     metric = metric or default_metric(probe)   # an unknown probe is refused here, in one line
-    entry = PROBE_ENTRIES.get(probe or "pair")
+    entry = PROBE_ENTRIES.get(probe or DEFAULT_PROBE)
     return entry is not None and metric in entry.head_metrics
 
 
@@ -286,7 +276,7 @@ def split_probes(value: str | Iterable[str] | None) -> list[str]:
         >>> split_probes("pair, distance")
         ['pair', 'distance']
     """
-    names = value.split(",") if isinstance(value, str) else list(value or ["pair"])
+    names = value.split(",") if isinstance(value, str) else list(value or [DEFAULT_PROBE])
     out = [check_choice("probe", n.strip(), PROBES) for n in names if n.strip()]
     if not out:
         raise OptionError("no probe given (choose from " + ", ".join(PROBES) + ")")

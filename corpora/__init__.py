@@ -14,7 +14,15 @@ reads standard input; :func:`read_corpus` then tells the format from the content
 from pmask.corpora._util import STDIN, check_selection
 from pmask.corpora.conll import format_conllu, read_conllu, write_conllu
 from pmask.corpora.dep3 import read_dep3
-from pmask.corpora.formats import CORPUS_FORMATS, FORMAT_TABLE, FORMATS, CorpusFormat, detect_format, sniff_format
+from pmask.corpora.formats import (
+    CORPUS_FORMATS,
+    FORMAT_TABLE,
+    FORMATS,
+    CorpusFormat,
+    detect_format,
+    prediction_format,
+    sniff_format,
+)
 from pmask.corpora.ptb import WORD_TAGS, read_brackets, read_ptb, write_brackets
 from pmask.corpora.read import read_corpus
 from pmask.corpora.sentence import Sentence
@@ -31,6 +39,7 @@ __all__ = [
     "check_selection",
     "detect_format",
     "format_conllu",
+    "prediction_format",
     "read_brackets",
     "read_conllu",
     "read_corpus",

@@ -1,22 +1,30 @@
 """Corpus formats, one :class:`CorpusFormat` entry each: its name and description (``--format``
-choices and help), the suffixes that select it, how its content is recognised on standard input,
-and its reader. :func:`pmask.corpora.read.read_corpus`, :func:`detect_format`, :func:`sniff_format`
-and the CLI derive from :data:`FORMAT_TABLE`; a new format is one entry here plus its reader module.
+choices and help), the trees its files hold (its task), the suffixes that select it, how its content is
+recognised on standard input, and its reader. :func:`pmask.corpora.read.read_corpus`,
+:func:`detect_format`, :func:`sniff_format`, the reading of predictions and gold trees
+(``pmask eval``), ``bench``'s treebanks and the CLI derive from :data:`FORMATS`; a new format is one
+entry registered here plus its reader module.
+
+The entries stay together here, not beside their readers: how standard input is sniffed depends on
+all of them at once (``sniff_order``), which one table shows.
 
 Example:
-    >>> [f.name for f in FORMAT_TABLE]
+    >>> list(FORMATS)
     ['conllu', 'ptb', 'dep3', 'text']
     >>> sniff_format("a\\tDT\\t0\\n"), detect_format("wsj_0001.mrg"), detect_format("notes.txt")
     ('dep3', 'ptb', 'text')
+    >>> FORMATS["ptb"].task, FORMATS["text"].task
+    ('constituency', None)
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
+from pmask.common.registry import EntryNames, EntryTable, Registry
 from pmask.corpora._util import first_content_line, looks_like_conllu, looks_like_dep3, looks_like_ptb
 from pmask.corpora.conll import parse_conllu, read_conllu
 from pmask.corpora.dep3 import parse_dep3, read_dep3
@@ -29,6 +37,7 @@ Reader = Callable[[str | os.PathLike, int | None, int | None, bool], list[Senten
 #: What parses standard input's text: (text, name for messages, filter_punct).
 Parser = Callable[[str, str, bool], Iterable[Sentence]]
 
+
 @dataclass(frozen=True)
 class CorpusFormat:
     """One corpus format.
@@ -38,54 +47,71 @@ class CorpusFormat:
         description: its one-line help.
         read: reads a file, a folder (when ``folder_suffix`` is set) or ``-``.
         parse: parses standard input's text (``--format auto`` on ``-``).
+        task: the gold trees its files hold, ``"dependency"`` (heads) or ``"constituency"`` (bracketed
+            trees); None for a format of words only (text), which scores nothing.
         suffixes: file suffixes that select it under ``auto`` (lower case).
-        folder_suffix: a folder holding files of this suffix is read in this format.
+        folder_suffix: a folder holding files of this suffix is read in this format (one corpus).
         looks_like: whether the first content line of standard input is in this format.
         sniff_order: the order ``looks_like`` is tried in (a dep3 line may start with ``(``).
+        predictions: pmask writes its predicted trees of ``task`` in this format, and reads a prediction
+            in it back (CoNLL-U); a prediction in any other format is bracketed trees, one per line.
+        looks_as_text: how its rows look, for the warning given when a file of it is read as plain text
+            (each row would become a sentence).
+        language: the language of every corpus in this format (PTB: the Wall Street Journal's English).
     """
 
     name: str
     description: str
     read: Reader
     parse: Parser
+    task: str | None = None
     suffixes: tuple[str, ...] = ()
     folder_suffix: str | None = None
     looks_like: Callable[[str], bool] | None = None
     sniff_order: int = 0
+    predictions: bool = False
+    looks_as_text: str | None = None
+    language: str | None = None
+
+    def holds(self, path: Path) -> bool:
+        """Whether the file name ``path`` selects this format (by its suffix, any case)."""
+        return path.suffix.lower() in self.suffixes
 
 
-FORMAT_TABLE: tuple[CorpusFormat, ...] = (
-    CorpusFormat(
-        "conllu", "CoNLL-U (syntactic words only: multiword-token ranges and empty nodes are skipped)",
-        read=lambda path, max_words, limit, _: read_conllu(path, max_words=max_words, limit=limit),
-        parse=lambda text, name, _: parse_conllu(text, name),
-        suffixes=(".conllu", ".conll"), looks_like=looks_like_conllu, sniff_order=0),
-    CorpusFormat(
-        "ptb", "Penn Treebank bracketed trees (.mrg file or folder)",
-        read=lambda path, max_words, limit, punct: read_ptb(path, max_words=max_words, limit=limit,
-                                                            filter_punct=punct),
-        parse=lambda text, name, punct: parse_ptb(text, name, "stdin", filter_punct=punct),
-        suffixes=(".mrg",), folder_suffix=".mrg", looks_like=looks_like_ptb, sniff_order=2),
-    CorpusFormat(
-        "dep3", "three columns form, POS, head; blank line between sentences (.dp)",
-        read=lambda path, max_words, limit, _: read_dep3(path, max_words=max_words, limit=limit),
-        parse=lambda text, name, _: parse_dep3(text, name, "stdin"),
-        suffixes=(".dp",), folder_suffix=".dp", looks_like=looks_like_dep3, sniff_order=1),
-    CorpusFormat(
-        "text", "one whitespace-tokenised sentence per line",
-        read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
-        parse=lambda text, name, _: parse_text(text, name)),
-)
-#: The entries by name (what the functions below and ``read_corpus`` look formats up in).
-FORMATS: dict[str, CorpusFormat] = {f.name: f for f in FORMAT_TABLE}
+#: The formats by name, in documentation order (the ``--format`` choices).
+FORMATS: Registry[CorpusFormat] = Registry("corpus format")
+
+FORMATS.register(CorpusFormat(
+    "conllu", "CoNLL-U (syntactic words only: multiword-token ranges and empty nodes are skipped)",
+    read=lambda path, max_words, limit, _: read_conllu(path, max_words=max_words, limit=limit),
+    parse=lambda text, name, _: parse_conllu(text, name), task="dependency",
+    suffixes=(".conllu", ".conll"), looks_like=looks_like_conllu, sniff_order=0, predictions=True,
+    looks_as_text="CoNLL-U (10 tab-separated columns)"))
+FORMATS.register(CorpusFormat(
+    "ptb", "Penn Treebank bracketed trees (.mrg file or folder)",
+    read=lambda path, max_words, limit, punct: read_ptb(path, max_words=max_words, limit=limit, filter_punct=punct),
+    parse=lambda text, name, punct: parse_ptb(text, name, "stdin", filter_punct=punct), task="constituency",
+    suffixes=(".mrg",), folder_suffix=".mrg", looks_like=looks_like_ptb, sniff_order=2, language="English (PTB)"))
+FORMATS.register(CorpusFormat(
+    "dep3", "three columns form, POS, head; blank line between sentences (.dp)",
+    read=lambda path, max_words, limit, _: read_dep3(path, max_words=max_words, limit=limit),
+    parse=lambda text, name, _: parse_dep3(text, name, "stdin"), task="dependency",
+    suffixes=(".dp",), folder_suffix=".dp", looks_like=looks_like_dep3, sniff_order=1))
+FORMATS.register(CorpusFormat(
+    "text", "one whitespace-tokenised sentence per line",
+    read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
+    parse=lambda text, name, _: parse_text(text, name)))
+
+#: The entries in order (a live view of :data:`FORMATS`).
+FORMAT_TABLE: Sequence[CorpusFormat] = EntryNames(lambda: tuple(FORMATS.values()))
 #: What a file or standard input that no entry claims is read as.
 FALLBACK = "text"
 
 #: ``--format`` choices and their help: "auto" and every entry.
-CORPUS_FORMATS: dict[str, str] = {
+CORPUS_FORMATS: Mapping[str, str] = EntryTable(lambda: {
     "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, else text)",
-    **{f.name: f.description for f in FORMAT_TABLE},
-}
+    **{f.name: f.description for f in FORMATS.values()},
+})
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -100,8 +126,7 @@ def detect_format(path: str | os.PathLike) -> str:
             if fmt.folder_suffix in suffixes:
                 return fmt.name
         raise CorpusError(f"{path}: directory holds no {' or '.join(str(f.folder_suffix) for f in folders)} files")
-    suffix = path.suffix.lower()
-    return next((f.name for f in FORMATS.values() if suffix in f.suffixes), FALLBACK)
+    return next((f.name for f in FORMATS.values() if f.holds(path)), FALLBACK)
 
 
 def sniff_format(text: str) -> str:
@@ -113,3 +138,18 @@ def sniff_format(text: str) -> str:
         return FALLBACK
     sniffers = sorted((f for f in FORMATS.values() if f.looks_like), key=lambda f: f.sniff_order)
     return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), FALLBACK)
+
+
+def prediction_format(path: str | os.PathLike) -> CorpusFormat | None:
+    """The format a prediction named ``path`` is read in (CoNLL-U for ``.conllu``/``.conll``: dependency
+    trees), None for bracketed trees one per line (any other name, a folder included); standard input
+    (``-``) goes by its content (:func:`sniff_format`) and is not looked at here.
+
+    Example:
+        >>> prediction_format("parsed.conllu").task, prediction_format("trees.txt")
+        ('dependency', None)
+    """
+    if Path(path).is_dir():
+        return None
+    found = FORMATS[detect_format(path)]
+    return found if found.predictions else None

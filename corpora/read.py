@@ -13,20 +13,22 @@ from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FORMATS", "detect_format", "read_corpus", "warn_if_conllu_as_text"]
+__all__ = ["FORMATS", "detect_format", "read_corpus", "warn_if_misread_as_text"]
 
 
-def warn_if_conllu_as_text(path: Path, why: str) -> None:
-    """Log one warning when a file about to be read as plain text looks like CoNLL-U (its first line
-    that is not a comment has 10 tab-separated columns): every row would become a "sentence"."""
+def warn_if_misread_as_text(path: Path, why: str) -> None:
+    """Log one warning when a file about to be read as plain text looks like a format of one row per word
+    (:attr:`~pmask.corpora.formats.CorpusFormat.looks_as_text`: CoNLL-U, whose first line that is not a
+    comment has 10 tab-separated columns): every row would become a "sentence"."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(1 << 16).decode("utf-8", errors="replace")
     except OSError:
         return   # the reader reports it
-    if sniff_format(head) == "conllu":
-        logger.warning("%s: read as plain text (%s), but it looks like CoNLL-U (10 tab-separated columns): each "
-                       "row would be read as a sentence; read it with format conllu", path, why)
+    looks = FORMATS[sniff_format(head)]
+    if looks.looks_as_text:
+        logger.warning("%s: read as plain text (%s), but it looks like %s: each row would be read as a sentence; "
+                       "read it with format %s", path, why, looks.looks_as_text, looks.name)
 
 
 def _read_stdin_auto(max_words: int | None, limit: int | None, filter_punct: bool) -> list[Sentence]:
@@ -46,7 +48,7 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
 
     Args:
         path: a file, a folder of ``.mrg``/``.dp`` files, or ``-`` for standard input.
-        fmt: "auto" or a format of :data:`pmask.corpora.formats.FORMAT_TABLE` ("conllu", "ptb", "dep3", "text").
+        fmt: "auto" or a format of :data:`pmask.corpora.formats.FORMATS` ("conllu", "ptb", "dep3", "text").
             "auto" goes by the suffix (:func:`detect_format`); for ``-`` by the content: CoNLL-U
             when the first line that is not a ``#`` comment has 10 tab-separated columns, dep3
             for 3 columns ending in a number, PTB when it starts with ``(``, else text.
@@ -78,7 +80,7 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
     elif fmt == "auto":
         fmt = detect_format(path)
         if fmt == FALLBACK and Path(path).is_file():
-            warn_if_conllu_as_text(Path(path), f"from its suffix {Path(path).suffix or '(none)'!r}")
+            warn_if_misread_as_text(Path(path), f"from its suffix {Path(path).suffix or '(none)'!r}")
     elif fmt == FALLBACK and Path(path).is_file():
-        warn_if_conllu_as_text(Path(path), "format text was asked for")
+        warn_if_misread_as_text(Path(path), "format text was asked for")
     return FORMATS[fmt].read(path, max_words, limit, filter_punct)

@@ -26,8 +26,8 @@ from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import either, plural
 from pmask.common.options import DEFAULT_ROOT, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
-from pmask.common.probes import PROBE_ENTRIES
-from pmask.corpora import Sentence, detect_format, write_brackets, write_conllu
+from pmask.common.probe_entries import PROBE_ENTRIES
+from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.trees.registry import (
@@ -83,18 +83,10 @@ class ParseSettings:
     absolute: bool = False      # |F| before symmetrizing (their --absolute_value)
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings that matter for this decoder (no layer for baselines, no root, faithful or
-        multiroot for constituency decoders, a bias for distance-split only)."""
-        data = dict(self.__dict__)
-        if self.decoder != "distance-split":
-            data.pop("bias")
-        if not decoder_needs_model(self.decoder):
-            for name in ("layer", "symmetrize", "absolute"):
-                data.pop(name)  # baselines read no impacts
-        if self.decoder in DECODERS and DECODERS[self.decoder].task == "constituency":
-            for name in ("root", "faithful", "multiroot"):
-                data.pop(name)
-        return data
+        """The settings that matter for this decoder (its entry's ``settings``: no layer for baselines, no
+        root, faithful or multiroot for constituency decoders, a bias for distance-split only)."""
+        kept = ("decoder", "seed", *get_decoder(self.decoder).settings)
+        return {name: value for name, value in self.__dict__.items() if name in kept}
 
 
 @dataclass
@@ -199,9 +191,9 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         if settings.decoder not in own.decoders:
             raise SettingError(f"{{faithful}} with probe {probe} is the authors' pipeline, whose decoder is "
                                f"{either(own.decoders)}, not {settings.decoder}")
-    if settings.bias and settings.decoder != "distance-split":
-        raise SettingError(f"{{bias}} is the right-branching bias of the distance-split decoder, not of "
-                           f"{settings.decoder}")
+    if settings.bias and "bias" not in dec.settings:
+        biased = either([n for n, d in DECODERS.items() if "bias" in d.settings])
+        raise SettingError(f"{{bias}} is the right-branching bias of the {biased} decoder, not of {settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
     faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
@@ -257,14 +249,15 @@ def _no_gold_heads(s: Sentence, decoder: str) -> str:
 def check_trees_file(output: str | Path, decoder: str) -> None:
     """Refuse an output named for the other kind of tree than ``decoder`` writes (standard output takes
     either): dependency trees are CoNLL-U, which is read back from a .conllu or .conll name only
-    (:func:`pmask.corpora.detect_format`), and bracketed trees must not take such a name.
+    (:func:`pmask.corpora.prediction_format`), and bracketed trees must not take such a name.
 
     Raises:
         SettingError: naming the output and ``{decoder}``.
     """
     if is_stdout(output):
         return
-    conllu = not Path(output).is_dir() and detect_format(output) == "conllu"
+    written = prediction_format(output)   # None: read back as bracketed trees
+    conllu = written is not None and written.task == "dependency"
     task = decoder_task(decoder)
     if task == "dependency" and not conllu:
         other = task_info("constituency").default_decoder

@@ -1,4 +1,5 @@
-"""Every named decoder in one table, with one call signature.
+"""Every named decoder in one table, with one call signature: the decoders' registry (the other extension
+points register into a :class:`pmask.common.registry.Registry`, the same concept in the common wing).
 
 Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"``), whether it
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
@@ -110,6 +111,21 @@ class Decoder:
     supports_faithful: bool = False  # has the authors' mode on the [CLS] layout
     undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
     spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
+    own_settings: tuple[str, ...] = ()   # parse settings no other kind of decoder reads (distance-split's bias)
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        """The parse settings its outputs record besides its name and seed (fields of
+        ``pmask.pipeline.induce.ParseSettings``): a model decoder's layer and how F is made symmetric, a
+        dependency decoder's root, faithful and multiroot, and its :attr:`own_settings`.
+
+        Example:
+            >>> DECODERS["right-chain"].settings, DECODERS["distance-split"].settings
+            (('root', 'faithful', 'multiroot'), ('layer', 'symmetrize', 'absolute', 'bias'))
+        """
+        model = ("layer", "symmetrize", "absolute") if self.needs_model else ()
+        tree = ("root", "faithful", "multiroot") if self.task == "dependency" else ()
+        return model + tree + self.own_settings
 
 
 # ---------------------------------------------------------------------------- adapters (one signature)
@@ -207,7 +223,7 @@ _ENTRIES = [
             "top-down binary splitting of the impact matrix"),
     Decoder("distance-split", "constituency", _distance_split, True,
             "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
-            "right-branching bias --bias", supports_faithful=True),
+            "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)),
     Decoder("cky", "constituency", _cky, True,
             "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
             "span charts of probe distortion)", supports_faithful=True, spans=True),
@@ -221,8 +237,10 @@ _ENTRIES = [
             "uniformly random binary bracketing", baseline=True),
 ]
 
+_TABLE: dict[str, Decoder] = {d.name: d for d in _ENTRIES}   # a test adds a decoder here (the recipe's proof)
+
 #: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
-DECODERS: Mapping[str, Decoder] = MappingProxyType({d.name: d for d in _ENTRIES})
+DECODERS: Mapping[str, Decoder] = MappingProxyType(_TABLE)
 
 
 # ---------------------------------------------------------------------------- derived views

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from pmask.common.errors import PmaskError
 from pmask.common.labels import plural
-from pmask.corpora import STDIN, Sentence, read_brackets, read_corpus, sniff_format
-from pmask.corpora.conll import parse_conllu
+from pmask.corpora import FORMATS, STDIN, Sentence, prediction_format, read_brackets, read_corpus, sniff_format
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance
 from pmask.corpora.ptb import parse_brackets
@@ -24,19 +23,22 @@ STDIN_PREDICTION = "<stdin>"
 
 
 def read_prediction(path: Path) -> tuple[str, list]:
-    """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees.
+    """(its task, its sentences) for a prediction in a format pmask writes predictions in (CoNLL-U:
+    ``"dependency"``; :func:`pmask.corpora.prediction_format`), else ('constituency', trees) for bracketed trees.
 
     ``-`` reads standard input, CoNLL-U or bracketed trees as its content looks
     (:func:`pmask.corpora.sniff_format`)."""
     if str(path) == STDIN:
         text = _read_stdin_text()
-        if sniff_format(text) == "conllu":
-            return "dependency", list(parse_conllu(text, STDIN_PREDICTION))
+        looks = FORMATS[sniff_format(text)]
+        if looks.predictions and looks.task:
+            return looks.task, list(looks.parse(text, STDIN_PREDICTION, False))
         return "constituency", parse_brackets(text, STDIN_PREDICTION)
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
-    if path.suffix in (".conllu", ".conll"):
-        return "dependency", read_corpus(path, "conllu")
+    written = prediction_format(path)
+    if written is not None and written.task:
+        return written.task, read_corpus(path, written.name)
     return "constituency", read_brackets(path)
 
 
@@ -53,7 +55,7 @@ def read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | None
         raise PmaskError(f"{gold_path}: no such file or directory")
     fmt = detect_format(gold_path)
     kinds = {"dependency": "dependency heads (CoNLL-U or .dp)", "constituency": "bracketed trees (PTB .mrg)"}
-    if (task == "constituency") != (fmt == "ptb"):
+    if (task == "constituency") != (FORMATS[fmt].task == "constituency"):   # text: words only, read as no heads
         other = "constituency" if task == "dependency" else "dependency"
         raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
                          f"(format {fmt}); give a gold file of the same kind")

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from pmask.common.errors import SettingError
-from pmask.common.options import check_context, check_probe, default_metric, default_subword
-from pmask.common.probes import PROBE_ENTRIES
+from pmask.common.options import DEFAULT_PROBE, check_context, check_probe, default_metric, default_subword
+from pmask.common.probe_entries import PROBE_ENTRIES
+from pmask.common.tokenization import TOKENIZE_ENTRIES, tokenize_mode
 from pmask.perturb.alignment import get_aligner
 
 
@@ -38,7 +39,7 @@ class ImpactSettings:
     metric: str | None = "dist"
     subword: str | None = "avg"
     tokenize: str | None = "words"
-    probe: str | None = "pair"
+    probe: str | None = DEFAULT_PROBE
     context: int | None = 0     # words of neighbouring sentences given as context (``--context``; 0 = none)
 
     def with_defaults(self) -> ImpactSettings:
@@ -58,12 +59,14 @@ class ImpactSettings:
         check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
         check_context(self.context)
-        if self.context and self.tokenize == "text":
-            raise SettingError("{context} pads the words of a sentence with its neighbours' words; it takes "
-                               "{tokenize} words or words-ptb, not text")
+        mode = tokenize_mode(self.tokenize)
+        if self.context and not mode.takes_context:
+            padded = " or ".join(n for n, m in TOKENIZE_ENTRIES.items() if m.takes_context)
+            raise SettingError(f"{{context}} pads the words of a sentence with its neighbours' words; it takes "
+                               f"{{tokenize}} {padded}, not {mode.name}")
         bare = [name for name, entry in PROBE_ENTRIES.items() if entry.bare_input]
-        if self.tokenize == "bare" and self.probe is not None and self.probe not in bare:
-            raise SettingError(f"{{tokenize}} bare (no special tokens, Kim et al.'s input) is for probe "
+        if not mode.special_tokens and self.probe is not None and self.probe not in bare:
+            raise SettingError(f"{{tokenize}} {mode.name} (no special tokens, Kim et al.'s input) is for probe "
                                f"{' or '.join(bare)}, not {self.probe}")
         return self
 

@@ -9,19 +9,25 @@ special token of ``include_cls``), so words that share pieces never overwrite ea
 The sequences are a :class:`~pmask.perturb.engine.perturbation.Masking` (``_masked_units``: which units
 each sequence masks, any number), the reads a :class:`ReadPlan` (``_plan_reads``); a subclass
 that overrides these two (and ``_no_impact`` where its zeros differ) is a new perturbation, run
-by the same engine (:mod:`pmask.perturb.probes.single`, :mod:`pmask.perturb.probes.cpmi`).
+by the same engine (:mod:`pmask.perturb.probes.single`, :mod:`pmask.perturb.probes.cpmi`). What a
+comparison read computes is the run's metric's own (``MetricEntry.compare``, beside the metric's entry
+in :mod:`pmask.perturb.probes`).
+
+Torch is imported where a job first uses it: the probes define their jobs here at import, and
+importing ``pmask`` (which imports the probes) loads no torch.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import torch
-import torch.nn.functional as nnf
 
 from pmask.perturb.alignment import WordAlignment
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
+
+if TYPE_CHECKING:
+    import torch
 
 NO_WORD = -1   # "no word masked" in a sequence's masked-word pair
 
@@ -40,6 +46,8 @@ class SentenceJob:
 
     def __init__(self, index: int, alignment: WordAlignment, mask_id: int, n_layers: int, include_cls: bool,
                  value_shape: tuple[int, ...], value_dtype: torch.dtype, device: torch.device):
+        import torch
+
         self.index = index
         self.mask_id = mask_id
         self.alignment = alignment
@@ -109,6 +117,8 @@ class SentenceJob:
     def restore(self, state: dict[str, np.ndarray]) -> bool:
         """Continue from a :meth:`state` of the same sentence and settings (False, unchanged, when it is
         not: other tokens or array shapes); only the sequences after it are run."""
+        import torch
+
         done = int(state["done_sequences"][0])
         if (self.next_sequence or not 0 < done < self.n_sequences
                 or not np.array_equal(state["input_ids"], self.input_ids)
@@ -130,6 +140,9 @@ class SentenceJob:
         """Keep the batch's base values, compare the others with theirs (one gather and one metric call
         for the whole batch: a comparison's base may sit in this very batch, so bases go first) and
         return the recording of the impacts into each job's ``values``."""
+        import torch
+
+        metric = batch.metric.comparison()
         values = batch.values
         device = values.device
         current_rows, base, targets = [], [], []
@@ -148,7 +161,7 @@ class SentenceJob:
         impacts = None
         if current_rows:
             current = values[torch.as_tensor(np.concatenate(current_rows), device=device)]
-            impacts = _compare(batch.metric, torch.cat(base), current).cpu().numpy()
+            impacts = metric(torch.cat(base), current).cpu().numpy()
 
         def record() -> None:
             offset = 0
@@ -180,15 +193,6 @@ class SentenceJob:
         pieces (words of one multiword token): the same input, so impact 0."""
         covers = self.covers[:self.n_words]
         return np.asarray(~(covers[None, :, :] & ~covers[:, None, :]).any(-1))   # [i, j]: covers[j] ⊆ covers[i]
-
-
-def _compare(metric: str, base: torch.Tensor, current: torch.Tensor) -> torch.Tensor:
-    """The metric between base values and values with a second word masked: [N, nl(, D)] → [N, nl]."""
-    if metric == "dist":
-        return torch.linalg.vector_norm(base - current, dim=-1)
-    if metric == "cos":
-        return 1.0 - nnf.cosine_similarity(base, current, dim=-1)
-    return base - current
 
 
 class PlanBuilder:

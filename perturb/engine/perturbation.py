@@ -30,10 +30,14 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
-import torch
+
+from pmask.common.probe_entries import MetricEntry
+
+if TYPE_CHECKING:   # the jobs of the probes import this module with the probes, where torch is not loaded yet
+    import torch
 
 
 class Sequences(Protocol):
@@ -145,7 +149,7 @@ class ReadOut:
     ranges: Sequence[slice]
     first: np.ndarray      # [P + 1] each part's first row in values
     values: torch.Tensor   # [N, n_layers] (MLM-head metrics) or [N, n_layers, D] (hidden states)
-    metric: str
+    metric: MetricEntry    # the run's metric (its ``compare`` is what a masking job computes)
 
 
 def last_fitting(offsets: np.ndarray, start: int, room: int) -> int:

@@ -81,8 +81,9 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
             tokenisation modes that rebuild the running text).
         layers: hidden-state indices (0 = embeddings … ``num_layers`` = last; negative count from
             the end) or ``"all"`` (1 … num_layers); see :func:`pmask.common.options.resolve_layers`.
-        metric: ``dist`` | ``cos`` | ``prob`` | ``cpmi`` (:data:`pmask.common.options.METRICS`; ``cpmi``:
-            :mod:`pmask.perturb.probes.cpmi`, its own sequences and reads).
+        metric: ``dist`` | ``cos`` | ``prob`` | ``cpmi`` (:data:`pmask.common.options.METRICS`), computed by its
+            entry's ``compare``; ``cpmi`` with its entry's ``job`` (:mod:`pmask.perturb.probes.cpmi`, its own
+            sequences and reads).
         subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`);
             None = the metric's default (``sum`` for ``cpmi``, which takes no other, else ``avg``).
         batch_tokens: tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
@@ -130,9 +131,9 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     entry = metric_entry(metric)
     if entry.mlm_head:
         encoder.check_prob(settings.layers)
-    if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads
-        from pmask.common.probes import resolve
-        job_type = resolve(entry.job)
+    if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
+        job_type = entry.job
+    entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress, done)
 
@@ -342,8 +343,6 @@ class BatchRunner:
 
     def _forward(self, parts: list[BatchPart]) -> None:
         """Run the batch's sequences and hand what was read back to the jobs."""
-        metric = self.settings.impact.metric
-        assert metric is not None   # checked by impact_matrices
         device = self.lm.device
         ranges = [p.job.read_range(p.start, p.stop) for p in parts]
         row_offset = np.cumsum([0] + [p.rows for p in parts])
@@ -368,7 +367,7 @@ class BatchRunner:
                 values = values[torch.as_tensor(np.concatenate([[], *rows]).astype(np.int64), device=device)]
                 ranges, first_read = [ranges[k] for k in taken], np.cumsum([0] + [len(r) for r in rows])
             kept = [parts[k] for k in taken]
-            record = type(kept[0].job).take(ReadOut(kept, ranges, first_read, values, metric)) if kept else None
+            record = type(kept[0].job).take(ReadOut(kept, ranges, first_read, values, self.metric)) if kept else None
         # host-side bookkeeping last, so an OOM above leaves nothing half-done
         if record is not None:
             record()

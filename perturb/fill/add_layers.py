@@ -12,6 +12,7 @@ from pmask.common.errors import StoreError
 from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.perturb.alignment import align
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.record import store_settings, versions
 from pmask.perturb.store import StoreSettings, read_manifest, settings_mismatches
 from pmask.perturb.store.extend import ComputeLayers, LayerExtension, extend_layers
@@ -77,8 +78,9 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
     """:func:`add_layers` for layers already resolved for ``model`` (absolute hidden-state indices)."""
     manifest = read_manifest(path)
     stored = StoreSettings.from_manifest(manifest)
-    if stored.impact.tokenize != "words":   # surface alignment needs each sentence's text, which a store does not keep
-        raise StoreError(f"{path}: layers can be added only to stores made with tokenize 'words', this one used "
+    words = ImpactSettings().tokenize   # the mode added layers are aligned with (align): a store keeps only words
+    if stored.impact.tokenize != words:
+        raise StoreError(f"{path}: layers can be added only to stores made with tokenize {words!r}, this one used "
                          f"{stored.impact.tokenize!r}; compute a new store with every layer you need")
     if stored.impact.context:   # the neighbours' words are not kept either
         raise StoreError(f"{path}: layers cannot be added to a store made with context {stored.impact.context}; "

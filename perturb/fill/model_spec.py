@@ -13,8 +13,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pmask.common.errors import SettingError
-from pmask.common.options import RANDOM_PREFIX, check_probe, default_subword, has_heads, metric_pipeline, split_random
-from pmask.common.probes import PROBE_ENTRIES
+from pmask.common.options import (
+    DEFAULT_PROBE,
+    RANDOM_PREFIX,
+    check_probe,
+    default_subword,
+    has_heads,
+    metric_pipeline,
+    split_random,
+)
+from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.window import check_context_fits
 from pmask.perturb.models.bundled import DEFAULT_MODEL, announce_default, bundled_model
@@ -164,11 +172,11 @@ def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful
     """The one resolution of the impact settings: each setting left unset (None) takes the first value
     of these layers, always in this order (a later one never overrides an earlier one):
 
-    1. ``faithful``: the authors' pipeline (:class:`pmask.common.probes.Faithful`), the metric's own if it has
+    1. ``faithful``: the authors' pipeline (:class:`pmask.common.probe_entries.Faithful`), the metric's own if it has
        one (cpmi: Hoover et al.'s) else the probe's: its metric, its variant of the metric given (a rename),
        its tokenisation and context;
     2. ``recorded``: the named model's recorded defaults (a bundled model's metric for the pair probe);
-    3. ``defaults``: the entries' (:mod:`pmask.common.probes`): probe pair, the probe's first metric, the
+    3. ``defaults``: the entries' (:mod:`pmask.common.probe_entries`): probe pair, the probe's first metric, the
        metric's subword policy (else avg), tokenize words, context 0.
 
     Args:
@@ -187,7 +195,7 @@ def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful
     """
     if faithful:
         impact = _faithful(impact)
-    if recorded and impact.metric is None and impact.probe in (None, "pair"):   # recorded for the pair probe
+    if recorded and impact.metric is None and impact.probe in (None, DEFAULT_PROBE):   # recorded for the pair probe
         found = bundled_model(model)
         metric = found.defaults.get("metric") if found else None
         impact = replace(impact, metric=metric) if metric else impact

@@ -1,18 +1,26 @@
 """The probes: every parameter-free way pmask reads syntax out of a model, behind one call.
 
-Each probe is one entry of :data:`pmask.common.probes.PROBE_ENTRIES` (torch-free: names, descriptions,
-metrics, what it needs and yields, for the CLI, stores and ``bench``), whose ``runner`` and
-``sequences`` name their functions as ``"module:function"``; :func:`~pmask.common.probes.resolve` imports them:
+Each probe is one module here that holds its code and registers its entry
+(:class:`pmask.common.probe_entries.ProbeEntry`: names, descriptions, metrics, what it needs and
+yields, its runner and its cost) and the entries of the metrics that are its own
+(:class:`~pmask.common.probe_entries.MetricEntry`, each with its computation):
 
-- ``pair`` (:mod:`pmask.perturb.engine.runner`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i);
+- ``pair`` (:mod:`.pair`): perturbed masking, F[i][j] = d(H(x∖{i})_i, H(x∖{i,j})_i), run by the engine
+  (:mod:`pmask.perturb.engine.runner`); metrics ``dist``, ``prob``, ``cos``, and ``cpmi`` (:mod:`.cpmi`,
+  its chain-rule job);
 - ``single`` (:mod:`.single`): F[i][j] = d(H(x)_i, H(x∖{j})_i), n + 1 sequences;
-- ``attention`` and ``distance`` (:mod:`.onepass`): one unmasked pass, attention weights merged
-  to words, or distances between words' states / attention distributions (:mod:`.measures`);
+- ``attention`` (:mod:`.attention`): attention weights merged to words, metric ``weight``;
+- ``distance`` (:mod:`.distance`): distances between words' states or attention distributions, measured
+  by the metrics of :mod:`.measures`;
 - ``distortion`` (:mod:`.distortion`): a span chart, F[l][r-1] = how far the words' states move
   when span l..r-1 is substituted, decontextualized or moved (Li & Lu 2023).
 
-Head selection (:mod:`.attention_heads`) is numpy only; this module imports torch only when a probe runs.
-May import ``pmask.common``, ``pmask.corpora`` and the rest of ``pmask.perturb`` (never ``pmask.trees``).
+Importing this package imports each of those modules, which registers their entries:
+``pmask/__init__.py`` imports it, so every registry is complete once ``pmask`` is imported. The
+modules import torch only when a probe runs (:mod:`.onepass`, the one-pass machinery, :mod:`.pooling`
+and :mod:`.support` load it), so importing them loads no torch. Head selection
+(:mod:`.attention_heads`) is numpy only. May import ``pmask.common``, ``pmask.corpora`` and the rest of
+``pmask.perturb`` (never ``pmask.trees``).
 
 Example:
     >>> from pmask.perturb.models.load import load_model                                # doctest: +SKIP
@@ -20,52 +28,26 @@ Example:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from pmask.common.options import check_probe, default_metric, default_subword, has_heads, probe_entry
-from pmask.common.probes import PROBE_ENTRIES, resolve
 
+# The probe modules, in documentation order: each registers its entries as it is imported, and the order
+# they are registered in is the order of --probe's and --metric's choices, of their help and of every table.
+# isort: off
+from pmask.perturb.probes import pair         # probe pair; metrics dist, prob, cos
+from pmask.perturb.probes import cpmi         # metric cpmi (the pair probe's, with its own sequences)
+from pmask.perturb.probes import measures     # metrics l1, l2, jsd, hellinger, cossim (probe distance's)
+from pmask.perturb.probes import single       # probe single
+from pmask.perturb.probes import attention    # probe attention; metric weight
+from pmask.perturb.probes import distance     # probe distance
+from pmask.perturb.probes import distortion   # probe distortion; metrics all, sub, dc, move
+# isort: on
 
-@dataclass(frozen=True)
-class ProbeRunner:
-    """How one probe is computed: its runner and its cost in forward sequences per sentence (resolved from
-    its entry, :data:`pmask.common.probes.PROBE_ENTRIES`)."""
-
-    name: str
-    run: Callable[..., Iterator[np.ndarray | None]]
-    sequences: Callable[[int], int]   # forward sequences for a sentence of n words (include_cls layout)
-    checkpoint: bool = False          # ``run`` takes the engine's ``checkpoint`` (keeps a sentence under way)
-
-    @classmethod
-    def of(cls, probe: str) -> ProbeRunner:
-        """The runner of ``probe``'s entry, its functions imported now."""
-        entry = probe_entry(probe)
-        return cls(entry.name, resolve(entry.runner), resolve(entry.sequences), entry.checkpoint)
-
-
-class _Runners(Mapping[str, ProbeRunner]):
-    def __getitem__(self, probe: str) -> ProbeRunner:
-        if probe not in PROBE_ENTRIES:
-            raise KeyError(probe)
-        return ProbeRunner.of(probe)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(PROBE_ENTRIES)
-
-    def __len__(self) -> int:
-        return len(PROBE_ENTRIES)
-
-
-#: Probe name -> runner, a view of :data:`pmask.common.probes.PROBE_ENTRIES` (each runner resolved when read).
-PROBE_RUNNERS: Mapping[str, ProbeRunner] = _Runners()
-
-
-def pair_sequences(n: int) -> int:
-    """Forward sequences of probe pair for n words: the unmasked one, n with one word masked, n(n-1)/2 pairs."""
-    return 1 + n + n * (n - 1) // 2
+#: The modules that register probes and metrics, in the order they register them.
+PROBE_MODULES = (pair, cpmi, measures, single, attention, distance, distortion)
 
 
 def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
@@ -76,14 +58,14 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
     Args:
         model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
-        probe: a key of :data:`pmask.common.probes.PROBE_ENTRIES`.
+        probe: a key of :data:`pmask.common.probe_entries.PROBE_ENTRIES`.
         layers: hidden-state indices or "all" (see :func:`pmask.common.options.resolve_layers`).
         metric: one of the probe's metrics (:data:`pmask.common.options.PROBE_METRICS`); None = its default.
         subword: the subword policy (None: the metric's default, see :func:`pmask.common.options.default_subword`).
         context: words of neighbouring sentences given as context
             (:func:`pmask.perturb.alignment.neighbours.add_context`; the sentences must then be read from a file).
         kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``
-            (see :func:`pmask.perturb.engine.runner.impact_matrices`).
+            (see :func:`pmask.perturb.engine.runner.impact_matrices`), ``checkpoint`` for a probe that takes one.
 
     Returns:
         float32 ``[len(layers), n, n]`` arrays, or ``[len(layers), H, n, n]`` (every head) for the
@@ -97,14 +79,12 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
         from pmask.perturb.alignment.neighbours import add_context
 
         sentences = add_context(list(sentences), context)
-    run = resolve(probe_entry(probe).runner)
-    return run(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
+    return probe_entry(probe).runner(model, sentences, layers=layers, metric=metric, subword=subword, **kwargs)
 
 
 def sequences_per_sentence(probe: str, n_words: int) -> int:
     """Forward sequences ``probe`` runs for a sentence of ``n_words`` words (include_cls layout)."""
-    return resolve(probe_entry(probe).sequences)(n_words)
+    return probe_entry(probe).sequences(n_words)
 
 
-__all__ = ["PROBE_RUNNERS", "ProbeRunner", "has_heads", "pair_sequences", "probe_matrices", "resolve",
-           "sequences_per_sentence"]
+__all__ = ["PROBE_MODULES", "has_heads", "probe_matrices", "sequences_per_sentence"]

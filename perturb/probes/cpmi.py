@@ -14,15 +14,22 @@ masked and one for each other word j with j masked too. A sentence of n words wi
 all costs ``1 + n + n(n−1)/2 + (P − n)·n`` sequences (their code: n·P, with the MLM head at
 every position of each).
 
-:class:`CpmiJob` is a :class:`pmask.perturb.engine.jobs.SentenceJob` with these sequences and reads;
-the engine compares log-probabilities as ``prob`` compares probabilities (base − current) and
-sums a word's pieces (subword policy ``sum``).
+:class:`CpmiJob` is a :class:`pmask.perturb.engine.jobs.SentenceJob` with these sequences and reads,
+the ``job`` of the metric's entry (registered here): the engine runs it in place of the pair probe's
+job, compares log-probabilities as ``prob`` compares probabilities (base − current,
+:func:`log_probability_drop`) and sums a word's pieces (subword policy ``sum``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from pmask.common.probe_entries import METRIC_ENTRIES, Faithful, MetricEntry
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
+
+if TYPE_CHECKING:
+    import torch
 
 
 def cpmi_sequences(piece_counts: list[int]) -> int:
@@ -86,3 +93,19 @@ class CpmiJob(SentenceJob):
                 plan.add(s, self.alignment.pieces(i)[k], int(self.slot_start[i]) + k, b == NO_WORD,
                          -1 if b == NO_WORD else b)
         return plan.build()
+
+
+def log_probability_drop(base: torch.Tensor, current: torch.Tensor) -> torch.Tensor:
+    """log p(piece | x∖{i}) − log p(piece | x∖{i, j}), [N, layers] → [N, layers]: a piece's term of CPMI[i, j]."""
+    return base - current
+
+
+# ---------------------------------------------------------------------------- entry
+
+CPMI = METRIC_ENTRIES.register(MetricEntry(
+    "cpmi", "conditional PMI (Hoover et al. 2021): log p(word i | x without i) - log p(word i | x without i, j) in "
+            "nats under the MLM head, word i's pieces by the left-to-right chain rule",
+    mlm_head=True, log_prob=True, subword="sum",
+    subword_reason="the chain rule sums the log-probabilities of word i's pieces",
+    compare=log_probability_drop, job=CpmiJob,
+    faithful=Faithful("Hoover et al.", ("mst-projective", "mst"), tokenize="words-ptb", context=30, symmetrize="sum")))

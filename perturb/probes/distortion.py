@@ -20,19 +20,20 @@ per-length normalisation and the tree are the decoder's (:mod:`pmask.trees.cky`)
 sentence: 1 + 4 (n(n+1)/2 - 1) with ``all`` (1 + (n(n+1)/2 - 1) for ``sub`` or ``dc``, twice that
 for ``move``), built by :mod:`pmask.perturb.engine.rewrite`; each sentence is a :class:`DistortionJob` of
 the one engine loop (:class:`pmask.perturb.engine.runner.BatchRunner`), batched with its neighbours by
-the same token budget as the masking probes.
+the same token budget as the masking probes. The probe's entry and its four metrics' are registered
+here; the engine and torch are imported when :func:`distortion_charts` runs.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
-import torch
 
 from pmask.common.errors import ModelError
-from pmask.common.options import check_probe, resolve_layers
+from pmask.common.options import check_choice, check_probe, default_metric, resolve_layers
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, Faithful, MetricEntry, ProbeEntry
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.perturbation import ReadOut, Reads
@@ -43,28 +44,30 @@ from pmask.perturb.engine.rewrite import (
     SentencePieces,
     comma_pieces,
 )
-from pmask.perturb.probes.support import probe_encoder
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 
+#: The perturbations of a span, in the order a span's rewrites are planned.
 PERTURBATIONS = ("sub", "dc", "move")
 
 
 def perturbations(metric: str) -> tuple[str, ...]:
-    """The perturbations a ``distortion`` metric averages (``all``: every one)."""
-    return PERTURBATIONS if metric == "all" else (metric,)
+    """The perturbations a ``distortion`` metric averages (its entry's, :data:`AVERAGED`: ``all``, every one).
+
+    Example:
+        >>> perturbations("all"), perturbations("dc")
+        (('sub', 'dc', 'move'), ('dc',))
+    """
+    return AVERAGED[check_choice("metric of probe distortion", metric, AVERAGED)]
 
 
 def spans(n: int) -> list[tuple[int, int]]:
     """Every span [l, r) of n words but the whole sentence, by length then start (the authors' order)."""
     return [(left, left + length) for length in range(1, n + 1) for left in range(n + 1 - length)
             if (left, left + length) != (0, n)]
-
-
-def sequences(n: int, metric: str = "all") -> int:
-    """Forward sequences for a sentence of n words: the unperturbed one and each span's rewrites."""
-    per_span = sum(2 if p == "move" else 1 for p in perturbations(metric))
-    return 1 + per_span * len(spans(n))
 
 
 @dataclass
@@ -198,6 +201,8 @@ class DistortionJob:
     @classmethod
     def take(cls, batch: ReadOut) -> Callable[[], None]:
         """Pool each part's reads into word units and compare them with the sentence's words."""
+        import torch
+
         kept = []
         for p, r, lo, hi in zip(batch.parts, batch.ranges, batch.first[:-1].tolist(), batch.first[1:].tolist()):
             job = p.job
@@ -232,10 +237,7 @@ class DistortionJob:
 
 
 def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                      metric: str | None = None, subword: str = "avg", batch_tokens: int | None = None,
-                      include_cls: bool = False, progress: bool = False, stats: Any = None,
-                      fast_path: bool | None = None, tokenize: str = "words",
-                      done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
+                      metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Yield probe ``distortion``'s span chart for each sentence, in input order.
 
     Args:
@@ -244,8 +246,8 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         layers: hidden-state indices or "all" (0 = embeddings).
         metric: ``all`` (default), ``sub``, ``dc`` or ``move`` (see the module docstring).
         subword: ``avg`` (a word's vector is the mean of its pieces' states).
-        batch_tokens, include_cls, progress, stats, fast_path, tokenize, done: as for
-            :func:`pmask.perturb.engine.runner.impact_matrices`.
+        kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``,
+            ``done``, as for :func:`pmask.perturb.engine.runner.impact_matrices`.
 
     Returns:
         An iterator of float32 ``[len(layers), n, n]`` charts (``n + 1`` with ``include_cls``, index 0
@@ -256,9 +258,17 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         >>> F.shape                                                                # doctest: +SKIP
         (1, 3, 3)
     """
-    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, BatchRunner, ImpactStats, RunSettings
+    return _charts(model, sentences, layers=layers, metric=metric or default_metric("distortion"), subword=subword,
+                   **kwargs)
 
-    metric = metric or "all"
+
+def _charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str, subword: str,
+            batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False, stats: Any = None,
+            fast_path: bool | None = None, tokenize: str = "words",
+            done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
+    from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, BatchRunner, ImpactStats, RunSettings
+    from pmask.perturb.probes.support import probe_encoder
+
     check_probe("distortion", metric, subword)
     get_aligner(tokenize)   # an unknown tokenisation mode is refused before any model work
     run_layers = resolve_layers(layers, model.num_layers)
@@ -280,3 +290,33 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
 
     return BatchRunner(model, encoder, settings, budget, stats, make_job=make_job, desc="distortion").run(
         sentences, progress, done)
+
+
+def sequences(n: int, metric: str = "all") -> int:
+    """Forward sequences for a sentence of n words: the unperturbed one and each span's rewrites."""
+    per_span = sum(2 if p == "move" else 1 for p in perturbations(metric))
+    return 1 + per_span * len(spans(n))
+
+
+# ---------------------------------------------------------------------------- entries
+
+ALL = METRIC_ENTRIES.register(MetricEntry(
+    "all", "the mean of every distortion term of a span: substitution, decontextualization and movement (probe "
+           "distortion)"))
+SUB = METRIC_ENTRIES.register(MetricEntry(
+    "sub", "substitution: the span replaced by one mask, distortion of the words outside it (probe distortion)"))
+DC = METRIC_ENTRIES.register(MetricEntry(
+    "dc", "decontextualization: the span alone between masks, distortion of its words (probe distortion)"))
+MOVE = METRIC_ENTRIES.register(MetricEntry(
+    "move", "movement: the span moved to the front and to the end, distortion of every part (probe distortion)"))
+
+#: The perturbations each metric of the probe averages.
+AVERAGED: dict[str, tuple[str, ...]] = {ALL.name: PERTURBATIONS, SUB.name: ("sub",), DC.name: ("dc",),
+                                        MOVE.name: ("move",)}
+
+PROBE = PROBE_ENTRIES.register(ProbeEntry(
+    "distortion", "contextual distortion (Li & Lu 2023), a span chart, low = constituent: F[l][r-1] = how far the "
+                  "words' states move when span l..r-1 is substituted, decontextualized or moved; about 2n(n+1) "
+                  "sequences",
+    metrics=(ALL.name, SUB.name, DC.name, MOVE.name), subwords=("avg",), yields=SPAN_CHART, decodes_layer_zero=True,
+    runner=distortion_charts, sequences=sequences, faithful=Faithful("Li & Lu", ("cky",))))

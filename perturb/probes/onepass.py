@@ -1,39 +1,35 @@
-"""Probes ``attention`` and ``distance``: one unmasked forward pass per sentence.
+"""One unmasked forward pass per sentence: the machinery of probes ``attention`` and ``distance``.
 
 Sentences are packed into batches of at most ``batch_tokens`` tokens (never padded; rows of equal
 length share one attention call), run once through the model's encoder path, and read at every
-token; :mod:`.pooling` pools tokens into words:
-
-- ``attention``: F[i][j] = Σ_{u ∈ j} mean_{t ∈ i} A[t, u], Clark et al. 2019's merge of the
-  attention A of one head (from a word: the mean over its pieces' rows; to a word: the sum over
-  its pieces' columns), for every head: ``[L, H, n, n]``.
-- ``distance`` with ``l2``/``l1``/``cos``: F[i][j] = d(v_i, v_j) with v_k the mean of word k's
-  piece states (subword ``avg``, Kim et al.'s default) or its first piece's (``first``): ``[L, n, n]``.
-- ``distance`` with ``jsd``/``hellinger``: the distance between the attention distributions of
-  words i and j (word i's merged row over the words and each special token), per head: ``[L, H, n, n]``.
+token: hidden states ``[L, T, D]``, or attention weights ``[L, H, T, T]`` for a probe and metric that
+keep every head (:func:`pmask.common.options.has_heads`). :mod:`.pooling` gives each sentence its
+pooling matrices, and the probe's *word matrix* (``OnePass.word_matrix``, given by the probe's
+module: :mod:`.attention`, :mod:`.distance`) turns the token-level output into the sentence's array.
 
 Layer k's attention is the one that produces hidden state k (k = 1 … L; the embeddings, layer 0,
 have none). The diagonal, and pairs of words that share a piece, are 0. With ``include_cls``
-index 0 is the first special token, treated as one more word.
+index 0 is the first special token, treated as one more word; a tokenisation without special tokens
+(``--tokenize bare``) gets a row and a column 0 of zeros in that layout.
 """
 from __future__ import annotations
 
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Collection, Iterable, Iterator, Sequence, Sized
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 import torch
 
 from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
 from pmask.common.progress import progress_bar
+from pmask.common.tokenization import tokenize_mode
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner
 from pmask.perturb.encoders import Encoder, pack
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.runner import checked_alignment
-from pmask.perturb.probes.measures import pairwise_distributions, pairwise_vectors
-from pmask.perturb.probes.pooling import word_pooling
+from pmask.perturb.probes.pooling import WordPooling, word_pooling
 from pmask.perturb.probes.support import check_support, probe_encoder
 
 logger = logging.getLogger(__name__)
@@ -41,7 +37,9 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class OnePass:
-    """What one run computes: the probe, its metric and subword policy, the layers, the layout."""
+    """What one run computes: the probe, its metric and subword policy, the layers, the layout, and the
+    probe's word matrix: ``word_matrix(run, pool, output)``, one sentence's token-level output (states
+    ``[L, T, D]`` or attentions ``[L, H, T, T]``) with its pooling matrices to its array ``[L(, H), m, m]``."""
 
     probe: str
     metric: str
@@ -49,6 +47,7 @@ class OnePass:
     layers: tuple[int, ...]
     include_cls: bool
     tokenize: str
+    word_matrix: Callable[[OnePass, WordPooling, torch.Tensor], torch.Tensor]
     pad_cls: bool = False   # an input without special tokens (tokenize bare) in the [CLS] layout: row/column 0 = 0
 
     @property
@@ -56,45 +55,35 @@ class OnePass:
         return has_heads(self.probe, self.metric)
 
 
-def sequences(n: int) -> int:
-    """Forward sequences of a one-pass probe for a sentence of any length: the unmasked one."""
-    return 1
-
-
-def attention_matrices(model: Any, sentences: Iterable[Any], **kwargs: Any) -> Iterator[np.ndarray | None]:
-    """Probe ``attention``'s arrays (:func:`one_pass_matrices`)."""
-    return one_pass_matrices(model, sentences, probe="attention", **kwargs)
-
-
-def distance_matrices(model: Any, sentences: Iterable[Any], **kwargs: Any) -> Iterator[np.ndarray | None]:
-    """Probe ``distance``'s arrays (:func:`one_pass_matrices`)."""
-    return one_pass_matrices(model, sentences, probe="distance", **kwargs)
-
-
-def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layers: Sequence[int] | int | str = (-1,),
-                      metric: str | None = None, subword: str = "avg", batch_tokens: int | None = None,
-                      include_cls: bool = False, progress: bool = False, stats: Any = None,
-                      fast_path: bool | None = None, tokenize: str = "words",
+def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str,
+                      word_matrix: Callable[[OnePass, WordPooling, torch.Tensor], torch.Tensor],
+                      layers: Sequence[int] | int | str = (-1,), metric: str | None = None, subword: str = "avg",
+                      batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False,
+                      stats: Any = None, fast_path: bool | None = None,
+                      tokenize: str = "words",
                       done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
-    """Yield probe ``attention``'s or ``distance``'s array for each sentence, in input order.
+    """Yield a one-pass probe's array for each sentence, in input order.
 
     Args:
         model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
-        probe: ``attention`` or ``distance``.
+        probe: the probe (``attention``, ``distance``), whose entry says which metrics read attention weights.
+        word_matrix: the probe's computation of one sentence's array (see :class:`OnePass`).
         layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize, done: as for
             :func:`pmask.perturb.engine.runner.impact_matrices`.
-        metric: ``weight`` (attention); ``l2``, ``l1``, ``cos``, ``jsd``, ``hellinger`` (distance).
+        metric: one of the probe's metrics (None: its default).
         subword: ``avg`` (or ``first`` for distance between hidden states).
 
     Returns:
         An iterator of float32 arrays (None for a sentence too long for the model):
-        ``[len(layers), H, n, n]`` for attention and the distribution metrics, ``[len(layers), n, n]``
+        ``[len(layers), H, n, n]`` for the metrics that read attention weights, ``[len(layers), n, n]``
         otherwise (``n + 1`` with ``include_cls``).
 
     Example:
-        >>> F = next(one_pass_matrices(lm, [["The", "cat", "sat"]], probe="attention", layers=[1]))  # doctest: +SKIP
-        >>> F.shape                                                                                 # doctest: +SKIP
+        >>> from pmask.perturb.probes.attention import merged_attention
+        >>> F = next(one_pass_matrices(lm, [["The", "cat", "sat"]], probe="attention",         # doctest: +SKIP
+        ...                            word_matrix=merged_attention, layers=[1]))
+        >>> F.shape                                                                            # doctest: +SKIP
         (1, 12, 3, 3)
     """
     from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, ImpactStats
@@ -102,9 +91,9 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str, layer
     metric = metric or default_metric(probe)
     check_probe(probe, metric, subword)
     get_aligner(tokenize)
-    pad = include_cls and tokenize == "bare"
+    pad = include_cls and not tokenize_mode(tokenize).special_tokens
     run = OnePass(probe, metric, subword, resolve_layers(layers, model.num_layers), include_cls and not pad, tokenize,
-                  pad)
+                  word_matrix, pad)
     if run.needs_attention:
         check_support(model, probe, metric, run.layers)   # layer 0 and a model without attention weights refused
     budget = int(batch_tokens or DEFAULT_BATCH_TOKENS.get(model.device.type, 4096))
@@ -200,16 +189,8 @@ def _forward(lm: Any, encoder: Encoder, run: OnePass, alignments: list[WordAlign
 
 
 def _word_matrix(run: OnePass, alignment: WordAlignment, output: torch.Tensor, lm: Any) -> np.ndarray:
-    """The sentence's word-level array from its token-level ``output`` (see the module docstring)."""
+    """The sentence's word-level array from its token-level ``output`` (the probe's ``word_matrix``)."""
     with torch.inference_mode():
         pool = word_pooling(alignment, run.include_cls, output.dtype, output.device)
-        if run.probe == "attention":
-            F = pool.mean_rows @ output @ pool.sum_cols.T                             # [L, H, m, m]
-        elif run.needs_attention:
-            rows = pool.mean_rows @ output @ pool.units.T                             # [L, H, m, U]
-            F = torch.stack([pairwise_distributions(layer, run.metric) for layer in rows])
-        else:
-            pooling = pool.mean_rows if run.subword == "avg" else pool.first_rows
-            F = pairwise_vectors(pooling @ output, run.metric)                        # [L, m, m]
-        F = F.masked_fill(pool.zero, 0.0)
+        F = run.word_matrix(run, pool, output).masked_fill(pool.zero, 0.0)
         return F.to(torch.float32).cpu().numpy()

@@ -4,18 +4,20 @@ A sentence of n words runs n + 1 sequences: the unmasked input (the *base* state
 piece, and of the first special token for the ``include_cls`` row) and one sequence per word j
 with j's pieces masked, read at the pieces of every other word. Metrics and subword policies are
 the pair probe's (``dist``, ``cos``; ``prob`` = P(original piece | x) − P(original piece | x∖{j}),
-the drop when j is masked), computed by the same engine (:mod:`pmask.perturb.engine.runner`) with this
-module's :class:`SingleMaskJob` in place of the pairs of :class:`~pmask.perturb.engine.jobs.SentenceJob`.
+the drop when j is masked; each computed by its entry's ``compare``, :mod:`.pair`), computed by the same
+engine (:mod:`pmask.perturb.engine.runner`) with this module's :class:`SingleMaskJob` in place of the pairs
+of :class:`~pmask.perturb.engine.jobs.SentenceJob`.
 Words that share pieces (a multiword token in a surface tokenisation) are masked together:
 their impacts on each other are 0. Row 0 of the ``include_cls`` layout is the special token's
 change, column 0 is 0 (a special token is never masked).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from pmask.common.probe_entries import PROBE_ENTRIES, ProbeEntry
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 
 
@@ -47,14 +49,22 @@ class SingleMaskJob(SentenceJob):
         return (covers @ covers.T) > 0
 
 
-def single_matrices(model: Any, sentences: Any, **kwargs: Any) -> Iterator[np.ndarray | None]:
+def single_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
+                    metric: str = "dist", subword: str | None = None, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``single``'s impact arrays, one per sentence (None = too long); ``kwargs`` as for
-    :func:`pmask.perturb.engine.runner.impact_matrices` (layers, metric, subword, include_cls, ...)."""
+    :func:`pmask.perturb.engine.runner.impact_matrices` (include_cls, batch_tokens, ...)."""
     from pmask.perturb.engine.runner import impact_matrices
 
-    return impact_matrices(model, sentences, job_type=SingleMaskJob, **kwargs)
+    return impact_matrices(model, sentences, layers, metric, subword, job_type=SingleMaskJob, **kwargs)
 
 
 def sequences(n: int) -> int:
     """Forward sequences of probe single for n words: the unmasked one and one per masked word."""
     return n + 1
+
+
+# ---------------------------------------------------------------------------- entry
+
+PROBE = PROBE_ENTRIES.register(ProbeEntry(
+    "single", "single masking, word i left unmasked: F[i][j] = d(H(x)_i, H(x without j)_i); n + 1 sequences",
+    metrics=("dist", "cos", "prob"), runner=single_matrices, sequences=sequences, checkpoint=True))

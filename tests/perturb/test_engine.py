@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from pmask.common.tokenization import TOKENIZE_ENTRIES, TokenizeMode
 from pmask.perturb.alignment import align
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
@@ -270,10 +271,11 @@ def test_words_sharing_pieces_via_registered_aligner(lm, monkeypatch):
         return alignment.WordAlignment(al.input_ids, al.word_index, n_words=len(owner),
                                        word_pieces=[al.pieces(k) for k in owner])
 
-    monkeypatch.setitem(alignment.ALIGNERS, "shared", shared)
+    monkeypatch.setitem(alignment.ALIGNERS, "shared", shared)   # a tokenisation mode: its entry and its aligner
     words = ["She", "zu", "dem", "home", "."]
     for metric in ("dist", "prob"):
-        got = run(lm, [words], layers=[1, -1], metric=metric, tokenize="shared")[0]
+        with TOKENIZE_ENTRIES.registered(TokenizeMode("shared", "a multiword token's words share its pieces")):
+            got = run(lm, [words], layers=[1, -1], metric=metric, tokenize="shared")[0]
         plain = run(lm, [plain_words], layers=[1, -1], metric=metric)[0]
         want = plain[:, owner][:, :, owner]
         want[:, 1, 2] = want[:, 2, 1] = 0.0

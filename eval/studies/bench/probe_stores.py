@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from pmask.common.options import DEFAULT_PROBE
 from pmask.eval.scores.columns import headline_key
 from pmask.trees.tasks import task_info
 
@@ -45,7 +46,7 @@ def pick(items: Sequence[Any], positions: Sequence[int]) -> list[Any]:
 def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = None) -> Path:
     """Where ``bench`` keeps the impacts of ``treebank`` under ``probe`` (and ``metric``, when a bench
     runs several metrics: ``<treebank>.<metric>`` for pair, ``<treebank>.<probe>.<metric>`` else)."""
-    name = treebank if probe == "pair" else f"{treebank}.{probe}"
+    name = treebank if probe == DEFAULT_PROBE else f"{treebank}.{probe}"
     return Path(out_dir) / "stores" / (name if metric is None else f"{name}.{metric}")
 
 

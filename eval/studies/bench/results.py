@@ -30,7 +30,7 @@ from typing import Any
 
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
-from pmask.common.options import has_heads
+from pmask.common.options import DEFAULT_PROBE, has_heads
 from pmask.eval.outputs.writers import new_figure, save_figure
 from pmask.eval.scores.columns import all_layer_keys, asked_in, row_headline, short_label
 from pmask.trees.registry import decoder_task
@@ -81,7 +81,7 @@ def _margin(score: float, baseline: dict[str, Any] | None, key: str) -> float | 
 def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
     """The row's probe, and its metric (``pair cpmi``) when the probe is one of ``several``, the
     probes benched with several metrics (:func:`several_metrics`)."""
-    probe = row.get("probe") or "pair"
+    probe = row.get("probe") or DEFAULT_PROBE
     return f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
 
 
@@ -89,7 +89,7 @@ def several_metrics(rows: Any) -> frozenset[str]:
     """The probes whose rows name more than one metric (``bench --metrics``): their labels name the metric."""
     seen: dict[str, set[Any]] = {}
     for row in rows:
-        seen.setdefault(row.get("probe") or "pair", set()).add(row.get("metric"))
+        seen.setdefault(row.get("probe") or DEFAULT_PROBE, set()).add(row.get("metric"))
     return frozenset(p for p, m in seen.items() if len(m) > 1)
 
 
@@ -357,7 +357,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> 
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=9)
     ax.set_xlabel("layer", fontsize=10)
     score = short_label(primary_key(rows[0])) if rows else "F1"
-    what = decoder if probe == "pair" else f"{probe} · {decoder}"
+    what = decoder if probe == DEFAULT_PROBE else f"{probe} · {decoder}"
     ax.set_title(f"{what}: {score}", fontsize=11)
     if grid.size <= 400:
         mid = np.nanmean(grid) if np.isfinite(grid).any() else 0
@@ -387,7 +387,7 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         several = several_metrics(result.rows)
         for probe, decoder in dict.fromkeys((row_probe(r, several), r["decoder"]) for r in result.rows):
             slug = probe.replace(" ", "-")
-            name = f"heatmap-{decoder}.png" if probe == "pair" else f"heatmap-{slug}-{decoder}.png"
+            name = f"heatmap-{decoder}.png" if probe == DEFAULT_PROBE else f"heatmap-{slug}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
     for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
         stale.unlink()

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
-from pmask.common.labels import plural
+from pmask.common.labels import either, plural
 from pmask.common.options import (
     DEFAULT_ROOT,
     PUNCT_MODES,
@@ -50,6 +50,7 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
 from pmask.pipeline.induce import refuse_layer_zero
+from pmask.trees.registry import DECODERS
 
 logger = logging.getLogger(__name__)
 
@@ -143,8 +144,10 @@ class BenchSettings:
         if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
             raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
                                "hellinger, and none of them is benched")
-        if self.bias and "distance-split" not in (self.decoders or ()):
-            raise SettingError("{bias} is the right-branching bias of the distance-split decoder, which is not benched")
+        biased = [name for name, decoder in DECODERS.items() if "bias" in decoder.settings]
+        if self.bias and not set(biased) & set(self.decoders or ()):
+            raise SettingError(f"{{bias}} is the right-branching bias of the {either(biased)} decoder, which is not "
+                               "benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
         check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
         if self.limit is not None and self.limit < 1:

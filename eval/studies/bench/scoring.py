@@ -13,7 +13,7 @@ from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import ParseSettings
-from pmask.trees.registry import decoder_task
+from pmask.trees.registry import decoder_task, get_decoder
 from pmask.trees.tasks import task_info
 
 
@@ -26,10 +26,10 @@ def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: 
                   punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
                   absolute: bool = False, scores: Sequence[str] = ()) -> tuple[ScoreSet, list[Any]]:
     """(scores, scored gold sentences) of ``decoder`` on one layer's ``impacts``
-    (``bias``: distance-split's λ; ``symmetrize``, ``absolute``: how F is made symmetric first;
-    ``scores``: the optional scores asked)."""
+    (``bias``: distance-split's λ, given to the decoders that read it; ``symmetrize``, ``absolute``: how F is
+    made symmetric first; ``scores``: the optional scores asked)."""
     settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
-                             bias=bias if decoder == "distance-split" else 0.0, symmetrize=symmetrize,
+                             bias=bias if "bias" in get_decoder(decoder).settings else 0.0, symmetrize=symmetrize,
                              absolute=absolute)
     return score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
 

@@ -1,6 +1,7 @@
 """The treebanks of a ``pmask bench`` study: :func:`find_treebanks` reads every file or folder
-given (CoNLL-U files, PTB ``.mrg`` files or folders) into :class:`Treebank` objects, each named
-and given its language (:func:`language_of`).
+given (files of every corpus format that holds gold trees, :data:`pmask.corpora.FORMATS`: CoNLL-U,
+PTB ``.mrg``, ``.dp``; a folder of such files, or a folder that is one corpus, such as PTB's) into
+:class:`Treebank` objects, each named and given its language (:func:`language_of`).
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError
+from pmask.common.labels import either
+from pmask.corpora import FORMATS
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.store import CorpusInfo
 
@@ -32,7 +35,8 @@ class Treebank:
 
     @property
     def task(self) -> str:
-        return "constituency" if self.fmt == "ptb" else "dependency"
+        """The task of its gold trees (its format's)."""
+        return str(FORMATS[self.fmt].task)
 
     @functools.cached_property
     def fingerprint(self) -> dict[str, str | None]:
@@ -42,16 +46,14 @@ class Treebank:
         return {"sha256": info.sha256, "sentences_sha256": info.sentences_sha256}
 
 
-#: The language of a PTB treebank (``.mrg``): the Penn Treebank's Wall Street Journal is English.
-PTB_LANGUAGE = "English (PTB)"
-
-
 def language_of(path: Path, sentences: Sequence[Any], fmt: str | None = None) -> str:
-    """Language of a treebank: ``English (PTB)`` for PTB brackets (``fmt="ptb"``, or a ``.mrg`` file),
-    else from a ``UD_<Language>-<name>`` folder, else ``# language``-style metadata, else the file
-    stem's prefix (``de_pud-ud-test`` -> ``de``)."""
-    if fmt == "ptb" or path.suffix == ".mrg":   # a folder's name ("combined") names no language
-        return PTB_LANGUAGE
+    """Language of a treebank: its format's, if the format has one (PTB brackets, ``fmt="ptb"`` or a
+    ``.mrg`` file: ``English (PTB)``), else from a ``UD_<Language>-<name>`` folder, else ``# language``-style
+    metadata, else the file stem's prefix (``de_pud-ud-test`` -> ``de``)."""
+    named = [FORMATS[fmt]] if fmt is not None and fmt in FORMATS else []
+    for entry in named + [f for f in FORMATS.values() if f.holds(path)]:
+        if entry.language:   # a folder's name ("combined") names no language
+            return entry.language
     for part in (path.parent.name, path.name):
         m = _UD_FOLDER.match(part)
         if m:
@@ -65,20 +67,27 @@ def language_of(path: Path, sentences: Sequence[Any], fmt: str | None = None) ->
 
 
 def _treebank_files(path: Path) -> list[tuple[Path, str]]:
+    """The treebanks ``path`` names, each with its format: a file of a format that holds trees; in a folder,
+    every file (at any depth) of such a format read file by file (CoNLL-U), else the folder itself as one
+    corpus of a format read by folder (PTB's ``.mrg`` files, then ``.dp``)."""
+    formats = [f for f in FORMATS.values() if f.task]
+    suffixes = [suffix for f in formats for suffix in f.suffixes]
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
     if path.is_dir():
-        conllu = sorted([*path.rglob("*.conllu"), *path.rglob("*.conll")])
-        if conllu:
-            return [(p, "conllu") for p in conllu]
-        if any(path.rglob("*.mrg")):
-            return [(path, "ptb")]
-        raise PmaskError(f"{path}: folder holds no .conllu or .mrg file")
-    if path.suffix in (".conllu", ".conll"):
-        return [(path, "conllu")]
-    if path.suffix == ".mrg":
-        return [(path, "ptb")]
-    raise PmaskError(f"{path}: not a treebank (expected .conllu/.conll, .mrg, or a folder of them)")
+        by_file = [f for f in formats if not f.folder_suffix]
+        found = sorted((p, f.name) for p in path.rglob("*") if p.is_file() for f in by_file if f.holds(p))
+        if found:
+            return found
+        for fmt in formats:
+            if fmt.folder_suffix and any(path.rglob(f"*{fmt.folder_suffix}")):
+                return [(path, fmt.name)]
+        raise PmaskError(f"{path}: folder holds no {either(suffixes)} file")
+    own = next((f for f in formats if f.holds(path)), None)
+    if own is None:
+        listed = ", ".join("/".join(f.suffixes) for f in formats)
+        raise PmaskError(f"{path}: not a treebank (expected {listed}, or a folder of them)")
+    return [(path, own.name)]
 
 
 def find_treebanks(inputs: Sequence[str | os.PathLike], limit: int | None = None,
