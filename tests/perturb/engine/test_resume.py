@@ -105,9 +105,8 @@ def test_a_resume_runs_at_most_one_batch_again(lm, corpus, tmp_path, monkeypatch
         interrupted(patch, "sentences", 2, Killed)
         with pytest.raises(Killed):
             fill(lm, corpus, tmp_path / "cut", probe, shard_seconds=None)
-    from pmask.perturb.probes import pair_sequences
-
-    stored = sum(pair_sequences(len(w)) for w in WORDS[:2])   # sentences 0 and 1 were stored
+    # sentences 0 and 1 were stored: each the unmasked input, one per word masked, one per pair of words
+    stored = sum(1 + len(w) + len(w) * (len(w) - 1) // 2 for w in WORDS[:2])
     resumed = fill(lm, corpus, tmp_path / "cut", probe, resume=True).stats
     assert resumed.batches <= whole.batches
     assert whole.forward_sequences - stored <= resumed.forward_sequences
