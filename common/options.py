@@ -115,9 +115,6 @@ SPAN_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIE
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
 
-#: The root setting used by every command unless told otherwise.
-DEFAULT_ROOT = "gold"
-
 
 def check_choice(what: str, value: str | None, table: Mapping[str, str] | Iterable[str]) -> str:
     """Return ``value`` if it names an entry of ``table``, else raise a one-line :class:`OptionError`

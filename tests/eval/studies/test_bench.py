@@ -186,3 +186,17 @@ def test_rerun_with_more_layers_adds_them_to_the_stores(tmp_path, tiny_bert_dir)
                      model_loader=loader, progress=False, write=False)
     assert loader.calls == 1 and [r["layer"] for r in more.rows] == [1, 3]
     assert (more.timing["computed"], more.timing["reused"], more.timing["model_loaded"]) == (0, 2, True)
+
+
+def test_a_span_decoder_is_benched_without_symmetrize(tmp_path, tiny_bert_dir):
+    mrg = Path(__file__).resolve().parents[2] / "data" / "mini.mrg"
+
+    def rows(symmetrize: str | None) -> list:
+        settings = BenchSettings(model=ModelSpec(str(tiny_bert_dir)), probes=["pair", "distortion"], layers=[1],
+                                 symmetrize=symmetrize)
+        result = run_bench([mrg], tmp_path / "bench", settings, progress=False, write=False, rescore=True)
+        return [(r["probe"], r["decoder"], r["f1_sentence"]) for r in result.rows]
+
+    plain, tril = rows(None), rows("tril")
+    assert [r[:2] for r in plain] == [("pair", "mart"), ("distortion", "cky")]
+    assert plain[1] == tril[1]   # the chart is read as it is (tril would mirror its empty lower triangle over it)

@@ -1,6 +1,7 @@
 """Issue 33, items 7 and 11: ``sweep --baselines`` puts the baselines in the table, ``--json`` and
 ``--csv`` as well as the plot; a multi-probe sweep's scores keep two decimals and its plot's y axis
-names the score plotted."""
+names the score plotted. Issue 39, items 14b and 5: a sweep over probes decoded differently names each
+probe's decoder; a span decoder refuses ``--symmetrize``."""
 from __future__ import annotations
 
 import csv
@@ -63,3 +64,23 @@ def test_multi_probe_plot_names_the_score_on_its_y_axis(tmp_path, monkeypatch):
     plot_layer_sweep(sweep, tmp_path / "p.png")
     plot_layer_sweep(LayerSweep([(1, {"uas": 1.0, "uuas": 2.0})], metric_keys=("uas", "uuas")), tmp_path / "q.png")
     assert labels == ["UAS (%)", "UAS / UUAS (%)"]
+
+
+def test_a_sweep_over_probes_with_different_decoders_names_each(tiny_bert_dir, tmp_path, capsys):
+    plot = tmp_path / "p.png"
+    assert main(["sweep", str(DATA / "mini.mrg"), "--model", str(tiny_bert_dir), "--probes", "pair,distortion",
+                 "--layers", "1", "-q", "--plot", str(plot)]) == 0
+    table = capsys.readouterr().out
+    title = table.splitlines()[0]
+    assert "decoders: pair mart, distortion cky" in title and "decoder: mart" not in title   # the README's decoders
+    assert main(["sweep", str(DATA / "mini.mrg"), "--model", str(tiny_bert_dir), "--probes", "pair,single",
+                 "--layers", "1", "-q"]) == 0
+    assert "decoder: mart" in capsys.readouterr().out.splitlines()[0]   # one decoder: named once
+
+
+def test_a_sweep_with_a_span_decoder_refuses_symmetrize(tmp_path, capsys):
+    code = main(["sweep", str(DATA / "mini.mrg"), "--model", "/nonexistent/model", "--probe", "distortion",
+                 "--symmetrize", "sum", "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("pmask: error:") == 1 and "--decoder cky takes no --symmetrize" in err
+    assert "/nonexistent" not in err   # before any model work
