@@ -41,6 +41,8 @@ def walk(argv: list[str]) -> tuple[list[str], list[str]]:
         if frame is None:
             return None
         path = Path(frame.f_code.co_filename)
+        if not path.is_absolute():   # "<frozen importlib._bootstrap>" and the like: not a file
+            return None
         try:
             return str(path.resolve().relative_to(package))
         except (ValueError, OSError):
