@@ -10,12 +10,14 @@ The package is six wings over shared basics, each importing only the ones before
 - ``pmask.eval``     scores, comparisons, sweeps, heatmaps, the HTML report and ``bench``
 - ``pmask.cli``      the ``pmask`` command
 
-``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call.
+``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call, ``pmask.impacts`` gives
+the impact matrices and ``pmask.sweep`` scores every layer; they take the commands' defaults (one
+request, resolved in :mod:`pmask.pipeline.request`).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from pmask.common import display as _display
 from pmask.common.version import __version__
@@ -34,46 +36,78 @@ def _show(fmt: str) -> Any:
 for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ... draw themselves in notebooks
     _display.connect(_fmt, _show(_fmt))
 
-__all__ = ["__version__", "parse"]
+__all__ = ["__version__", "impacts", "parse", "sweep"]
 
 
-def _as_sentences(sentences: Any, sentence_type: Any) -> list[Any]:
+def _as_sentences(sentences: Any) -> list[Any]:
+    """Strings (whitespace-tokenised), word lists or ``Sentence`` objects as ``Sentence`` objects."""
+    from pmask.corpora import Sentence
+
+    if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
+        sentences = [sentences]
     out = []
     for k, s in enumerate(sentences, start=1):
-        if isinstance(s, sentence_type):
+        if isinstance(s, Sentence):
             out.append(s)
         else:
             words = s.split() if isinstance(s, str) else [str(w) for w in s]
-            out.append(sentence_type(id=str(k), words=words, path="<input>"))
+            out.append(Sentence(id=str(k), words=words, path="<input>"))
     return out
 
 
-def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = None,
-          layer: int = -1, root: str | None = None, faithful: bool = False, multiroot: bool = False,
-          metric: str | None = None, subword: str | None = None, seed: int = 0, device: str = "auto",
-          dtype: str = "auto", batch_tokens: int | None = None, progress: bool = False, probe: str = "pair",
-          head: str | int | None = None, bias: float = 0.0, symmetrize: str | None = None, absolute: bool = False,
-          context: int | None = None) -> list[Any]:
-    """Induce a tree for each sentence in one call (also available as ``pmask.parse``).
+def _request(sentences: Any, model: Any = None, **given: Any) -> tuple[Any, list[Any], Any]:
+    """The request of an API call as given (the commands build theirs from their arguments with the same
+    keywords, :meth:`pmask.pipeline.request.Request.build`), its sentences and the loaded model given, if any.
+
+    Example:
+        >>> request, sentences, loaded = _request(["the cat sat"], probe="distortion")
+        >>> request.impact.probe, request.decoding.decoder, sentences[0].words, loaded
+        ('distortion', None, ['the', 'cat', 'sat'], None)
+    """
+    from pmask.pipeline.request import Request
+
+    loaded = None if model is None or isinstance(model, str) else model
+    name = getattr(loaded, "name", None) if loaded is not None else model   # a loaded model's recorded defaults too
+    return Request.build(model=name, **given), _as_sentences(sentences), loaded
+
+
+def _source(request: Any, sentences: list[Any], loaded: Any, progress: bool) -> Any:
+    """The impact source of ``sentences`` (given in the call, not read from a file) with ``request``'s model."""
+    from pmask.perturb.source import ImpactSource
+
+    return ImpactSource(sentences, Path("<input>"), model=request.model, progress=progress, loaded_model=loaded)
+
+
+def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = None, layer: int = -1,
+          root: str | None = None, faithful: bool = False, multiroot: bool = False, metric: str | None = None,
+          subword: str | None = None, tokenize: str | None = None, seed: int = 0, device: str = "auto",
+          dtype: str = "auto", batch_tokens: int | None = None, threads: int | None = None, progress: bool = False,
+          probe: str | None = None, head: str | int | None = None, bias: float = 0.0, symmetrize: str | None = None,
+          absolute: bool = False, context: int | None = None) -> list[Any]:
+    """Induce a tree for each sentence in one call: ``pmask parse`` as a function, with the same defaults
+    (both resolve them in :func:`pmask.pipeline.request.resolve`).
 
     Args:
         sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
         model: a hub name, a local directory, ``random:NAME``, or a loaded ``LoadedModel``; not
-            needed by the baselines.
-        decoder: a name from :data:`pmask.trees.registry.DECODERS` (default eisner; mst-projective with
-            ``faithful`` and metric cpmi, Hoover et al.'s pipeline).
+            needed by the baselines (default: the bundled ``pmask-tiny-en``).
+        decoder: a name from :data:`pmask.trees.registry.DECODERS` (default: the task's, as ``pmask parse``:
+            eisner for dependency gold and raw text, mart for bracketed trees, cky for probe distortion;
+            under ``faithful`` the authors' pipeline's, mst-projective with metric cpmi).
         layer: the layer whose impacts are decoded (-1 = last).
         root: "gold" (the gold root word is ROOT's only child) or "free"; default "gold" when every
             sentence carries gold heads, else "free".
-        metric, subword: the impact metric and subword policy (default: a bundled model's recorded
-            metric, else the probe's own; dist with ``faithful``, as the authors' pipeline; avg).
+        metric, subword, tokenize: the impact metric, subword policy and tokenisation (default: the authors'
+            pipeline's with ``faithful``, else a bundled model's recorded metric, else the probe's own; the
+            metric's subword policy; words).
         probe, head: how impacts are read out of the model (``pmask.common.options.PROBES``; default
             pair) and, for the attention-based probes, which head is decoded (default mean).
         bias: the right-branching bias of the ``distance-split`` decoder.
         symmetrize, absolute: F made symmetric (none, sum, triu, tril; default none, sum with ``faithful``
-            and metric cpmi) after ``|F|`` with ``absolute``, before decoding.
+            and metric cpmi) after ``|F|`` with ``absolute``, before decoding (not for span charts).
         context: words of neighbouring sentences given to the model (sentences read from a file only;
             default 0, 30 with ``faithful`` and metric cpmi).
+        seed, multiroot, device, dtype, batch_tokens, threads, progress: as the options of ``pmask parse``.
 
     Returns:
         One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
@@ -85,31 +119,104 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         >>> [p.heads.tolist() for p in pmask.parse(["the cat sat"], decoder="right-chain")]
         [[2, 3, 0]]
     """
-    from pmask.corpora import Sentence
-    from pmask.perturb.engine.impact_settings import ImpactSettings
-    from pmask.perturb.fill.model_spec import ModelSpec
-    from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import ParseSettings, check_settings, parse_sentences
-    from pmask.trees.registry import decoding_defaults, get_decoder
+    from pmask.pipeline.induce import parse_sentences
+    from pmask.pipeline.request import prepare
+    from pmask.trees.registry import get_decoder
 
-    if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
-        sentences = [sentences]
-    sents = _as_sentences(sentences, Sentence)
-    if root is None:
-        root = "gold" if sents and all(s.heads for s in sents) else "free"
-    decoder, symmetrize = decoding_defaults(metric if faithful else None, decoder, symmetrize, "eisner")
-    settings = ParseSettings(decoder=str(decoder), layer=layer, root=root, faithful=faithful, multiroot=multiroot,
-                             seed=seed, bias=bias, symmetrize=symmetrize, absolute=absolute)
-    check_settings(settings, sents, probe)
-    impacts = None
+    request, sents, loaded = _request(
+        sentences, model, random_init=False, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads,
+        head=head, probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, decoder=decoder,
+        layers=layer, root=root, faithful=faithful, multiroot=multiroot, seed=seed, bias=bias, symmetrize=symmetrize,
+        absolute=absolute)
+    source = _source(request, sents, loaded, progress)
+    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
+    found = None
     if get_decoder(settings.decoder).needs_model:
-        loaded = None if model is None or isinstance(model, str) else model
-        spec = ModelSpec(model if isinstance(model, str) or model is None else None,
-                         impact=ImpactSettings(metric, subword, None, probe, context), device=device, dtype=dtype,
-                         batch_tokens=batch_tokens, head=head)
-        spec = spec.resolve(faithful=faithful, name=loaded is None)   # no model given: the bundled model
-        source = ImpactSource(sents, Path("<input>"), model=spec, progress=progress, loaded_model=loaded)
-        impacts = source.impacts(layer, include_cls=faithful)
-    return list(parse_sentences(sents, impacts, settings))
+        found = source.impacts(settings.layer, include_cls=settings.faithful)
+    return list(parse_sentences(sents, found, settings))
 
 
+def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequence[int] = -1,
+            probe: str | None = None, metric: str | None = None, subword: str | None = None,
+            tokenize: str | None = None, context: int | None = None, head: str | int | None = None,
+            faithful: bool = False, device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
+            threads: int | None = None, progress: bool = False) -> list[Any]:
+    """The impacts of each sentence as arrays, with the defaults of ``pmask parse`` (one resolution,
+    :func:`pmask.pipeline.request.resolve`).
+
+    Args:
+        sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
+        layers: one layer (-1 = last) or several (0 = embeddings, negative from the end).
+        model, probe, metric, subword, tokenize, context, head, faithful, device, dtype, batch_tokens, threads,
+            progress: as for :func:`parse`.
+
+    Returns:
+        Per sentence a float array: ``F`` [n, n] for one layer, [len(layers), n, n] for several
+        (``F[i, j]`` = impact of word j on word i; a span chart ``F[l, r - 1]`` for probe distortion), or
+        None for a sentence too long for the model.
+
+    Example:
+        >>> import pmask
+        >>> F, = pmask.impacts(["the cat sat"], model="random:bert-base-uncased")  # doctest: +SKIP
+        >>> F.shape  # doctest: +SKIP
+        (3, 3)
+    """
+    import numpy as np
+
+    from pmask.pipeline.request import prepare
+
+    one = isinstance(layers, int)
+    chosen = [layers] if isinstance(layers, int) else list(layers)
+    request, sents, loaded = _request(
+        sentences, model, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads, head=head,
+        probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, faithful=faithful,
+        layers=chosen)
+    source = _source(request, sents, loaded, progress)
+    prepare(request, source, decodes=False)
+    per_layer = source.impacts_by_layers(chosen)
+    out = []
+    for k in range(len(sents)):
+        found = [per_layer[layer][k] for layer in chosen]
+        out.append(None if any(f is None for f in found) else found[0].F if one else np.stack([f.F for f in found]))
+    return out
+
+
+def sweep(corpus: str | Path, *, model: str | None = None, probes: str | Sequence[str] | None = None,
+          layers: Sequence[int] | str = "all", decoder: str | None = None, root: str | None = None,
+          faithful: bool = False, metric: str | None = None, subword: str | None = None, tokenize: str | None = None,
+          context: int | None = None, head: str | int | None = None, seed: int = 0, bias: float = 0.0,
+          symmetrize: str | None = None, absolute: bool = False, punct: str = "include", baselines: bool = False,
+          format: str = "auto", limit: int | None = None, max_words: int | None = None, device: str = "auto",
+          dtype: str = "auto", batch_tokens: int | None = None, threads: int | None = None,
+          progress: bool = False) -> Any:
+    """Score every layer against the gold trees of ``corpus``: ``pmask sweep`` as a function, with its defaults.
+
+    Args:
+        corpus: a gold corpus (CoNLL-U, .dp or PTB) or a store made from one.
+        probes: one probe, or several (comma-separated or a list; one column each); default pair, or a
+            store's own.
+        format, limit, max_words: how the corpus is read (as ``--format``, ``--limit``, ``--max-words``).
+        punct, baselines: score punctuation ("include") or not; also score every baseline.
+        model, layers, decoder, root, faithful, metric, subword, tokenize, context, head, seed, bias,
+            symmetrize, absolute, device, dtype, batch_tokens, threads, progress: as for :func:`parse`.
+
+    Returns:
+        A :class:`pmask.eval.studies.sweep.SweepResult` (``.sweep.to_markdown()``, ``.to_pandas()``, ``.plot(path)``).
+
+    Example:
+        >>> import pmask
+        >>> result = pmask.sweep("en_pud-ud-test.conllu", model="bert-base-uncased", limit=50)  # doctest: +SKIP
+    """
+    from pmask.common.options import split_probes
+    from pmask.corpora.corpus_spec import CorpusSpec
+    from pmask.eval.studies.sweep import sweep_probes
+    from pmask.pipeline.request import Request
+
+    several = split_probes(probes) if probes is not None else None
+    spec = CorpusSpec(Path(corpus), format, limit=limit, max_words=max_words)
+    request = Request.build(
+        model=model, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads, head=head,
+        probe=several[0] if several and len(several) == 1 else None, metric=metric, subword=subword,
+        tokenize=tokenize, context=context, decoder=decoder, layers=layers, root=root, faithful=faithful, seed=seed,
+        bias=bias, symmetrize=symmetrize, absolute=absolute, corpus=spec)
+    return sweep_probes(request, several, progress=progress, punct=punct, baselines=baselines)

@@ -27,7 +27,6 @@ from typing import Any
 
 from pmask.common.errors import OptionError
 from pmask.common.options import (
-    DEFAULT_ROOT,
     DTYPES,
     HEAD_MODES,
     METRICS,
@@ -210,9 +209,9 @@ def reads_impacts(args: argparse.Namespace) -> bool:
 
 
 def add_root(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", default=DEFAULT_ROOT, choices=sorted(ROOT_MODES),
-                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (a corpus without gold heads "
-                        "needs free)")
+    p.add_argument("--root", default=None, choices=sorted(ROOT_MODES),
+                   help="; ".join(f"{k}: {v}" for k, v in ROOT_MODES.items()) + " (default: gold when every sentence "
+                        "has gold heads, else free)")
 
 
 def add_prediction(p: argparse.ArgumentParser) -> None:

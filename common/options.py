@@ -105,9 +105,6 @@ DEFAULT_PROBE = "pair"
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
 
-#: The root setting used by every command unless told otherwise.
-DEFAULT_ROOT = "gold"
-
 #: File types a figure (``--plot``) is written as, and a heatmap (``pmask heatmap --as``): named here, not
 #: beside the drawing code, so that the parser builds its choices without importing ``pmask.eval``.
 FIGURE_FORMATS = ("png", "svg", "pdf")

@@ -33,6 +33,7 @@ from pmask.perturb.probes.attention_heads import check_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.state import check_finished, store_state
+from pmask.perturb.store.store_settings import StoreSettings
 
 logger = logging.getLogger(__name__)
 
@@ -214,10 +215,10 @@ class ImpactSource:
                        coverage=None if state.complete else state.coverage())
         spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
         if model is not None and store is not None and spec.name is None and _continued_by_default(store):
-            spec = spec.or_default()  # the command that made this unfinished store, run again: continue it
+            spec = spec.named()       # the command that made this unfinished store, run again: continue it
         if store is None or not is_store(store):
             if model is not None:     # impacts will be computed: no model named means the bundled default
-                spec = spec.or_default()
+                spec = spec.named()
             spec.with_defaults()      # a setting the probe does not take is refused now, before any work
         sentences, positions, coverage = source.read(), None, None
         if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
@@ -264,6 +265,15 @@ class ImpactSource:
     def model_name(self) -> str | None:
         """The model's name as :meth:`describe_model` gives it."""
         return (self.describe_model() or {}).get("name")
+
+    def held_settings(self) -> ImpactSettings | None:
+        """The impact settings of the store impacts will be read from (a store SOURCE, or a cache store read
+        without a model), None when they will be computed."""
+        if self.store is not None:
+            return self.store.settings.impact
+        if self.store_dir is not None and self.model_spec.name is None and is_store(self.store_dir):
+            return StoreSettings.from_manifest(read_manifest(self.store_dir)).impact
+        return None
 
     def impact_settings(self) -> dict[str, Any]:
         """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the

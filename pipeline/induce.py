@@ -25,7 +25,7 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import either, plural
-from pmask.common.options import DEFAULT_ROOT, ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
+from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -70,11 +70,11 @@ class ImpactSourceLike(Protocol):
 
 @dataclass
 class ParseSettings:
-    """How trees are induced; recorded in every output's metadata."""
+    """How trees are induced from one layer (in every output's metadata): see ``request.Decoding.settings``."""
 
     decoder: str = "eisner"
     layer: int = -1
-    root: str = DEFAULT_ROOT    # "gold": the gold root word is ROOT's only child; "free": the decoder picks it
+    root: str = "gold"          # "gold": the gold root word is ROOT's only child; "free": the decoder picks it
     faithful: bool = False      # the authors' matrix layout, normalisation and decoders (needs root="gold")
     multiroot: bool = False
     seed: int = 0
@@ -84,7 +84,8 @@ class ParseSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """The settings that matter for this decoder (its entry's ``settings``: no layer for baselines, no
-        root, faithful or multiroot for constituency decoders, a bias for distance-split only)."""
+        root or multiroot for constituency decoders, faithful where it has the authors' mode, a bias for
+        distance-split only, nothing its entry ignores)."""
         kept = ("decoder", "seed", *get_decoder(self.decoder).settings)
         return {name: value for name, value in self.__dict__.items() if name in kept}
 
@@ -149,11 +150,11 @@ class ParseSummary:
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str = "layer", probe: str | None = "pair") -> None:
     """A :class:`SettingError` when ``layers`` (ints, or "all", which starts at 1) asks to decode layer 0.
 
-    Layer 0 is the embeddings: masking word j cannot change word i's embedding, so its impacts are
-    all zeros by construction and every tree would tie. Checked before any model work; storing,
-    exporting and drawing layer 0 stay allowed (there it shows what it is). Probe ``attention`` has
-    no weights there. Probe ``distance`` is exempt: the distances between the words' embeddings
-    are a tree like any other layer's (with ``jsd``/``hellinger`` the store refuses layer 0).
+    Layer 0 is the embeddings: masking word j cannot change word i's embedding, so its impacts are all zeros
+    by construction and every tree would tie. Checked before any model work; storing, exporting and drawing
+    layer 0 stay allowed (there it shows what it is). Probe ``attention`` has no weights there. Probe
+    ``distance`` is exempt: the distances between the words' embeddings are a tree like any other layer's
+    (with ``jsd``/``hellinger`` the store refuses layer 0).
     """
     entry = PROBE_ENTRIES.get(probe or "")
     if entry and entry.decodes_layer_zero or isinstance(layers, str) or 0 not in list(layers):
@@ -196,13 +197,16 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         raise SettingError(f"{{bias}} is the right-branching bias of the {biased} decoder, not of {settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
-    faithful = ", ".join(n for n, d in DECODERS.items() if d.supports_faithful)
     if settings.faithful and not dec.supports_faithful:
-        names = faithful.split(", ")
+        names = [n for n, d in DECODERS.items() if d.supports_faithful]
         raise SettingError(f"{{faithful}} applies to the {', '.join(names[:-1])} and {names[-1]} decoders only")
     if settings.faithful and settings.root != "gold" and dec.task == "dependency" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
+    if ignored := [name for name in dec.ignores if getattr(settings, name, None) not in (None, False, "none")]:
+        why, them = " (it reads span charts, not word-pair matrices)" if dec.spans else "", len(ignored) > 1
+        raise SettingError(f"{{decoder}} {settings.decoder} takes no {' or '.join(f'{{{n}}}' for n in ignored)}"
+                           f"{why}; leave {'them' if them else 'it'} out")
     if settings.faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
         raise SettingError(f"{{faithful}} {settings.decoder} is the paper's pipeline on the [CLS] layout, which "
                            "takes no {symmetrize} or {absolute}")
@@ -213,9 +217,8 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
 
 
 def check_pairing(probe: str, decoder: str) -> None:
-    """Refuse, in one line, a model decoder that cannot read the probe's matrices: a span decoder
-    (``cky``) reads only span charts (probe distortion), every other model decoder only word-pair
-    matrices.
+    """Refuse, in one line, a model decoder that cannot read the probe's matrices: a span decoder (``cky``)
+    reads only span charts (probe distortion), every other model decoder only word-pair matrices.
 
     Raises:
         SettingError: naming ``{probe}`` and ``{decoder}``.

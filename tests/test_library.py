@@ -198,3 +198,58 @@ def test_faithful_measures_distances_with_the_bundled_model_in_python():
     plain = pmask.parse(sentences)                                     # without --faithful: the model's prob
     for a, c in zip(plain, pmask.parse(sentences, metric="prob")):
         np.testing.assert_allclose(a.F, c.F, rtol=1e-5, atol=1e-6)
+
+
+# -------------------------------------------------------------- pmask.parse and pmask parse: one set of defaults
+
+MRG, CONLLU, TEXT = DATA / "mini.mrg", DATA / "mini.conllu", DATA / "mini.txt"
+
+
+def _bracket_lines(path: Path) -> list[str]:
+    return [" ".join(line.split()) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# the README's defaults: cky reads span charts, mart is the constituency default, eisner the dependency one; the
+# root is gold where every sentence has gold heads (CoNLL-U), else free (raw text); --faithful picks its
+# authors' decoder (Kim et al.'s distance-split, Hoover et al.'s mst-projective)
+@pytest.mark.parametrize("path, flags, given, decoder, root", [
+    (MRG, ["--probe", "distortion"], {"probe": "distortion"}, "cky", None),
+    (MRG, [], {}, "mart", None),
+    (CONLLU, [], {}, "eisner", "gold"),
+    (TEXT, [], {}, "eisner", "free"),
+    (MRG, ["--probe", "distance", "--faithful"], {"probe": "distance", "faithful": True}, "distance-split", None),
+    (CONLLU, ["--metric", "cpmi", "--faithful", "--context", "0"],
+     {"metric": "cpmi", "faithful": True, "context": 0}, "mst-projective", "gold"),
+], ids=["ptb-distortion", "ptb", "conllu", "text", "ptb-distance-faithful", "conllu-cpmi-faithful"])
+def test_pmask_parse_gives_the_commands_trees_with_its_defaults(tiny_bert_dir, tmp_path, capsys, path, flags, given,
+                                                              decoder, root):
+    from pmask.cli import main
+
+    out = tmp_path / ("cli.txt" if path == MRG else "cli.conllu")
+    code = main(["parse", str(path), "--model", str(tiny_bert_dir), *flags, "-q", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    settings = json.loads(meta_path(out).read_text(encoding="utf-8"))["settings"]
+    assert settings["decoder"] == decoder and settings.get("root") == root
+    sentences = [" ".join(s.words) for s in read_corpus(path)] if path == TEXT else read_corpus(path)
+    parsed = pmask.parse(sentences, model=str(tiny_bert_dir), **given)
+    if path == MRG:
+        assert _bracket_lines(out) == [" ".join(str(p.tree).split()) for p in parsed]
+    else:
+        assert [s.heads for s in read_corpus(out)] == [p.heads.tolist() for p in parsed]
+
+
+def test_a_distortion_parse_in_python_decodes_span_charts_into_trees(tiny_bert_dir):
+    words = read_corpus(MRG)[0].words
+    parsed, = pmask.parse([words], model=str(tiny_bert_dir), probe="distortion")
+    assert parsed.tree.leaves() == words and parsed.heads is None
+
+
+def test_context_for_sentences_given_as_words_is_refused_in_the_apis_words(tiny_bert_dir):
+    with pytest.raises(SettingError) as error:
+        pmask.parse(["the cat sat on the mat"], model=str(tiny_bert_dir), metric="cpmi", context=5)
+    message = str(error.value)
+    assert "--" not in message and "'1'" not in message and "\n" not in message
+    assert ("context takes neighbouring sentences from the file the sentences were read from, and sentence 1 was "
+            "not read from one: pass Sentences read with pmask.corpora.read_corpus") in message
+    parsed = pmask.parse(read_corpus(CONLLU)[:2], model=str(tiny_bert_dir), metric="cpmi", context=5)
+    assert len(parsed) == 2 and all(p.heads is not None for p in parsed)   # read from a file: context works

@@ -63,3 +63,23 @@ def test_readme_main_job_runs_offline_with_the_bundled_model(tmp_path, monkeypat
     out, err = capsys.readouterr()
     assert "no model given: using the bundled pmask-tiny-en" in err
     assert "pmask-tiny-en" in out and "right-chain" in out   # the eval table: the model's row and the baselines
+
+
+def test_the_faithful_table_and_sentence_name_every_authors_pipeline():
+    """Every probe and metric with an authors' pipeline (its registry entry) is a row of the README's table,
+    with its authors and decoders, and is named where the Probes section says what --faithful runs; the probes
+    without one are named as refused (issue 39.13: the README said --faithful was pair's alone)."""
+    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {m[1]: m[0] for m in re.finditer(r"^\| (?:probe|metric) `([\w-]+)` \|.*$", text, flags=re.M)}
+    pipelines = {**{n: e.faithful for n, e in PROBE_ENTRIES.items() if e.faithful},
+                 **{n: e.faithful for n, e in METRIC_ENTRIES.items() if e.faithful}}
+    assert set(rows) == set(pipelines)
+    for name, pipeline in pipelines.items():
+        assert pipeline is not None and pipeline.authors in rows[name]
+        assert all(f"`{decoder}`" in rows[name] for decoder in pipeline.decoders)
+    sentence = re.search(r"`--faithful` runs the authors'\s+pipeline of (.*?);", text, flags=re.S)[1]
+    assert all(f"`{name}`" in sentence for name in pipelines)
+    refused = [n for n, e in PROBE_ENTRIES.items() if not e.faithful]
+    assert re.search(r"refused for the probes without one \(" + ", ".join(f"`{n}`" for n in refused) + r"\)", text)

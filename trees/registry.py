@@ -5,8 +5,8 @@ Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"`
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
 (authors') mode, and a one-line description. CLI choices, help text, baseline lists and
 setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
-Per task, :data:`pmask.trees.tasks.TASK_TABLE` says which decoder runs when none is named (for a
-corpus: :func:`pmask.trees.tasks.default_decoder`) and which baselines the short reports show.
+Per task, :data:`pmask.trees.tasks.TASK_TABLE` says which decoders run when none is named (chosen by
+:func:`pmask.pipeline.request.resolve`) and which baselines the short reports show.
 
 Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
 ``heads[k-1]`` = head of word k, 0 = ROOT) for dependency decoders or an ``nltk.Tree``
@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from pmask.common.errors import DecodeError
-from pmask.common.options import metric_pipeline
 from pmask.trees import baselines
 from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
@@ -112,20 +111,27 @@ class Decoder:
     undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
     spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
     own_settings: tuple[str, ...] = ()   # parse settings no other kind of decoder reads (distance-split's bias)
+    # settings of a parse it does not read: refused when given, never recorded (a span chart is no matrix to
+    # make symmetric)
+    ignores: tuple[str, ...] = ()
 
     @property
     def settings(self) -> tuple[str, ...]:
         """The parse settings its outputs record besides its name and seed (fields of
         ``pmask.pipeline.induce.ParseSettings``): a model decoder's layer and how F is made symmetric, a
-        dependency decoder's root, faithful and multiroot, and its :attr:`own_settings`.
+        dependency decoder's root, faithful and multiroot, a constituency decoder's faithful where it has the
+        authors' mode, and its :attr:`own_settings`; nothing it :attr:`ignores`.
 
         Example:
-            >>> DECODERS["right-chain"].settings, DECODERS["distance-split"].settings
-            (('root', 'faithful', 'multiroot'), ('layer', 'symmetrize', 'absolute', 'bias'))
+            >>> DECODERS["right-chain"].settings, DECODERS["cky"].settings
+            (('root', 'faithful', 'multiroot'), ('layer', 'faithful'))
+            >>> DECODERS["distance-split"].settings
+            ('layer', 'symmetrize', 'absolute', 'faithful', 'bias')
         """
         model = ("layer", "symmetrize", "absolute") if self.needs_model else ()
-        tree = ("root", "faithful", "multiroot") if self.task == "dependency" else ()
-        return model + tree + self.own_settings
+        tree = (("root", "faithful", "multiroot") if self.task == "dependency"
+                else ("faithful",) if self.supports_faithful else ())
+        return tuple(name for name in model + tree + self.own_settings if name not in self.ignores)
 
 
 # ---------------------------------------------------------------------------- adapters (one signature)
@@ -226,7 +232,7 @@ _ENTRIES = [
             "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)),
     Decoder("cky", "constituency", _cky, True,
             "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
-            "span charts of probe distortion)", supports_faithful=True, spans=True),
+            "span charts of probe distortion)", supports_faithful=True, spans=True, ignores=("symmetrize", "absolute")),
     Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
             "right-branching binary tree", baseline=True),
     Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
@@ -262,27 +268,6 @@ def get_decoder(name: str) -> Decoder:
         return DECODERS[name]
     except KeyError:
         raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
-
-
-def decoding_defaults(faithful_metric: str | None, decoder: str | None, symmetrize: str | None,
-                      default: str | None = None) -> tuple[str | None, str]:
-    """The decoder and symmetrization a parse or sweep uses when they are not named: under ``--faithful``
-    with a metric that has its own authors' pipeline (``faithful_metric``, see
-    :func:`pmask.common.options.metric_pipeline`: cpmi is Hoover et al.'s), that pipeline's first decoder
-    and its symmetrization for the undirected decoders (a decoder named that is not the pipeline's is
-    refused later, in its own words), else ``default`` and ``none``.
-
-    Example:
-        >>> decoding_defaults("cpmi", None, None)
-        ('mst-projective', 'sum')
-        >>> decoding_defaults(None, None, None, "eisner")
-        ('eisner', 'none')
-    """
-    own = metric_pipeline(faithful_metric)
-    decoder = decoder or (own.decoders[0] if own else default)
-    undirected = decoder is not None and get_decoder(decoder).undirected
-    pipeline_symmetrize = own.symmetrize if own and undirected else None
-    return decoder, symmetrize or pipeline_symmetrize or "none"
 
 
 DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")

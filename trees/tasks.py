@@ -1,6 +1,7 @@
-"""Per task (dependency, constituency): which decoder runs when none is named, and which baselines
-the short reports show. Every caller asks :data:`TASK_TABLE` rather than naming decoders; its
-names are checked against :data:`pmask.trees.registry.DECODERS` on import.
+"""Per task (dependency, constituency): which decoders run when none is named (the entries that
+:func:`pmask.pipeline.request.resolve` reads), and which baselines the short reports show. Every
+caller asks :data:`TASK_TABLE` rather than naming decoders; its names are checked against
+:data:`pmask.trees.registry.DECODERS` on import.
 """
 from __future__ import annotations
 
@@ -9,12 +10,11 @@ from types import MappingProxyType
 from typing import Mapping, Sequence
 
 from pmask.common.errors import DecodeError
-from pmask.common.options import SPAN_PROBES
 from pmask.common.options import TASKS as TASK_NAMES
 from pmask.corpora.sentence import Sentence
-from pmask.trees.registry import DECODERS, decoder_names, decoder_task
+from pmask.trees.registry import decoder_names, decoder_task
 
-__all__ = ["TASK_TABLE", "TaskInfo", "check_tasks", "corpus_task", "default_decoder", "decoder_task", "task_info"]
+__all__ = ["TASK_TABLE", "TaskInfo", "check_tasks", "corpus_task", "decoder_task", "task_info"]
 
 
 @dataclass(frozen=True)
@@ -92,17 +92,3 @@ def corpus_task(sentences: Sequence[Sentence]) -> str:
     """The task of the gold trees ``sentences`` carry: "constituency" for bracketed trees (PTB), else
     "dependency" (CoNLL-U and .dp heads, and text, which holds neither)."""
     return "constituency" if sentences and sentences[0].tree is not None else "dependency"
-
-
-def default_decoder(sentences: Sequence[Sentence], probe: str | None = None) -> str:
-    """The decoder run when none is named (``parse``, ``sweep``): the default of :func:`corpus_task`, or for a
-    probe that gives span charts (:data:`pmask.common.options.SPAN_PROBES`) the first span decoder (``cky``).
-
-    Example:
-        >>> from pmask.corpora import Sentence
-        >>> default_decoder([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
-        'eisner'
-    """
-    if probe in SPAN_PROBES:
-        return next(n for n, d in DECODERS.items() if d.spans)
-    return task_info(corpus_task(sentences)).default_decoder

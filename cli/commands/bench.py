@@ -18,7 +18,7 @@ from pmask.cli.args import (
     positive_int,
 )
 from pmask.cli.commands.command import Command
-from pmask.cli.commands.shared import kept, model_spec, probes_of, stored_sentences
+from pmask.cli.commands.shared import kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.trees.tasks import task_info
@@ -52,11 +52,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.eval.studies.bench.run import BenchSettings, run_bench
 
+    request = request_of(args)   # each probe's defaults are resolved per probe, the root once the treebanks are read
+    given = request.decoding
     settings = BenchSettings(
-        model=model_spec(args), layers=args.layers, root=args.root, limit=args.limit, punct=args.punct,
-        seed=args.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
-        probes=args.probe, metrics=args.metrics, bias=args.bias, max_words=args.max_words,
-        symmetrize=args.symmetrize or "none", absolute=args.absolute)
+        model=request.model, layers=args.layers, root=given.root, limit=args.limit, punct=args.punct,
+        seed=given.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
+        probes=args.probe, metrics=args.metrics, bias=given.bias, max_words=args.max_words,
+        symmetrize=given.symmetrize, absolute=given.absolute)
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
     if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         return Outcome()

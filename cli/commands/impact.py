@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pmask.cli.args import add_input, add_model, add_output, layers_arg, seconds_arg
 from pmask.cli.commands.command import Command
-from pmask.cli.commands.shared import corpus_spec, kept, model_spec, stored_sentences
+from pmask.cli.commands.shared import corpus_spec, kept, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
@@ -29,8 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import build_store
+    from pmask.pipeline.request import resolve
 
-    result = build_store(corpus_spec(args, args.input), model_spec(args), args.output, layers=args.layers,
+    request = resolve(request_of(args))   # impacts computed: no store's settings, no --faithful
+    result = build_store(corpus_spec(args, args.input), request.model, args.output, layers=args.layers,
                          resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
                          shard_seconds=args.shard_seconds)
     return Outcome(summary=result.describe() if result.is_main else None)   # under torchrun, rank 0 alone reports

@@ -22,14 +22,13 @@ from pmask.cli.commands.shared import (
     command_line,
     corpus_spec,
     decoding_interrupted,
-    model_spec,
     probes_of,
+    request_of,
 )
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output, is_stdout
-from pmask.common.options import metric_pipeline
-from pmask.trees.registry import decoder_names, decoding_defaults
-from pmask.trees.tasks import default_decoder, task_info
+from pmask.trees.registry import decoder_names
+from pmask.trees.tasks import task_info
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,19 +54,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import ParseSettings, parse_corpus
+    from pmask.pipeline.induce import parse_corpus
+    from pmask.pipeline.request import prepare
 
+    request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
-    source = ImpactSource.open(corpus_spec(args, args.source), model=model_spec(args) if needs_model else None,
+    source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    probe = str(source.impact_settings().get("probe")) if needs_model else None
-    metric = source.impact_settings().get("metric") if args.faithful and needs_model else None
-    default = None if metric_pipeline(metric) else default_decoder(source.sentences, probe)   # the metric's pipeline's
-    decoder, symmetrize = decoding_defaults(metric, args.decoder, args.symmetrize, default)
-    settings = ParseSettings(decoder=str(decoder), layer=args.layer, root=args.root, faithful=args.faithful,
-                             multiroot=args.multiroot, seed=args.seed, bias=args.bias, absolute=args.absolute,
-                             symmetrize=symmetrize)
+    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
     result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=command_line())
     return Outcome(summary=result.describe())
 

@@ -1,5 +1,6 @@
-"""What several commands share: their library settings from the parsed arguments (corpus, model,
-impact source), the checks of a store used as a cache and of the layers decoded, and the Ctrl-C
+"""What several commands share: their request from the parsed arguments (:func:`request_of`: the
+corpus, model, impact and decoding settings as given; :mod:`pmask.pipeline.request` resolves it),
+the impact source, the checks of a store used as a cache and of the layers decoded, and the Ctrl-C
 lines of commands that fill impact stores.
 
 Example:
@@ -22,8 +23,8 @@ from pmask.common.labels import plural
 from pmask.corpora.corpus_spec import CorpusSpec
 
 if TYPE_CHECKING:
-    from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.source import ImpactSource
+    from pmask.pipeline.request import Request
 
 # ---------------------------------------------------------------------------- library settings
 
@@ -32,32 +33,43 @@ def corpus_spec(args: argparse.Namespace, path: Path) -> CorpusSpec:
     return CorpusSpec(path, args.format, limit=args.limit, max_words=args.max_words)
 
 
-def model_spec(args: argparse.Namespace) -> ModelSpec:
-    """The model and impact settings of the model option group (:func:`pmask.cli.args.add_model`)."""
-    from pmask.perturb.engine.impact_settings import ImpactSettings
-    from pmask.perturb.fill.model_spec import ModelSpec
-    from pmask.perturb.source import is_store
+def request_of(args: argparse.Namespace) -> Request:
+    """The request of the parsed arguments of any command: what was given, None where nothing was
+    (:func:`pmask.pipeline.request.resolve` chooses the rest, as for ``pmask.parse``); ``--probes``
+    (several) leave the probe to the study, which resolves one request per probe."""
+    from pmask.pipeline.request import Request
 
-    probe = args.probe if isinstance(args.probe, str) else None   # a list (--probes): chosen per probe
-    spec = ModelSpec(args.model, random_init=args.random_init, impact=ImpactSettings(args.metric, args.subword,
-                     args.tokenize, probe, args.context), device=args.device, dtype=args.dtype,
-                     batch_tokens=args.batch_tokens, threads=args.threads, head=args.head)
     source = getattr(args, "source", None)
     corpus = source if source is not None else getattr(args, "input", None)
-    if args.context and corpus is not None and str(corpus) == "-":
+    if getattr(args, "context", None) and corpus is not None and str(corpus) == "-":
         raise SettingError("{context} takes neighbouring sentences from the corpus file, which standard input is not; "
                            "give the corpus as a file")
-    faithful = getattr(args, "faithful", False) and not (source and is_store(source))   # a store has its metric
-    return spec.for_faithful() if faithful else spec
+    def given(name: str, default: Any = None) -> Any:   # a flag the command may not take
+        return getattr(args, name, default)
+
+    return Request.build(
+        model=args.model, random_init=args.random_init, device=args.device, dtype=args.dtype,
+        batch_tokens=args.batch_tokens, threads=args.threads, head=args.head,
+        probe=args.probe if isinstance(args.probe, str) else None, metric=args.metric, subword=args.subword,
+        tokenize=args.tokenize, context=args.context, decoder=given("decoder"),
+        layers=given("layer", given("layers", -1)), root=given("root"), faithful=given("faithful", False),
+        multiroot=given("multiroot", False), seed=given("seed", 0), bias=given("bias", 0.0),
+        symmetrize=given("symmetrize"), absolute=given("absolute", False),
+        corpus=None if corpus is None else corpus_spec(args, Path(corpus)))
 
 
 def impact_source(args: argparse.Namespace) -> ImpactSource:
-    """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed."""
+    """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed, with the
+    request's impact settings resolved (``heatmap``: nothing is decoded)."""
     from pmask.perturb.source import ImpactSource
+    from pmask.pipeline.request import prepare
 
-    return ImpactSource.open(corpus_spec(args, args.source), model=model_spec(args), store=getattr(args, "store", None),
-                             corpus=getattr(args, "corpus", None), progress=not args.quiet,
-                             allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
+    request = request_of(args)
+    source = ImpactSource.open(corpus_spec(args, args.source), model=request.model, store=getattr(args, "store", None),
+                               corpus=getattr(args, "corpus", None), progress=not args.quiet,
+                               allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
+    prepare(request, source, decodes=False)
+    return source
 
 
 def command_line() -> list[str] | None:

@@ -20,14 +20,7 @@ from pmask.cli.args import (
     layers_arg,
 )
 from pmask.cli.commands.command import Command
-from pmask.cli.commands.shared import (
-    STORE_HINT,
-    check_cache_store,
-    corpus_spec,
-    decoding_interrupted,
-    model_spec,
-    probes_of,
-)
+from pmask.cli.commands.shared import STORE_HINT, check_cache_store, decoding_interrupted, probes_of, request_of
 from pmask.cli.outcome import Outcome
 from pmask.trees.tasks import task_info
 
@@ -52,14 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.eval.studies.sweep import sweep_probes
-    from pmask.trees.registry import decoding_defaults
 
-    decoder, symmetrize = decoding_defaults(args.metric if args.faithful else None, args.decoder, args.symmetrize)
-    result = sweep_probes(corpus_spec(args, args.source), model_spec(args), args.probe, store=args.store,
-                          corpus=args.corpus, progress=not args.quiet, layers=args.layers, decoder=decoder,
-                          root=args.root, faithful=args.faithful, punct=args.punct, seed=args.seed,
-                          baselines=args.baselines, label=args.source, bias=args.bias,
-                          allow_incomplete=args.allow_incomplete, symmetrize=symmetrize, absolute=args.absolute)
+    result = sweep_probes(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
+                          label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
+                          baselines=args.baselines)
     if args.plot:
         result.plot(args.plot)
     if args.json:

@@ -20,20 +20,18 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
 from pmask.common.labels import probe_label, run_label
-from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
-from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
+from pmask.pipeline.induce import check_settings
+from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
 from pmask.trees.registry import decoder_task
-from pmask.trees.tasks import default_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -58,31 +56,28 @@ class SweepResult(RichDisplay):
         return self.sweep.to_pandas()
 
 
-def _check_before_work(sentences: Sequence[Any], layers: Sequence[int] | str, settings: ParseSettings,
-                       probe: str) -> None:
-    """Everything that would fail after the model pass: layer 0, settings, gold trees to score against."""
-    refuse_layer_zero(layers, "layers", probe)
-    check_settings(settings, sentences, probe)
-    dependency = decoder_task(settings.decoder) == "dependency"
+def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
+    """Refuse, before any model work, a corpus without the gold trees the sweep scores against."""
+    dependency = decoder_task(decoder) == "dependency"
     lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
     if lacking is not None:
         raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
-                           f"{settings.decoder} trees against; a sweep needs a gold corpus (CoNLL-U, .dp or PTB)")
+                           f"{decoder} trees against; a sweep needs a gold corpus (CoNLL-U, .dp or PTB)")
 
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
-                 root: str = "gold", faithful: bool = False, punct: str = "include", seed: int = 0,
+                 root: str | None = None, faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
-                 symmetrize: str = "none", absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
+                 symmetrize: str | None = None, absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
         source: gold sentences and their impacts (a store, or a corpus and a model).
         layers: layer indices (0 = embeddings, negative from the end) or "all".
-        decoder: default: :func:`~pmask.trees.tasks.default_decoder` (``eisner`` for dependency
-            gold, ``mart`` for constituency gold).
-        root, faithful, punct, seed, bias, symmetrize, absolute: as for :class:`~pmask.pipeline.induce.ParseSettings`
-            and the metrics.
+        decoder, root, faithful, seed, bias, symmetrize, absolute: as for :class:`~pmask.pipeline.request.Decoding`
+            (None: :func:`~pmask.pipeline.request.resolve` chooses, as for ``pmask parse``: ``eisner`` for
+            dependency gold, ``mart`` for constituency gold, ``cky`` for probe distortion; root gold).
+        punct: score punctuation words ("include") or not ("exclude").
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
         hoover_uuas: add Hoover et al.'s UUAS to every layer and baseline (dependency decoders).
@@ -90,14 +85,21 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
-    sentences = source.sentences
-    decoder = decoder or default_decoder(sentences, str(source.impact_settings().get("probe", "pair")))
+    decoding = Decoding(decoder, layers, root, faithful, False, seed, bias, symmetrize, absolute)
+    request = prepare(Request(source.model_spec, decoding), source)
+    return _sweep(request, source, punct=punct, baselines=baselines, label=label, hoover_uuas=hoover_uuas)
+
+
+def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: bool,
+           label: str | Path | None, hoover_uuas: bool = False) -> SweepResult:
+    """The sweep of a resolved and checked ``request`` over ``source`` (see :func:`sweep_layers`)."""
+    sentences, decoding = source.sentences, request.decoding
+    decoder, root = str(decoding.decoder), str(decoding.root)
     task = decoder_task(decoder)
     scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
-    checked = ParseSettings(decoder=decoder, layer=1, root=root, faithful=faithful, seed=seed, bias=bias,
-                            symmetrize=symmetrize, absolute=absolute)
-    _check_before_work(sentences, layers, checked, str(source.impact_settings().get("probe", "pair")))
-    per_layer = source.impacts_by_layers(layers, include_cls=faithful)
+    _check_gold(sentences, decoder)
+    checked = decoding.settings(1)
+    per_layer = source.impacts_by_layers(cast(Any, decoding.layers), include_cls=decoding.faithful)
     probe = str(source.impact_settings().get("probe", "pair"))   # a cache store's own probe
     check_settings(checked, sentences, probe)
     rows: list[tuple[int, dict[str, Any]]] = []
@@ -109,8 +111,8 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
     base_scores: dict[str, dict[str, Any]] = {}
     if baselines:
         base_scores = {name: {k: s.to_dict()[k] for k in layer_keys(task, scores)} for name, s in
-                       baseline_scores(task, golds, punct=punct, root=root, seed=seed, scores=scores).items()}
-    base = {name: scores[headline_key(task)] for name, scores in base_scores.items()}   # the plot's lines
+                       baseline_scores(task, golds, punct=punct, root=root, seed=decoding.seed, scores=scores).items()}
+    base = {name: figures[headline_key(task)] for name, figures in base_scores.items()}   # the plot's lines
     model, impact = source.describe_model(), source.impact_settings()
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
@@ -127,52 +129,62 @@ def _coverage(source: ImpactSource) -> dict[str, str]:
     return {"sentences": f"{part['sentences']} of {part['of']} (unfinished store)"} if part else {}
 
 
-def sweep_probes(source: CorpusSpec, model: ModelSpec, probes: Sequence[str] | None = None, *,
-                 store: str | Path | None = None, corpus: str | Path | None = None, progress: bool = True,
-                 label: str | Path | None = None, allow_incomplete: bool = False, **options: Any) -> SweepResult:
+def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
+                 corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
+                 allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
+                 hoover_uuas: bool = False) -> SweepResult:
     """Sweep the layers of one probe, or of several with one line (one column) per probe.
 
     Args:
-        source: the gold corpus, or a store made from one (then one probe: the store's).
-        model: the model and impact settings; ``model.head`` applies to the probes with heads.
-        probes: probe names (None: ``model.impact.probe``, or a store's own).
+        request: the gold corpus (``request.corpus``: a corpus, or a store made from one, then one probe:
+            the store's), the model and impact settings and the decoding, as given (each probe's defaults
+            are resolved by :func:`~pmask.pipeline.request.resolve`; ``request.model.head`` applies to the
+            probes with heads).
+        probes: probe names (None: ``request``'s probe, or a store's own).
         store: with one probe, cache its impacts in this store directory.
-        corpus: with a store ``source``: the corpus it was made from.
+        corpus: with a store ``request.corpus``: the corpus it was made from.
         progress: progress bars.
-        label: the corpus name in the table (default: ``source.path``).
+        label: the corpus name in the table (default: the corpus path).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
-        options: ``layers``, ``decoder``, ``root``, ``faithful``, ``punct``, ``seed``, ``baselines``, ``bias``,
-            ``symmetrize``, ``absolute``, ``hoover_uuas`` (see :func:`sweep_layers`).
+        punct, baselines, hoover_uuas: see :func:`sweep_layers`.
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's
         headline score: uas, or sentence-level F1), and the model is loaded once for all of them.
     """
-    label = label or source.path
-    chosen_probes: list[str | None] = list(probes) if probes else [model.impact.probe]   # None: a store's own
+    if request.corpus is None:
+        raise SettingError("a sweep needs a gold corpus (request.corpus)")
+    source, label = request.corpus, label or request.corpus.path
+    chosen_probes: list[str | None] = list(probes) if probes else [request.impact.probe]   # None: a store's own
     if len(chosen_probes) == 1:
-        chosen = replace(model, impact=replace(model.impact, probe=chosen_probes[0]))
-        opened = ImpactSource.open(source, model=chosen, store=store, corpus=corpus, progress=progress,
+        one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))
+        opened = ImpactSource.open(source, model=one.model, store=store, corpus=corpus, progress=progress,
                                    allow_incomplete=allow_incomplete)
-        return sweep_layers(opened, label=label, **options)
+        return _sweep(prepare(one, opened), opened, punct=punct, baselines=baselines, label=label,
+                      hoover_uuas=hoover_uuas)
     if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
-    model = model.named()
-    specs = [model.for_probe(str(p)) for p in chosen_probes]   # every setting checked before the model loads
-    if model.head is not None and all(spec.head is None for spec in specs):
+    sentences = source.read()
+    inputs = Inputs.of(sentences)
+    requests = [probe_request(request, str(p), inputs) for p in chosen_probes]
+    for one in requests:   # every setting checked before the model loads
+        check_request(one, sentences)
+        _check_gold(sentences, str(one.decoding.decoder))
+    if request.model.head is not None and all(one.model.head is None for one in requests):
         raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "
                            "and none of them is swept")
     from pmask.perturb.probes.support import check_support  # lazy: imports torch
 
-    loaded = model.load()
-    for spec in specs:
-        impact = spec.impact
-        check_support(loaded, str(impact.probe), impact.metric, subword=str(impact.subword), head=spec.head)
-    results, sentences = {}, source.read()
-    for spec in specs:
-        opened = ImpactSource(list(sentences), source.path, model=spec, progress=progress, loaded_model=loaded,
+    loaded = request.model.named().load()
+    for one in requests:
+        impact = one.impact
+        check_support(loaded, str(impact.probe), impact.metric, subword=str(impact.subword), head=one.model.head)
+    results = {}
+    for one in requests:
+        opened = ImpactSource(list(sentences), source.path, model=one.model, progress=progress, loaded_model=loaded,
                               selection=source)
-        results[str(spec.impact.probe)] = sweep_layers(opened, label=label, **options)
+        results[str(one.impact.probe)] = _sweep(one, opened, punct=punct, baselines=baselines, label=label,
+                                                hoover_uuas=hoover_uuas)
     return merge_sweeps(results)
 
 
@@ -184,12 +196,22 @@ def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:
     for probe, result in results.items():
         for layer, scores in result.sweep.rows:
             rows.setdefault(layer, {})[f"{probe} {key}"] = scores.get(key)
-    meta = {k: v for k, v in first.sweep.meta.items() if k not in ("probe", "metric")}
+    decoders = {probe: result.sweep.meta.get("decoder") for probe, result in results.items()}
+    differ = len(set(decoders.values())) > 1   # e.g. mart for pair, cky for distortion: each probe's is named
+    each = ", ".join(f"{probe} {decoder}" for probe, decoder in decoders.items())
+    meta: dict[str, Any] = {}
+    for k, v in first.sweep.meta.items():
+        if k == "decoder" and differ:
+            meta["decoders"] = each
+        elif k not in ("probe", "metric"):
+            meta[k] = v
     keys = tuple(f"{p} {key}" for p in results)
     sweep = LayerSweep(rows=sorted(rows.items()), metric_keys=keys,
                        meta={**meta, "probes": ", ".join(r.sweep.meta.get("probe", p) for p, r in results.items())},
                        baselines={name: dict.fromkeys(keys, value) for name, value in first.baselines.items()})
     model_part = first.title.split(" · ")[0].rsplit(", ", 1)[0]   # "model, probe label": the probe goes
     rest = first.title.split(" · ")[1:]
+    if differ:   # the title's decoder is the first probe's
+        rest = [f"decoders: {each}", *rest[1:]]
     title = " · ".join([model_part, *rest, "one line per probe"])
     return SweepResult(sweep=sweep, task=first.task, baselines=first.baselines, title=title)

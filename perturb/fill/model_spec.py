@@ -2,6 +2,8 @@
 
 A small frozen dataclass that :class:`pmask.perturb.source.ImpactSource`, the commands
 and ``pmask.eval.studies.bench`` pass around; loading a model imports torch only inside :meth:`ModelSpec.load`.
+:func:`resolve_impact` holds the impact steps of the one resolution of a run's defaults
+(:func:`pmask.pipeline.request.resolve`, which every command and ``pmask.parse`` call).
 
 Example:
     >>> ModelSpec("random:bert-base-uncased").with_defaults().impact.metric
@@ -18,7 +20,7 @@ from pmask.common.options import (
     RANDOM_PREFIX,
     check_probe,
     default_subword,
-    has_heads,
+    metric_entry,
     metric_pipeline,
     split_random,
 )
@@ -49,19 +51,6 @@ class ModelSpec:
     # the name is the default model because none was given (said in one line when it is loaded); not compared:
     # naming the bundled model means exactly what omitting it means
     defaulted: bool = field(default=False, compare=False, repr=False)
-
-    def resolve(self, *, faithful: bool = False, name: bool = True) -> ModelSpec:
-        """This spec with every setting resolved and checked, in the one order of :func:`resolve_impact`
-        (``faithful``: the authors' pipeline first; ``name``: the default model when none is named, as
-        :meth:`named`); a one-line error for a metric, subword policy or head the probe does not take.
-
-        Example:
-            >>> ModelSpec("pmask-tiny-en").resolve(faithful=True).impact.metric   # the pipeline's before the model's
-            'dist'
-        """
-        spec = self.named() if name else self
-        impact = resolve_impact(spec.impact, spec.name, faithful=faithful).check(self.head)
-        return replace(spec, impact=impact)
 
     def with_defaults(self) -> ModelSpec:
         """This spec with unset impact settings given their defaults (:func:`resolve_impact`: a bundled
@@ -107,22 +96,6 @@ class ModelSpec:
         """
         return self.named().model_defaults()
 
-    def for_faithful(self) -> ModelSpec:
-        """This spec for ``--faithful``: the settings its authors' pipeline fixes, where not given
-        (:func:`resolve_impact`'s first layer; the rest stays unset, so a store's own values still win).
-        The pair probe's pipeline measures distances, so its metric is ``dist`` unless one was given
-        (whatever a bundled model's recorded default); metric ``cpmi`` is Hoover et al.'s pipeline:
-        tokenisation ``words-ptb`` and 30 words of context (their PUD runs' ``--pad 30``); probe ``distance``
-        runs as Kim et al.'s code does, without special tokens (``tokenize`` ``bare``) and with their ``cos``,
-        (cosine similarity + 1) / 2 (metric ``cossim``)."""
-        return replace(self, impact=resolve_impact(self.impact, faithful=True, recorded=False, defaults=False))
-
-    def for_probe(self, probe: str) -> ModelSpec:
-        """This spec for ``probe`` (of several run with one model): :meth:`or_default`, the probe's own
-        default metric unless one was given, and the head only for a probe that keeps every head."""
-        spec = replace(self, impact=replace(self.impact, probe=probe), head=None).or_default().with_defaults()
-        return replace(spec, head=self.head if has_heads(probe, spec.impact.metric) else None)
-
     def check_store(self, store: Any) -> ModelSpec:
         """This spec with the store's impact settings; a :class:`SettingError` naming the store's own
         value for any setting given here that differs from it."""
@@ -156,9 +129,11 @@ class ModelSpec:
 
         hf_logging.disable_progress_bar()
         dtype = None if self.dtype == "auto" else self.dtype
-        model = load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init,
-                           threads=self.threads)
         impact = self.impact
+        # a metric of the MLM head is checked below: an encoder-only checkpoint is then said by its refusal alone
+        head_metric = impact.probe is not None and impact.metric is not None and metric_entry(impact.metric).mlm_head
+        model = load_model(self.name, device=self.device, dtype=dtype, random_init=self.random_init,
+                           threads=self.threads, note=not head_metric)
         if impact.probe is not None:   # what the probe needs from the model is checked at load, in one line
             from pmask.perturb.probes.support import check_support
 
@@ -169,8 +144,10 @@ class ModelSpec:
 
 def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful: bool = False,
                    recorded: bool = True, defaults: bool = True) -> ImpactSettings:
-    """The one resolution of the impact settings: each setting left unset (None) takes the first value
-    of these layers, always in this order (a later one never overrides an earlier one):
+    """The impact steps of the one resolution of a run's defaults (:func:`pmask.pipeline.request.resolve` runs
+    them one layer at a time, after a store's own settings, and records where each value came from): each
+    setting left unset (None) takes the first value of these layers, always in this order (a later one never
+    overrides an earlier one):
 
     1. ``faithful``: the authors' pipeline (:class:`pmask.common.probe_entries.Faithful`), the metric's own if it has
        one (cpmi: Hoover et al.'s) else the probe's: its metric, its variant of the metric given (a rename),

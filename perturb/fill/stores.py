@@ -131,7 +131,7 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
     """
     if model.head is not None:
         raise SettingError("{head} is chosen when a store is read (it keeps every head); leave it out here")
-    spec = model.resolve()
+    spec = model.or_default().with_defaults()   # unchanged when resolved (pmask.pipeline.request.resolve)
     request = FillRequest.for_model(spec, corpus.read(), output, corpus_path=corpus.path, layers=layers,
                                     resume=resume, overwrite=overwrite, progress=progress,
                                     selection=corpus.record(), shard_seconds=shard_seconds)

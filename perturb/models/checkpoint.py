@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from pmask.common.errors import ModelError
+from pmask.common.options import METRICS, metric_entry
 
 __all__ = ["CheckpointParts", "inspect_loading", "key_groups", "randomly_initialised"]
 
@@ -77,12 +78,23 @@ class CheckpointParts:
         return (f"model {name!r} is {self._what()}; metrics dist and cos use only the encoder and work, "
                 "metric prob is refused")
 
-    def prob_refusal(self, name: str) -> str | None:
-        """Why metric ``prob`` cannot be computed with these weights (None when it can)."""
+    def refusal(self, name: str, metric: str | None = None) -> str | None:
+        """Why ``metric`` (a metric read from the MLM head; None: every such metric) cannot be computed with
+        these weights, in one line (None when it can).
+
+        Example:
+            >>> CheckpointParts(encoder=True, mlm_head=False).refusal("m", "cpmi")[:50]
+            "metric 'cpmi' needs a trained masked-LM head and m"
+        """
         if not self.encoder_only:
             return None
-        return (f"metric 'prob' needs a trained masked-LM head (so does 'cpmi') and model {name!r} is {self._what()}; "
-                "use metric dist or cos, which use only the encoder")
+        if metric is None:
+            heads = [m for m in METRICS if metric_entry(m).mlm_head]
+            what = f"metrics {' and '.join(repr(m) for m in heads)} need"
+        else:
+            what = f"metric {metric!r} needs"
+        return (f"{what} a trained masked-LM head and model {name!r} is {self._what()}; use metric dist or cos, "
+                "which use only the encoder")
 
     def explains(self, text: str) -> bool:
         """Whether a library message is about the weights these parts account for."""

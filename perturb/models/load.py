@@ -74,7 +74,7 @@ class LoadedModel:
         """The verified fast-path family and MLM head (probed once, at load time or on first use)."""
         if self.encoder_paths is None:
             paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
-            refusal = self.checkpoint.prob_refusal(self.name) if self.checkpoint else None
+            refusal = self.checkpoint.refusal(self.name) if self.checkpoint else None
             if refusal:   # the head transformers made up is no head of this model
                 paths = replace(paths, head=None, no_prob=refusal)
             self.encoder_paths = paths
@@ -83,8 +83,8 @@ class LoadedModel:
     def check_metric(self, metric: str) -> None:
         """Raise ``ModelError`` now if this model cannot compute impact ``metric`` (before any work)."""
         refusal = self.paths().no_prob
-        if refusal and metric_entry(metric).mlm_head:
-            raise ModelError(refusal)
+        if refusal and metric_entry(metric).mlm_head:   # named: the metric asked for
+            raise ModelError((self.checkpoint.refusal(self.name, metric) if self.checkpoint else None) or refusal)
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description for manifests: model identity and tokenizer settings."""
@@ -275,7 +275,7 @@ def _load_weights(name: str, config: Any, revision: str | None, local_only: bool
 
 def load_model(name_or_dir: str | Path, device: str | torch.device | None = "auto",
                dtype: str | torch.dtype | None = None, *, random_init: bool = False,
-               revision: str | None = None, threads: int | None = None) -> LoadedModel:
+               revision: str | None = None, threads: int | None = None, note: bool = True) -> LoadedModel:
     """Load a masked LM and its fast tokenizer for the impact engine, checked on a probe sentence.
 
     Args:
@@ -291,6 +291,8 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
         random_init: see above.
         revision: a hub revision.
         threads: torch's CPU threads for this process (None: torch's default); see :func:`set_threads`.
+        note: say an encoder-only checkpoint in one INFO line (False: the caller is about to refuse the
+            metric it asked for, which says it).
 
     Returns:
         A :class:`LoadedModel`. At load, the tokenizer is checked (pre-split words tokenise as
@@ -330,9 +332,9 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     finally:   # also when loading failed: what the library said is then the best clue (-vv)
         relay(captured, logger, f"loading model {name!r}",
               explained=lambda message: checkpoint is not None and checkpoint.explains(message.text))
-    note = checkpoint.note(name)
-    if note:
-        logger.info("%s", note)
+    said = checkpoint.note(name) if note else None
+    if said:
+        logger.info("%s", said)
     model = model.to(device=dev, dtype=dt).eval()
     for p in model.parameters():
         p.requires_grad_(False)

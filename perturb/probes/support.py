@@ -101,4 +101,6 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
         check_head(head, attention_heads(lm))
         attention_path(lm)
     if metric_entry(metric).mlm_head:
+        if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for
+            lm.check_metric(metric)
         make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)

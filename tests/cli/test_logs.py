@@ -232,6 +232,14 @@ def test_prob_with_an_encoder_only_checkpoint_is_refused_before_any_output(gold,
         assert "dist or cos" in err and not (tmp_path / "p.conllu").exists() and not (tmp_path / "store").exists()
 
 
+def test_cpmi_with_an_encoder_only_checkpoint_is_one_line_naming_cpmi(gold, encoder_only_dir, tmp_path, capsys):
+    code, out, err = run_args(capsys, "parse", gold, "--model", encoder_only_dir, "--metric", "cpmi",
+                              "-o", tmp_path / "p.conllu")
+    said = [line for line in err.splitlines() if line.startswith("pmask:") and not line.startswith("pmask: read")]
+    assert code == 1 and out == "" and len(said) == 1, err
+    assert said[0].startswith("pmask: error: metric 'cpmi' needs a trained masked-LM head") and "'prob'" not in err
+
+
 def test_load_report_is_pmasks_one_line_silent_under_q_in_full_under_vv(gold, encoder_only_dir, tmp_path, capsys):
     out_file = tmp_path / "p.conllu"
     code, out, err = run_args(capsys, "parse", gold, "--model", encoder_only_dir, "-o", out_file)

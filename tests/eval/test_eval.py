@@ -13,6 +13,8 @@ from pmask.eval.comparison import compare
 from pmask.eval.studies.bench import results as bench_files
 from pmask.eval.studies.bench import scoring
 from pmask.eval.studies.sweep import sweep_layers
+from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.trees import registry, tasks
 
 GOLD = [Sentence(id=f"s{k}", words=list("abcde")[: 3 + k], heads=[2, 0, 2, 3, 4][: 3 + k], path="g.conllu")
@@ -33,6 +35,10 @@ class Source:
 
     sentences = GOLD
     corpus = "g.conllu"
+    model_spec = ModelSpec(impact=ImpactSettings("dist", "avg", "words", "pair", 0))
+
+    def held_settings(self):   # impacts as a store holds them: nothing is computed
+        return self.model_spec.impact
 
     def impacts_by_layers(self, layers, include_cls=False):
         rng = np.random.default_rng(0)

@@ -8,12 +8,9 @@ from typing import Any, Sequence
 from pmask.common.errors import PmaskError
 from pmask.common.options import SPAN_PROBES
 from pmask.eval.studies.bench.treebanks import Treebank
-from pmask.trees.tasks import default_decoder
+from pmask.pipeline.request import default_decoders
 
-__all__ = ["DEFAULT_DECODERS", "decoders_for", "decoders_not_run"]
-
-#: Decoders used when none are requested, per task.
-DEFAULT_DECODERS = {"dependency": ("eisner", "cle"), "constituency": ("mart",)}
+__all__ = ["decoders_for", "decoders_not_run"]
 
 
 def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) -> list[str]:
@@ -25,10 +22,10 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) ->
     def fits(decoder: str) -> bool:
         return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
-    if settings.decoders is None:
+    if settings.decoders is None:   # the defaults of every run (pmask.pipeline.request), each one benched
         if probe in SPAN_PROBES and treebank.task == "constituency":
-            return [default_decoder(treebank.sentences, probe)]
-        return list(DEFAULT_DECODERS[treebank.task])
+            return list(default_decoders(treebank.task, probe))
+        return list(default_decoders(treebank.task))
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:
         raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(settings.decoders)} "

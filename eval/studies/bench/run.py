@@ -28,12 +28,10 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import either, plural
 from pmask.common.options import (
-    DEFAULT_ROOT,
     PUNCT_MODES,
     ROOT_MODES,
     SYMMETRIZE_MODES,
     check_choice,
-    default_subword,
     resolve_layers,
     split_metrics,
     split_probes,
@@ -50,7 +48,8 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
 from pmask.pipeline.induce import refuse_layer_zero
-from pmask.trees.registry import DECODERS
+from pmask.pipeline.request import Decoding, Inputs, Request, probe_request, resolve
+from pmask.trees.registry import DECODERS, get_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -76,14 +75,14 @@ class BenchSettings:
     model: ModelSpec
     layers: Sequence[int] | str = "all"
     decoders: Sequence[str] | None = None
-    root: str = DEFAULT_ROOT
+    root: str | None = None     # None: gold when every sentence of the dependency treebanks has gold heads
     limit: int | None = None
     punct: str = "include"
     seed: int = 0
     probes: Sequence[str] | None = None
     bias: float = 0.0
     max_words: int | None = None
-    symmetrize: str = "none"   # F made symmetric before decoding (Hoover et al.)
+    symmetrize: str | None = None   # F made symmetric before decoding (Hoover et al.; None: none)
     absolute: bool = False     # |F| before that
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
     hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
@@ -100,16 +99,26 @@ class BenchSettings:
             if len(self.metrics) == 1:   # the one-metric case is --metric's
                 impact, self.metrics = replace(impact, metric=self.metrics[0]), None
         self._subword = impact.subword
-        # the probe and (unless given) the metric are chosen per probe by spec_for
-        self.model = replace(spec, impact=replace(impact.with_defaults(), probe=None, metric=impact.metric))
+        # the probe and (unless given) the metric are chosen per probe by spec_for; the shared settings now
+        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None)))).impact
+        self.model = replace(spec, impact=replace(shared, probe=None, metric=impact.metric))
 
     def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
-        """The model spec ``probe`` runs with: ``metric`` (of :attr:`metrics`; its default subword policy unless
-        one was given), else the metric given or the probe's default; the head only for a probe keeping every head."""
-        if metric is None:
-            return self.model.for_probe(probe)
-        impact = replace(self.model.impact, metric=metric, subword=self._subword or default_subword(metric))
-        return replace(self.model, impact=impact).for_probe(probe)
+        """The model spec ``probe`` runs with (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
+        :attr:`metrics`; its default subword policy unless one was given), else the metric given or the probe's
+        default; the head only for a probe keeping every head."""
+        impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
+                                                                  subword=self._subword)
+        return probe_request(Request(replace(self.model, impact=impact)), probe).model
+
+    def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
+        """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
+        run (root gold when every sentence of the dependency treebanks has gold heads)."""
+        dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
+        gold = all(s.root is not None for s in dependency)
+        done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
+                       Inputs(gold_heads=gold))
+        self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
 
     def metric_for(self, probe: str) -> str:
         """The metric ``probe`` runs with (with several :attr:`metrics`: the first)."""
@@ -137,7 +146,8 @@ class BenchSettings:
 
     def check(self) -> None:
         """One-line PmaskError for an unknown setting (before any work)."""
-        check_choice("root mode", self.root, ROOT_MODES)
+        if self.root is not None:   # else chosen once the treebanks are read
+            check_choice("root mode", self.root, ROOT_MODES)
         for probe, metric in self.runs:   # a metric some probe does not take: refused here, in one line
             self.spec_for(probe, self.store_metric(metric)).impact.check(self.head_for(probe))
             refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
@@ -149,7 +159,8 @@ class BenchSettings:
             raise SettingError(f"{{bias}} is the right-branching bias of the {either(biased)} decoder, which is not "
                                "benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
-        check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
+        if self.symmetrize is not None:
+            check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
         if self.limit is not None and self.limit < 1:
             raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
         if self.max_words is not None and self.max_words < 1:
@@ -268,6 +279,9 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     """
     from pmask.eval.studies.bench import scoring as sc
 
+    if settings.root is None or settings.symmetrize is None:   # not run by run_bench: chosen now, as it would
+        settings.resolve_decoding([tb])
+    root_mode, symmetrize = str(settings.root), str(settings.symmetrize)
     stores = stores if isinstance(stores, dict) else {"pair": stores}
     root = settings.root if tb.task == "dependency" else None
     base = {"treebank": tb.name, "language": tb.language}
@@ -284,10 +298,12 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                   **({"head": "mean" if head is None else head} if store.heads else {})}
         for layer in layers:
             for decoder in decoders_for(tb, settings, probe):
+                ignores = get_decoder(decoder).ignores   # cky reads span charts: nothing to make symmetric
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
-                                                root=settings.root, punct=settings.punct, seed=settings.seed,
-                                                bias=settings.bias, symmetrize=settings.symmetrize,
-                                                absolute=settings.absolute, scores=scores)
+                                                root=root_mode, punct=settings.punct, seed=settings.seed,
+                                                bias=settings.bias,
+                                                symmetrize="none" if "symmetrize" in ignores else symmetrize,
+                                                absolute=settings.absolute and "absolute" not in ignores, scores=scores)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:
@@ -295,7 +311,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         if store.heads:
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
-    for name, score in sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
+    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct,
                                           seed=settings.seed, scores=scores).items():
         key = {**base, "baseline": name, "root": root}
         out["baselines"].append({**key, **sc.summary(score, golds)})
@@ -333,14 +349,17 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     out = Path(out_dir)
     check_output(Output(out, folder=True))   # the study's folder (its parent must exist), before any work
     treebanks = find_treebanks(inputs, settings.limit, settings.max_words)
+    given_root = settings.root
+    settings.resolve_decoding(treebanks)
     not_run = decoders_not_run(treebanks, settings)
     for tb in treebanks:
         for probe in settings.probes or (None,):
             decoders_for(tb, settings, probe)   # refuse a decoder/treebank/probe mismatch before any model work
-        if tb.task == "dependency" and settings.root == "gold":
-            missing = next((s for s in tb.sentences if s.root is None), None)
-            if missing is not None:
-                raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
+        missing = next((s for s in tb.sentences if s.root is None), None) if tb.task == "dependency" else None
+        if missing is not None and given_root == "gold":
+            raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
+        if missing is not None:
+            raise PmaskError(f"{missing.where()} has no gold heads to score against; bench needs gold treebanks")
     check_rerun(out, settings, treebanks, lambda tb, probe=None: decoders_for(tb, settings, probe), rescore)
     info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress)
     if not is_main_rank():

@@ -13,7 +13,7 @@ import pytest
 from pmask.cli import main
 from pmask.corpora import Sentence, read_corpus
 from pmask.perturb.testing import TINY_SENTENCES, make_tiny_bert
-from pmask.trees.tasks import default_decoder
+from pmask.pipeline.request import Inputs, Request, resolve
 
 from brute_force import all_trees
 from test_cky import brute_force
@@ -472,6 +472,9 @@ NO_MODEL = "/nonexistent/model"   # a refusal that names it came after the check
 
 @pytest.mark.parametrize("path, decoder", [(MRG, "mart"), (CONLLU, "eisner"), (TEXT, "eisner")])
 def test_the_default_decoder_follows_the_gold_trees_of_the_input(path, decoder):
+    def default_decoder(sentences):
+        return resolve(Request(), Inputs.of(sentences)).decoding.decoder
+
     assert default_decoder(read_corpus(path)) == decoder
     assert default_decoder([]) == "eisner"
     assert default_decoder([Sentence(id="1", words=["a", "b"], tree=read_corpus(MRG)[0].tree)]) == "mart"
@@ -507,13 +510,14 @@ def test_an_output_named_for_the_other_kind_of_tree_is_refused_before_any_work(t
 
 
 def test_a_dependency_decoder_on_ptb_input_points_to_the_constituency_decoders(tmp_path, capsys):
-    code, _, err = run(["parse", MRG, "--decoder", "right-chain", "-o", tmp_path / "x.conllu"], capsys)
+    code, _, err = run(["parse", MRG, "--decoder", "right-chain", "--root", "gold", "-o", tmp_path / "x.conllu"],
+                       capsys)
     assert code == 1 and "pmask: error:" in err
     assert "bracketed tree" in err and "--decoder mart" in err and "--root free" in err
-    code, _, err = run(["parse", MRG, "--decoder", "right-chain", "--root", "free", "-q", "-o", tmp_path / "x.conllu"],
+    code, _, err = run(["parse", MRG, "--decoder", "right-chain", "-q", "-o", tmp_path / "x.conllu"], capsys)
+    assert code == 0, err   # no gold heads: the root is free by default; dependency trees over PTB words
+    code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "--root", "gold", "-o", tmp_path / "t.conllu"],
                        capsys)
-    assert code == 0, err   # dependency trees over PTB words, in a file eval reads as CoNLL-U
-    code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "-o", tmp_path / "t.conllu"], capsys)
     assert code == 1 and "has none; use --root free" in err   # text: no gold of either kind
 
 
@@ -551,3 +555,60 @@ def test_too_long_names_the_right_sentence(tmp_path, capsys, tiny_bert_dir):
     assert told and all(f"{corpus}:9 (sentence s3)" in line for line in told), err
     assert not any("s2" in line or "sentence 1 " in line for line in told), err
     assert len(told) == 1, err   # said once, not by the engine and by the store again
+
+
+# ------------------------------------------------- where a value came from, in the refusal (issue 39.14c)
+
+def test_faithful_cpmi_context_on_a_short_file_says_it_comes_from_faithful(tmp_path, capsys):
+    code, _, err = run(["parse", CONLLU, "--model", NO_MODEL, "--metric", "cpmi", "--faithful",
+                        "-o", tmp_path / "x.conllu"], capsys)
+    errors = [line for line in err.splitlines() if line.startswith("pmask: error:")]
+    assert code == 1 and len(errors) == 1 and NO_MODEL not in err   # refused before any model work
+    assert "--faithful --metric cpmi gives each sentence 30 words of context" in errors[0]
+    assert "holds 18 words; give --context 18 or less" in errors[0] and "asked for" not in errors[0]
+    code, _, err = run(["parse", CONLLU, "--model", NO_MODEL, "--metric", "cpmi", "--context", "40",
+                        "-o", tmp_path / "x.conllu"], capsys)
+    assert code == 1 and "--context 40 asks for 40 words of context, but the file holds 18 words" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------- settings a decoder ignores; --faithful recorded (issue 39.5, 39.13)
+
+def _settings(path: Path) -> dict:
+    return json.loads(Path(f"{path}.meta.json").read_text(encoding="utf-8"))["settings"]
+
+
+def test_cky_refuses_symmetrize_and_records_only_what_it_reads(tiny_bert_dir, tmp_path, capsys):
+    store = tmp_path / "store"
+    assert run(["impact", MRG, "--model", tiny_bert_dir, "--probe", "distortion", "-q", "-o", store], capsys)[0] == 0
+    for flags, named in ((["--symmetrize", "tril"], "--symmetrize"), (["--absolute"], "--absolute")):
+        code, _, err = run(["parse", store, *flags, "-o", tmp_path / "x.txt"], capsys)
+        assert code == 1 and err.count("pmask: error:") == 1 and f"--decoder cky takes no {named}" in err
+        assert not (tmp_path / "x.txt").exists()
+    for flags, faithful in (([], False), (["--faithful"], True)):
+        out = tmp_path / f"{faithful}.txt"
+        assert run(["parse", store, *flags, "-q", "-o", out], capsys)[0] == 0
+        assert _settings(out) == {"decoder": "cky", "layer": -1, "faithful": faithful, "seed": 0}
+
+
+def test_faithful_distance_is_recorded_and_shown_by_eval(tiny_bert_dir, tmp_path, capsys):
+    shown = {}
+    for flags, faithful in (([], False), (["--faithful"], True)):
+        out = tmp_path / f"{faithful}.txt"
+        code, _, err = run(["parse", MRG, "--model", tiny_bert_dir, "--probe", "distance", "--decoder",
+                            "distance-split", *flags, "-q", "-o", out], capsys)
+        assert code == 0, err
+        assert _settings(out)["faithful"] is faithful
+        code, table, _ = run(["eval", out, "--gold", MRG, "-q"], capsys)
+        shown[faithful] = next(line for line in table.splitlines() if "distance-split (" in line)
+    assert "faithful=True" in shown[True] and "faithful=False" in shown[False]
+
+
+def test_raw_text_is_parsed_with_a_free_root_by_default(tmp_path, capsys):
+    out = tmp_path / "t.conllu"
+    code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "-q", "-o", out], capsys)
+    assert code == 0, err
+    assert _settings(out)["root"] == "free" and [s.heads for s in read_corpus(out)][0][-1] == 0
+    code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "--root", "gold", "-o", tmp_path / "g.conllu"],
+                       capsys)
+    assert code == 1 and "has none; use --root free" in err   # asked for: refused as before

@@ -212,3 +212,17 @@ def test_hoover_uuas_in_the_rows_and_baselines_of_dependency_treebanks(tmp_path,
     assert json.loads((out / "results.json").read_text(encoding="utf-8"))["settings"]["hoover_uuas"] is True
     with pytest.raises(SettingError, match="hoover_uuas"):
         run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"]), progress=False)
+
+
+def test_a_span_decoder_is_benched_without_symmetrize(tmp_path, tiny_bert_dir):
+    mrg = Path(__file__).resolve().parents[2] / "data" / "mini.mrg"
+
+    def rows(symmetrize: str | None) -> list:
+        settings = BenchSettings(model=ModelSpec(str(tiny_bert_dir)), probes=["pair", "distortion"], layers=[1],
+                                 symmetrize=symmetrize)
+        result = run_bench([mrg], tmp_path / "bench", settings, progress=False, write=False, rescore=True)
+        return [(r["probe"], r["decoder"], r["f1_sentence"]) for r in result.rows]
+
+    plain, tril = rows(None), rows("tril")
+    assert [r[:2] for r in plain] == [("pair", "mart"), ("distortion", "cky")]
+    assert plain[1] == tril[1]   # the chart is read as it is (tril would mirror its empty lower triangle over it)

@@ -1,6 +1,7 @@
 """Issue 33, items 7 and 11: ``sweep --baselines`` puts the baselines in the table, ``--json`` and
 ``--csv`` as well as the plot; a multi-probe sweep's scores keep two decimals and its plot's y axis
-names the score plotted."""
+names the score plotted. Issue 39, items 14b and 5: a sweep over probes decoded differently names each
+probe's decoder; a span decoder refuses ``--symmetrize``."""
 from __future__ import annotations
 
 import csv
@@ -73,11 +74,11 @@ def test_sweep_adds_hoover_uuas_when_asked(tiny_bert_dir, tmp_path, capsys):
     from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.eval.comparison.compare import evaluate_files
     from pmask.eval.studies.sweep import sweep_probes
-    from pmask.perturb.fill.model_spec import ModelSpec
+    from pmask.pipeline.request import Request
 
     corpus = DATA / "mini.conllu"
-    spec = ModelSpec(str(tiny_bert_dir), device="cpu")
-    result = sweep_probes(CorpusSpec(corpus), spec, layers=[3], baselines=True, hoover_uuas=True, progress=False)
+    request = Request.build(model=str(tiny_bert_dir), device="cpu", layers=[3], corpus=CorpusSpec(corpus))
+    result = sweep_probes(request, baselines=True, hoover_uuas=True, progress=False)
     assert result.sweep.metric_keys == ("uas", "uuas", "hoover_uuas", "hoover_uuas_mean")
     parsed = tmp_path / "p.conllu"
     assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--layer", "3", "-q", "-o", str(parsed)]) == 0
@@ -85,5 +86,25 @@ def test_sweep_adds_hoover_uuas_when_asked(tiny_bert_dir, tmp_path, capsys):
     assert result.sweep.rows[0][1]["hoover_uuas"] == pytest.approx(expected.score.to_dict()["hoover_uuas"])
     adjacent = expected.baselines["connect-adjacent"].to_dict()
     assert result.sweep.baselines["connect-adjacent"]["hoover_uuas_mean"] == pytest.approx(adjacent["hoover_uuas_mean"])
-    plain = sweep_probes(CorpusSpec(corpus), spec, layers=[3], progress=False)
+    plain = sweep_probes(request, progress=False)
     assert plain.sweep.metric_keys == ("uas", "uuas") and "hoover_uuas" not in plain.sweep.rows[0][1]
+
+
+def test_a_sweep_over_probes_with_different_decoders_names_each(tiny_bert_dir, tmp_path, capsys):
+    plot = tmp_path / "p.png"
+    assert main(["sweep", str(DATA / "mini.mrg"), "--model", str(tiny_bert_dir), "--probes", "pair,distortion",
+                 "--layers", "1", "-q", "--plot", str(plot)]) == 0
+    table = capsys.readouterr().out
+    title = table.splitlines()[0]
+    assert "decoders: pair mart, distortion cky" in title and "decoder: mart" not in title   # the README's decoders
+    assert main(["sweep", str(DATA / "mini.mrg"), "--model", str(tiny_bert_dir), "--probes", "pair,single",
+                 "--layers", "1", "-q"]) == 0
+    assert "decoder: mart" in capsys.readouterr().out.splitlines()[0]   # one decoder: named once
+
+
+def test_a_sweep_with_a_span_decoder_refuses_symmetrize(tmp_path, capsys):
+    code = main(["sweep", str(DATA / "mini.mrg"), "--model", "/nonexistent/model", "--probe", "distortion",
+                 "--symmetrize", "sum", "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("pmask: error:") == 1 and "--decoder cky takes no --symmetrize" in err
+    assert "/nonexistent" not in err   # before any model work

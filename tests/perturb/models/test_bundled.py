@@ -98,7 +98,8 @@ def test_model_spec_names_the_default_and_takes_its_recorded_metric(fresh_note, 
     assert len(said) == 1 and "--model NAME" in said[0]
     assert ModelSpec(DEFAULT_MODEL).or_default() == spec                 # naming it means the same
     assert ModelSpec(DEFAULT_MODEL, impact=ImpactSettings("cos", None, None, None)).or_default().impact.metric == "cos"
-    assert ModelSpec("pmask-tiny-en").for_probe("attention").impact.metric == "weight"
+    assert ModelSpec("pmask-tiny-en", impact=ImpactSettings(None, None, None, "attention")).or_default(
+        ).with_defaults().impact.metric == "weight"                   # recorded for the pair probe only
 
 
 @pytest.mark.parametrize("command", [

@@ -7,18 +7,23 @@ import torch
 
 from pmask.common.errors import SettingError
 from pmask.perturb.engine.impact_settings import ImpactSettings
-from pmask.perturb.fill.model_spec import ModelSpec
+from pmask.perturb.fill.model_spec import resolve_impact
 from pmask.perturb.probes import probe_matrices
 
 WORDS = ["He", "said", "the", "decision", "was", "unbelievable", "."]
 
 
+def faithful(impact: ImpactSettings) -> ImpactSettings:
+    """The settings the authors' pipeline fixes (the faithful layer alone of the one resolution)."""
+    return resolve_impact(impact, faithful=True, recorded=False, defaults=False)
+
+
 def test_faithful_spec_runs_distance_bare_with_their_cos():
-    spec = ModelSpec(impact=ImpactSettings(None, None, None, "distance")).for_faithful()
-    assert spec.impact.tokenize == "bare" and spec.impact.metric is None
-    spec = ModelSpec(impact=ImpactSettings("cos", None, None, "distance")).for_faithful()
-    assert (spec.impact.metric, spec.impact.tokenize) == ("cossim", "bare")
-    assert ModelSpec(impact=ImpactSettings(None, None, None, "pair")).for_faithful().impact.tokenize is None
+    impact = faithful(ImpactSettings(None, None, None, "distance"))
+    assert impact.tokenize == "bare" and impact.metric is None
+    impact = faithful(ImpactSettings("cos", None, None, "distance"))
+    assert (impact.metric, impact.tokenize) == ("cossim", "bare")
+    assert faithful(ImpactSettings(None, None, None, "pair")).tokenize is None
     with pytest.raises(SettingError, match="bare"):
         ImpactSettings("dist", "avg", "bare", "pair").check()
 
