@@ -97,6 +97,20 @@ def headline_key(task: str) -> str:
     return score_class(task).headline_key()
 
 
+def decoder_headline(decoder: str) -> str:
+    """The score a decoder's trees are judged by: UUAS for undirected trees (they say nothing of
+    direction), else its task's headline.
+
+    Example:
+        >>> decoder_headline("eisner"), decoder_headline("mst-projective"), decoder_headline("mart")
+        ('uas', 'uuas', 'f1_sentence')
+    """
+    from pmask.trees.registry import get_decoder
+
+    entry = get_decoder(decoder)
+    return "uuas" if entry.undirected else headline_key(entry.task)
+
+
 def all_percent_keys() -> tuple[str, ...]:
     """Every score's percentage columns, score after score (:data:`SCORES` order), optional ones included."""
     return tuple(c.key for cls in SCORES for c in cls.columns)
