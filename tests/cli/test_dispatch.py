@@ -188,8 +188,12 @@ def test_one_default_root_and_a_clear_error_without_gold_heads(small, tmp_path, 
 
     parser = build_parser()
     for command in (["parse", "x", "-o", "y"], ["sweep", "x"]):
-        assert parser.parse_args(command).root == "gold"
+        assert parser.parse_args(command).root is None   # chosen with the input: gold when it has gold heads
     code, _, err = run(["parse", DATA / "mini.txt", "--decoder", "right-chain", "-o", tmp_path / "t.conllu"], capsys)
+    assert code == 0, err   # text has no gold heads: the root is free
+    assert json.loads((tmp_path / "t.conllu.meta.json").read_text(encoding="utf-8"))["settings"]["root"] == "free"
+    code, _, err = run(["parse", DATA / "mini.txt", "--decoder", "right-chain", "--root", "gold",
+                        "-o", tmp_path / "g.conllu"], capsys)
     assert code == 1 and "has none; use --root free" in err
 
 
@@ -411,4 +415,4 @@ def test_sweep_without_gold_is_refused_before_any_model_work(tmp_path, capsys, n
     code, err = run_err(["sweep", text, "--model", "m", "--root", "free", "-q"], capsys)
     one_line_error(code, err, "no gold heads", "sweep needs a gold corpus")   # text: the dependency default
     code, err = run_err(["sweep", text, "--model", "m", "--decoder", "eisner", "-q"], capsys)
-    one_line_error(code, err, "--root gold needs gold heads")
+    one_line_error(code, err, "no gold heads", "sweep needs a gold corpus")

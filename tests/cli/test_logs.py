@@ -92,7 +92,7 @@ TO_STDOUT: dict[str, Case] = {
     "parse ptb -o -": (["parse", "{mrg}", "--decoder", "right-branching", "-o", "-"], bracket_trees, 4),
     "eval --json -": (["eval", "{work}/pred.conllu", "--gold", "{conllu}", "--json", "-"], json_value, 1),
     "eval --details --json -": (["eval", "{work}/pred.conllu", "--gold", "{conllu}", "--baselines", "--details",
-                                 "--json", "-"], json_value, 6),
+                                 "--json", "-"], json_value, 7),
     "eval --csv -": (["eval", "{work}/pred.conllu", "--gold", "{conllu}", "--csv", "-"], csv_rows, 1),
     "sweep --json -": (["sweep", "{work}/store", "--layers", "1,2", "--json", "-"], json_value, 2),
     "sweep --csv -": (["sweep", "{conllu}", "--model", "{model}", "--layers", "1,2", "--csv", "-"], csv_rows, 2),
