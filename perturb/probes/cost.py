@@ -5,7 +5,9 @@ alignment of each sentence, as the engine builds it) and a rough time on this ma
 A probe's cost per sentence is :func:`sentence_cost`: its registered sequence formula (the
 ``sequences`` of its entry in :data:`pmask.common.probes.PROBE_ENTRIES`; CPMI's depends on the
 pieces, :func:`pmask.perturb.probes.cpmi.cpmi_sequences`) times the sentence's model input length
-(every sequence of a sentence is that long: a masked word keeps one mask per piece). The time is
+(every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
+probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
+about 1.25x on PUD). The time is
 a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`) divided by the
 float32 matrix-multiply rate this machine reaches in a short numpy measurement (:func:`matmul_rate`,
 about 0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM
