@@ -66,9 +66,17 @@ def cost_of(works: Sequence[Work]) -> Any:
 
 def announce(args: argparse.Namespace, works: Sequence[Work]) -> Outcome | None:
     """Say what ``works`` will cost (one ``pmask:`` line); the Outcome that ends a ``--dry-run``, else None."""
+    dry = bool(getattr(args, "dry_run", False))
     if works:
-        logger.info("%s", cost_of(works).describe())
-    return Outcome(summary=DRY_RUN) if getattr(args, "dry_run", False) else None
+        from pmask.common.errors import PmaskError
+
+        try:
+            logger.info("%s", cost_of(works).describe())
+        except PmaskError as err:   # a run leaves the error to its own checks (which say it in their words)
+            if dry:
+                raise
+            logger.debug("no cost estimate: %s", err)
+    return Outcome(summary=DRY_RUN) if dry else None
 
 
 def corpus_works(args: argparse.Namespace, path: Path, probes: Sequence[str], store: Any = None,
