@@ -3,8 +3,9 @@ for the sentences still to compute (exact), the tokens in them (exact: the token
 alignment of each sentence, as the engine builds it) and a rough time on this machine.
 
 A probe's cost per sentence is :func:`sentence_cost`: its registered sequence formula (the
-``sequences`` of its entry in :data:`pmask.common.probes.PROBE_ENTRIES`; CPMI's depends on the
-pieces, :func:`pmask.perturb.probes.cpmi.cpmi_sequences`) times the sentence's model input length
+``sequences`` of its entry in :data:`pmask.common.probe_entries.PROBE_ENTRIES`; CPMI's depends on the
+pieces: its metric entry's ``sequences``, :func:`pmask.perturb.probes.cpmi.cpmi_sequences`) times the
+sentence's model input length
 (every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
 probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
 about 1.25x on PUD). The time is
@@ -30,8 +31,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pmask.common.labels import plural
-from pmask.common.options import probe_entry
-from pmask.common.probes import resolve
+from pmask.common.options import metric_entry, probe_entry
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
     """Forward sequences and tokens ``probe`` runs for one sentence.
 
     Args:
-        probe: a key of :data:`pmask.common.probes.PROBE_ENTRIES`.
+        probe: a key of :data:`pmask.common.probe_entries.PROBE_ENTRIES`.
         metric: its metric (``cpmi``'s sequences depend on the pieces; distortion's on the metric).
         pieces: the number of pieces of each word.
         length: the model input length (pieces, context and special tokens).
@@ -99,12 +99,11 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
     Returns:
         ``(sequences, tokens)``; tokens = sequences x ``length``.
     """
-    if metric == "cpmi":
-        from pmask.perturb.probes.cpmi import cpmi_sequences
-
-        sequences = cpmi_sequences(list(pieces))
+    own = metric_entry(metric).sequences if metric is not None else None
+    if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
+        sequences = own(list(pieces))
     else:
-        formula = resolve(probe_entry(probe).sequences)
+        formula = probe_entry(probe).sequences
         takes_metric = metric is not None and "metric" in inspect.signature(formula).parameters
         sequences = formula(len(pieces), metric) if takes_metric else formula(len(pieces))
     return sequences, sequences * length
