@@ -251,6 +251,13 @@ def add_tables(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
 
 
+def add_dry_run(p: argparse.ArgumentParser) -> None:
+    """``--dry-run``: the checks and the cost line (sentences, sequences, tokens, time), then stop."""
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the settings and print what the run would compute (sentences, forward sequences, "
+                        "tokens, rough time on this machine), then stop: no weights loaded, nothing written")
+
+
 def add_output(p: argparse.ArgumentParser, text: str, metavar: str | None = None) -> None:
     """The required ``-o/--output``; ``text`` says what is written there (a file or a folder)."""
     p.add_argument("-o", "--output", type=Path, required=True, metavar=metavar, help=text)

@@ -99,6 +99,8 @@ class MetricEntry:
         job: the sentence job class that plans its sequences and reads (None: the probe's), a
             ``pmask.perturb.engine.jobs.SentenceJob``.
         faithful: its own authors' pipeline under ``--faithful`` (None: the probe's).
+        sequences: with its own :attr:`job`, its forward sequences for a sentence from the pieces of each
+            word (None: the probe's count from the number of words).
     """
 
     name: str
@@ -111,6 +113,7 @@ class MetricEntry:
     between_words: BetweenWords | None = None
     job: type[Any] | None = None
     faithful: Faithful | None = None
+    sequences: Callable[[list[int]], int] | None = None
 
     @property
     def needs(self) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from pmask.cli.args import (
     MAX_WORDS_HELP,
     add_bias,
+    add_dry_run,
     add_model,
     add_output,
     add_punct,
@@ -18,6 +19,7 @@ from pmask.cli.args import (
     positive_int,
 )
 from pmask.cli.commands.command import Command
+from pmask.cli.commands.estimate import announce, bench_works
 from pmask.cli.commands.shared import kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
@@ -46,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
                         "or more treebanks, probes, metrics, layers or decoders: replace its results, reusing its "
                         "stores (another model or sentence selection always needs another OUTDIR)")
+    add_dry_run(p)
     add_output(p, "output directory", metavar="OUTDIR")
 
 
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace) -> Outcome:
         seed=given.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
         probes=args.probe, metrics=args.metrics, bias=given.bias, max_words=args.max_words,
         symmetrize=given.symmetrize, absolute=given.absolute)
+    if (dry := announce(args, bench_works(args, settings))) is not None:
+        return dry
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
     if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         return Outcome()

@@ -4,9 +4,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pmask.cli.args import add_input, add_model, add_output, layers_arg, seconds_arg
+from pmask.cli.args import add_dry_run, add_input, add_model, add_output, layers_arg, seconds_arg
 from pmask.cli.commands.command import Command
-from pmask.cli.commands.shared import corpus_spec, kept, request_of, stored_sentences
+from pmask.cli.commands.estimate import announce, corpus_works
+from pmask.cli.commands.shared import corpus_spec, kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
@@ -24,10 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shard-seconds", type=seconds_arg, default=DEFAULT_SHARD_SECONDS, metavar="S",
                    help="save a shard after at most S seconds of work (or 64 sentences), so that a hard kill "
                         "loses at most that much")
+    add_dry_run(p)
     add_output(p, "store directory", metavar="STORE")
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    if (dry := announce(args, corpus_works(args, args.input, probes_of(args), args.output, args.resume))) is not None:
+        return dry
     from pmask.perturb.source import build_store
     from pmask.pipeline.request import resolve
 

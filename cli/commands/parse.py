@@ -7,6 +7,7 @@ from pathlib import Path
 from pmask.cli.args import (
     add_allow_incomplete,
     add_decoder,
+    add_dry_run,
     add_input,
     add_model,
     add_output,
@@ -16,6 +17,7 @@ from pmask.cli.args import (
     reads_impacts,
 )
 from pmask.cli.commands.command import NOTHING, Command
+from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import (
     STORE_HINT,
     check_cache_store,
@@ -49,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_allow_incomplete(p)
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
     add_seed(p)
+    add_dry_run(p)
     add_output(p, "output .conllu or bracket file")
 
 
@@ -59,6 +62,9 @@ def run(args: argparse.Namespace) -> Outcome:
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
+    work = corpus_works(args, args.source, probes_of(args), args.store) if needs_model else []
+    if (dry := announce(args, work)) is not None:
+        return dry
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)

@@ -10,6 +10,7 @@ from pathlib import Path
 from pmask.cli.args import (
     add_allow_incomplete,
     add_decoder,
+    add_dry_run,
     add_input,
     add_model,
     add_punct,
@@ -20,6 +21,7 @@ from pmask.cli.args import (
     layers_arg,
 )
 from pmask.cli.commands.command import Command
+from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import STORE_HINT, check_cache_store, decoding_interrupted, probes_of, request_of
 from pmask.cli.outcome import Outcome
 from pmask.trees.tasks import task_info
@@ -41,9 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_seed(p)
     p.add_argument("--plot", type=Path, default=None, metavar="PNG", help="line plot of score against layer")
     add_tables(p)
+    add_dry_run(p)
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    if (dry := announce(args, corpus_works(args, args.source, probes_of(args), args.store))) is not None:
+        return dry
     from pmask.eval.studies.sweep import sweep_probes
 
     result = sweep_probes(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,

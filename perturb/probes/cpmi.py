@@ -107,5 +107,5 @@ CPMI = METRIC_ENTRIES.register(MetricEntry(
             "nats under the MLM head, word i's pieces by the left-to-right chain rule",
     mlm_head=True, log_prob=True, subword="sum",
     subword_reason="the chain rule sums the log-probabilities of word i's pieces",
-    compare=log_probability_drop, job=CpmiJob,
+    compare=log_probability_drop, job=CpmiJob, sequences=cpmi_sequences,
     faithful=Faithful("Hoover et al.", ("mst-projective", "mst"), tokenize="words-ptb", context=30, symmetrize="sum")))

@@ -1,0 +1,208 @@
+"""What a run will cost, known before any weights are loaded: the forward sequences each probe runs
+for the sentences still to compute (exact), the tokens in them (exact: the tokenizer's own
+alignment of each sentence, as the engine builds it) and a rough time on this machine.
+
+A probe's cost per sentence is :func:`sentence_cost`: its registered sequence formula (the
+``sequences`` of its entry in :data:`pmask.common.probe_entries.PROBE_ENTRIES`; CPMI's depends on the
+pieces: its metric entry's ``sequences``, :func:`pmask.perturb.probes.cpmi.cpmi_sequences`) times the
+sentence's model input length
+(every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
+probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
+about 1.25x on PUD). The time is
+a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`) divided by the
+float32 matrix-multiply rate this machine reaches in a short numpy measurement (:func:`matmul_rate`,
+about 0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM
+head, the fast path's shortcuts and other processes on the machine.
+
+This module imports no torch (a probe's formula is imported from its module when it is asked for).
+
+Example:
+    >>> Estimate(sentences=2, sequences=13, tokens=91, seconds=200.0).describe()
+    '2 sentences to compute: 13 sequences, 91 tokens, about 3 min 20 s on this machine'
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from pmask.common.labels import plural
+from pmask.common.options import metric_entry, probe_entry
+
+logger = logging.getLogger(__name__)
+
+#: Measured time over the FLOP floor (the README's Speed table: about 1.2x for bert-base on CPU).
+OVERHEAD = 1.25
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The cost of computing ``sentences`` sentences (for one probe, or summed over several).
+
+    Attributes:
+        sentences: sentences to compute (a resumed store: those it does not hold yet).
+        sequences: forward sequences the engine runs for them.
+        tokens: model-input tokens in those sequences.
+        seconds: rough wall time on this machine (None: unknown).
+        rate: the measured float32 FLOP/s the time was computed from (None: unknown).
+    """
+
+    sentences: int
+    sequences: int
+    tokens: int
+    seconds: float | None = None
+    rate: float | None = None
+
+    def __add__(self, other: Estimate) -> Estimate:
+        secs = None if self.seconds is None or other.seconds is None else self.seconds + other.seconds
+        return Estimate(self.sentences + other.sentences, self.sequences + other.sequences,
+                        self.tokens + other.tokens, secs, self.rate or other.rate)
+
+    def describe(self) -> str:
+        """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min …``."""
+        tokens = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 1_000_000 else f"{self.tokens:,} tokens"
+        line = f"{plural(self.sentences, 'sentence')} to compute: {self.sequences:,} sequences, {tokens}"
+        if self.sentences and self.seconds is not None:
+            line += f", about {duration(self.seconds)} on this machine"
+        return line
+
+
+def duration(seconds: float) -> str:
+    """``9600`` -> ``'2 h 40 min'``: two units at most, rounded.
+
+    Example:
+        >>> duration(9600), duration(200), duration(0.4)
+        ('2 h 40 min', '3 min 20 s', '1 s')
+    """
+    s = max(1, round(seconds))
+    h, m, sec = s // 3600, s % 3600 // 60, s % 60
+    if h:
+        return f"{h} h {m} min" if m else f"{h} h"
+    if m:
+        return f"{m} min {sec} s" if sec else f"{m} min"
+    return f"{sec} s"
+
+
+def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length: int) -> tuple[int, int]:
+    """Forward sequences and tokens ``probe`` runs for one sentence.
+
+    Args:
+        probe: a key of :data:`pmask.common.probe_entries.PROBE_ENTRIES`.
+        metric: its metric (``cpmi``'s sequences depend on the pieces; distortion's on the metric).
+        pieces: the number of pieces of each word.
+        length: the model input length (pieces, context and special tokens).
+
+    Returns:
+        ``(sequences, tokens)``; tokens = sequences x ``length``.
+    """
+    own = metric_entry(metric).sequences if metric is not None else None
+    if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
+        sequences = own(list(pieces))
+    else:
+        formula = probe_entry(probe).sequences
+        takes_metric = metric is not None and "metric" in inspect.signature(formula).parameters
+        sequences = formula(len(pieces), metric) if takes_metric else formula(len(pieces))
+    return sequences, sequences * length
+
+
+def encoder_flop(length: int, config: Any, layers: int | None = None) -> float:
+    """Multiply-add FLOP of one sequence of ``length`` tokens through ``layers`` (default: all) encoder layers:
+    per layer 2(4d² + 2·d·d_ff) per token (projections, feed-forward) + 4·T·d per token (attention)."""
+    d = int(getattr(config, "hidden_size", 768))
+    ff = int(getattr(config, "intermediate_size", 4 * d))
+    n = layers if layers is not None else int(getattr(config, "num_hidden_layers", 12))
+    return n * length * (2 * (4 * d * d + 2 * d * ff) + 4 * length * d)
+
+
+def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2) -> float:
+    """Float32 FLOP/s of a [512, d] x [d, ff] matrix product on this machine, measured for about ``seconds``."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((512, d), dtype=np.float32), rng.random((d, ff), dtype=np.float32)
+    a @ b   # warm-up
+    runs, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        a @ b
+        runs += 1
+    return 2 * 512 * d * ff * runs / elapsed
+
+
+def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
+             context: int = 0, config: Any = None, max_length: int | None = None,
+             rate: float | None = None) -> Estimate:
+    """The cost of computing ``sentences`` (all of them: pass only those still to compute) with ``probe``.
+
+    Args:
+        sentences: :class:`pmask.corpora.Sentence` objects or lists of words.
+        probe, metric: the probe and its metric.
+        tokenizer: the model's fast tokenizer (:func:`pmask.perturb.models.tokenizer.load_tokenizer`).
+        tokenize: the tokenisation mode (:data:`pmask.perturb.alignment.ALIGNERS`).
+        context: words of neighbouring sentences (``--context``): counted in each input's length.
+        config: the model config (hidden sizes, layers); None: no time.
+        max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.
+        rate: FLOP/s; None: :func:`matmul_rate` at the config's sizes.
+
+    Returns:
+        An :class:`Estimate`.
+    """
+    from pmask.perturb.alignment import get_aligner
+    from pmask.perturb.alignment.neighbours import add_context
+
+    chosen = list(sentences)
+    if context:
+        chosen = add_context(chosen, context)
+    aligner = get_aligner(tokenize)
+    n = sequences = tokens = 0
+    flop = 0.0
+    for sentence in chosen:
+        alignment = aligner(tokenizer, sentence)
+        length = len(alignment)
+        if max_length is not None and length > max_length:
+            continue
+        pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
+        seqs, toks = sentence_cost(probe, metric, pieces, length)
+        n, sequences, tokens = n + 1, sequences + seqs, tokens + toks
+        if config is not None:
+            flop += seqs * encoder_flop(length, config)
+    if config is None:
+        return Estimate(n, sequences, tokens)
+    d = int(getattr(config, "hidden_size", 768))
+    rate = rate or matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
+    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate)
+
+
+def counting_parts(name: str) -> tuple[Any, Any]:
+    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
+    read without its weights."""
+    from transformers import AutoConfig
+
+    from pmask.common.options import split_random
+    from pmask.perturb.models.bundled import bundled_model
+    from pmask.perturb.models.tokenizer import load_tokenizer
+
+    name = split_random(name)[0]
+    bundled = bundled_model(name)
+    where = str(bundled.path) if bundled is not None else name
+    return load_tokenizer(where), AutoConfig.from_pretrained(where)
+
+
+def max_input(tokenizer: Any, config: Any) -> int | None:
+    """The longest input the model takes (position embeddings, the tokenizer's maximum), None if neither says."""
+    sizes = [int(v) for v in (getattr(config, "max_position_embeddings", None),
+                              getattr(tokenizer, "model_max_length", None)) if v and int(v) < 10**6]
+    return min(sizes) if sizes else None
+
+
+def total(estimates: Iterable[Estimate]) -> Estimate:
+    """Several probes' (or stores') estimates summed (``bench``)."""
+    out = Estimate(0, 0, 0, 0.0)
+    for e in estimates:
+        out = out + e
+    return out
+
+
+__all__ = ["OVERHEAD", "Estimate", "duration", "encoder_flop", "estimate", "matmul_rate", "sentence_cost", "total",
+           "counting_parts", "max_input"]
