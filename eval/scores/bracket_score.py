@@ -199,6 +199,7 @@ class BracketScore(Score):
         (``subtypes`` is for dependency relations: ignored).
 
         Example:
+            >>> import nltk
             >>> s = BracketScore(); t = nltk.Tree.fromstring
             >>> _ = s.add(t("(X (X a b) c d)"), t("(S (NP a b) (VP c d))"))
             >>> s.breakdowns()["span_length"]["2"]

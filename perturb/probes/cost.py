@@ -148,13 +148,17 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
     Returns:
         An :class:`Estimate`.
     """
-    from pmask.perturb.alignment import get_aligner
+    from pmask.perturb.alignment import align_sentence, get_aligner
     from pmask.perturb.alignment.neighbours import add_context
 
     chosen = list(sentences)
     if context:
         chosen = add_context(chosen, context)
-    aligner = get_aligner(tokenize)
+    get_aligner(tokenize)   # an unknown mode: refused here
+
+    def aligner(tokenizer: Any, sentence: Any) -> Any:   # quietly: the run says each warning once, grouped
+        return align_sentence(tokenizer, sentence, tokenize, warn=False)
+
     n = sequences = tokens = 0
     flop = 0.0
     for sentence in chosen:

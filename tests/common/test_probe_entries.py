@@ -190,11 +190,12 @@ PROBE_MODULE = '''
 def transposed(tmp_path, monkeypatch):
     """The probe module imported as ``perturb/probes/__init__.py`` imports each probe module; whatever it
     registers is gone afterwards."""
-    (tmp_path / "pmask_transposed_probe.py").write_text(textwrap.dedent(PROBE_MODULE), encoding="utf-8")
+    name = "pmask_transposed_probe"   # written here, in tmp_path: no dependency of the tests
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(PROBE_MODULE), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     with PROBE_ENTRIES.registered(), METRIC_ENTRIES.registered():
-        yield importlib.import_module("pmask_transposed_probe").PROBE
-    sys.modules.pop("pmask_transposed_probe", None)
+        yield importlib.import_module(name).PROBE
+    sys.modules.pop(name, None)
 
 
 def _choices(command: str, flag: str) -> tuple[list[str], str]:

@@ -46,9 +46,14 @@ def test_cpmi_defaults_and_context_checks():
         ImpactSettings("cpmi", "sum", "text", "pair", 5).check()
     with pytest.raises(OptionError, match="context"):
         ImpactSettings("cpmi", "sum", "words", "pair", -1).check()
-    spec = ModelSpec(impact=ImpactSettings("cpmi", None, None, None, None)).for_faithful()
-    assert (spec.impact.tokenize, spec.impact.context) == ("words-ptb", 30)
-    assert ModelSpec(impact=ImpactSettings("cpmi", None, "words", None, 0)).for_faithful().impact.context == 0
+    from pmask.pipeline.request import Decoding, Request, resolve
+
+    def faithful(impact: ImpactSettings) -> ImpactSettings:
+        return resolve(Request(ModelSpec("random:tiny", impact=impact), Decoding(faithful=True))).impact
+
+    assert (faithful(ImpactSettings("cpmi", None, None, None, None)).tokenize,
+            faithful(ImpactSettings("cpmi", None, None, None, None)).context) == ("words-ptb", 30)
+    assert faithful(ImpactSettings("cpmi", None, "words", None, 0)).context == 0   # given values are kept
 
 
 def test_conflicts_only_for_fields_that_are_set():
@@ -82,6 +87,7 @@ def test_bench_settings_record_the_same_flat_dict():
 
     settings = BenchSettings(ModelSpec("random:tiny", impact=ImpactSettings(None, "first", None), device="cpu"),
                              layers=(1, -1), limit=3)
+    settings.resolve_decoding([])   # as run_bench does with its treebanks, before results.json is written
     assert settings.to_dict() == {
         "model": "random:tiny", "layers": [1, -1], "decoders": None, "root": "gold", "limit": 3, "metric": "dist",
         "subword": "first", "tokenize": "words", "punct": "include", "seed": 0, "device": "cpu", "dtype": None,
