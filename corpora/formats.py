@@ -5,7 +5,7 @@ and the CLI derive from :data:`FORMAT_TABLE`; a new format is one entry here plu
 
 Example:
     >>> [f.name for f in FORMAT_TABLE]
-    ['conllu', 'ptb', 'dep3', 'text']
+    ['conllu', 'ptb', 'dep3', 'scidtb', 'edus', 'text']
     >>> sniff_format("a\\tDT\\t0\\n"), detect_format("wsj_0001.mrg"), detect_format("notes.txt")
     ('dep3', 'ptb', 'text')
 """
@@ -20,7 +20,9 @@ from pmask.common.errors import CorpusError
 from pmask.corpora._util import first_content_line, looks_like_conllu, looks_like_dep3, looks_like_ptb
 from pmask.corpora.conll import parse_conllu, read_conllu
 from pmask.corpora.dep3 import parse_dep3, read_dep3
+from pmask.corpora.edus import parse_edus, read_edus
 from pmask.corpora.ptb import parse_ptb, read_ptb
+from pmask.corpora.scidtb import parse_scidtb, read_scidtb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
 
@@ -72,6 +74,17 @@ FORMAT_TABLE: tuple[CorpusFormat, ...] = (
         parse=lambda text, name, _: parse_dep3(text, name, "stdin"),
         suffixes=(".dp",), folder_suffix=".dp", looks_like=looks_like_dep3, sniff_order=1),
     CorpusFormat(
+        "scidtb", "SciDTB discourse trees: JSON documents of EDUs (.dep/.json file or a folder of .dep; any .json "
+                  "is read as SciDTB)",
+        read=lambda path, max_words, limit, _: read_scidtb(path, max_words=max_words, limit=limit),
+        parse=lambda text, name, _: iter([parse_scidtb(text, name, "stdin")]),
+        suffixes=(".dep", ".json"), folder_suffix=".dep", looks_like=lambda line: line.lstrip().startswith("{"),
+        sniff_order=3),
+    CorpusFormat(
+        "edus", "documents of elementary discourse units: one EDU per line, blank line between documents (.edus)",
+        read=lambda path, max_words, limit, _: read_edus(path, max_words=max_words, limit=limit),
+        parse=lambda text, name, _: parse_edus(text, name), suffixes=(".edus",)),
+    CorpusFormat(
         "text", "one whitespace-tokenised sentence per line",
         read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
         parse=lambda text, name, _: parse_text(text, name)),
@@ -83,7 +96,7 @@ FALLBACK = "text"
 
 #: ``--format`` choices and their help: "auto" and every entry.
 CORPUS_FORMATS: dict[str, str] = {
-    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, else text)",
+    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, .dep/.json, .edus, else text)",
     **{f.name: f.description for f in FORMAT_TABLE},
 }
 

@@ -25,7 +25,7 @@ PIPES = CorpusFormat(
 
 def test_the_cli_choices_are_the_entries():
     assert list(CORPUS_FORMATS) == ["auto", *(f.name for f in FORMAT_TABLE)]
-    assert list(FORMATS) == ["conllu", "ptb", "dep3", "text"]
+    assert list(FORMATS) == ["conllu", "ptb", "dep3", "scidtb", "edus", "text"]
 
 
 def test_a_new_format_is_one_entry(tmp_path, monkeypatch):
