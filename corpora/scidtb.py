@@ -141,11 +141,11 @@ def parse_scidtb(text: str, name: str, doc: str) -> Sentence:
     _check_nodes(nodes, name, lines, doc)
     edus = nodes[1:]
     # null: no head (what write_scidtb writes for the EDU --faithful leaves out, or a skipped document)
-    heads: list[int] | None = [NO_HEAD if node["parent"] is None else int(node["parent"]) for node in edus]
-    if all(node["parent"] is None for node in edus):
-        heads = None
-    else:
-        check_parents(heads, name, lines[1:], doc)
+    parents = [NO_HEAD if node["parent"] is None else int(node["parent"]) for node in edus]
+    heads: list[int] | None = None
+    if not all(node["parent"] is None for node in edus):
+        check_parents(parents, name, lines[1:], doc)
+        heads = parents
     cleaned = [clean_edu(node["text"]) for node in edus]
     return Sentence(id=doc, words=[w for w, _ in cleaned], heads=heads,
                     deprels=[str(node.get("relation", "_")) for node in edus], source=data, path=name,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 #: A predicted head that is not there: a unit left out of the tree (``--faithful`` discourse drops the
 #: last EDU, as Wu et al.'s code does); written as ``_`` (CoNLL-U) or ``null`` (SciDTB), scored as wrong.
@@ -55,3 +55,8 @@ class Sentence:
         """'file:line (sentence ID)' for error messages ('(document ID)' for EDUs)."""
         place = f"{self.path}:{self.line}" if self.path and self.line else (self.path or "<input>")
         return f"{place} ({self.noun} {self.id})"
+
+
+def is_documents(sentences: Sequence[Any]) -> bool:
+    """Whether a corpus is documents of EDUs: its first record has ``unit == "edu"`` (one unit per corpus)."""
+    return bool(sentences) and getattr(sentences[0], "unit", "word") == "edu"

@@ -31,6 +31,7 @@ from pmask.common.options import metric_pipeline
 from pmask.corpora.provenance import meta_path
 from pmask.perturb.source import ImpactSource
 from pmask.pipeline.induce import ParseSettings, check_trees_file, parse_corpus, refuse_layer_zero
+from pmask.pipeline.trees_output import is_scidtb_output
 from pmask.trees.registry import decoder_names, decoding_defaults
 from pmask.trees.tasks import default_decoder, task_info
 
@@ -79,7 +80,7 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 def check(args: argparse.Namespace) -> None:
     check_cache_store(args)
-    if args.decoder is not None:   # else the input's task decides (after reading it)
+    if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
     if reads_impacts(args):
         refuse_layer_zero([args.layer], probe=probes_of(args)[0])

@@ -29,12 +29,11 @@ import torch
 
 from pmask.common.errors import PmaskError
 from pmask.common.labels import plural
+from pmask.corpora.sentence import is_documents
 from pmask.perturb.alignment import WordAlignment, get_aligner
+from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS
 from pmask.perturb.engine.jobs import NO_WORD, SentenceJob, _compare
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
-
-#: The metrics the document probe takes (on pooled states; ``prob``/``cpmi`` read one piece's probability).
-DOCUMENT_METRICS = ("dist", "cos")
 
 
 def document_sequences(units: int) -> int:
@@ -45,11 +44,6 @@ def document_sequences(units: int) -> int:
         120
     """
     return units * (units + 1) // 2
-
-
-def is_documents(sentences: Sequence[Any]) -> bool:
-    """Whether the first input is a document of EDUs (``unit == "edu"``)."""
-    return bool(sentences) and getattr(sentences[0], "unit", "word") == "edu"
 
 
 def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: Callable, documents: Sequence[Any]
@@ -66,7 +60,8 @@ def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: 
         listed = ", ".join(f"{doc} ({length} pieces)" for doc, length in long[:10])
         more = f" and {len(long) - 10} more" if len(long) > 10 else ""
         verb = "exceeds" if len(long) == 1 else "exceed"
-        raise PmaskError(f"{plural(len(long), 'document')} {verb} the {max_length} positions of {name}: {listed}{more}; "
+        raise PmaskError(f"{plural(len(long), 'document')} {verb} the {max_length} positions of {name}: "
+                         f"{listed}{more}; "
                          f"pmask never truncates a document: split it, leave it out (--limit, --max-words) or use a "
                          f"model with more positions")
     return alignments
@@ -106,7 +101,7 @@ class DocumentJob(SentenceJob):
         masked = self._masked_units()
         self.sequences = Masking(self.input_ids, self.covers, masked, mask_id)
         self.n_sequences = len(masked)
-        self.reads = self._plan_groups(masked)
+        self.reads = self._plan_groups(masked)   # type: ignore[assignment]  # a ReadPlan's reads, grouped
         self.next_sequence = self.done_sequences = 0
         self.base = torch.zeros((n_layers, units) + value_shape, dtype=torch.float64, device=device)
         self.values = np.zeros((n_layers, units, units), dtype=np.float64)
@@ -119,7 +114,12 @@ class DocumentJob(SentenceJob):
 
     def _plan_groups(self, masked: np.ndarray) -> GroupReads:
         """Reads at every piece of each masked unit; per group: its unit (``slot``), base or not, other unit."""
-        seq, pos, group, slot, base, col = [], [], [], [], [], []
+        seq: list[int] = []
+        pos: list[int] = []
+        group: list[int] = []
+        slot: list[int] = []
+        base: list[bool] = []
+        col: list[int] = []
         for s, (a, b) in enumerate(masked.tolist()):
             for unit, other in ((a, b), (b, a)) if b != NO_WORD else ((a, NO_WORD),):
                 g = len(slot)
