@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -241,3 +242,11 @@ def write_scidtb(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
     for sent, heads in zip(sentences, heads_list):
         name = sent.meta.get("file_name") or f"{sent.id}.edu.txt{SUFFIX}"
         write_output(path / name, format_scidtb(sent, heads))
+
+
+def authors_documents(documents: Sequence[Sentence]) -> list[Sentence]:
+    """Copies of ``documents`` whose EDU texts are as Wu et al.'s reader leaves them (``meta["authors_words"]``:
+    an ``<S>`` followed by a space or ``\\r`` stays, and is tokenised as ``<``, ``s``, ``>``): the input of
+    ``--faithful``, so that its matrices equal theirs. Documents without that record are kept as they are."""
+    return [dataclasses.replace(d, words=list(d.meta["authors_words"])) if d.meta.get("authors_words") else d
+            for d in documents]
