@@ -131,7 +131,8 @@ def zero_figures(docs: list) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", default="pmask-tiny-en", help="a folder of ANCHOR/models (pmask-tiny-en, tiny-random)")
+    parser.add_argument("--model", default="pmask-tiny-en",
+                        help="a folder of ANCHOR/models (pmask-tiny-en, tiny-random)")
     parser.add_argument("--anchor", default="/work/anchors/discourse")
     parser.add_argument("--data", default=str(ROOT / ".." / "shared" / "data" / "scidtb"))
     parser.add_argument("--split", default="test")

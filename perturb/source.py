@@ -23,6 +23,7 @@ from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
+from pmask.corpora.scidtb import authors_documents
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
@@ -305,6 +306,8 @@ class ImpactSource:
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
                                       positions=self._positions(indices), head=self.model_spec.head)
         spec = self.model_spec
+        if include_cls and is_documents(chosen):   # --faithful: the EDU texts as Wu et al.'s reader leaves them
+            chosen = authors_documents(chosen)
         return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact_defaults(),
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                   head=spec.head)

@@ -24,7 +24,8 @@ STDIN_PREDICTION = "<stdin>"
 
 
 def read_prediction(path: Path) -> tuple[str, list]:
-    """('dependency', sentences) for a CoNLL-U file, else ('constituency', trees) for bracketed trees.
+    """('dependency', sentences) for a CoNLL-U file or SciDTB (a .dep/.json file or a folder of .dep), else
+    ('constituency', trees) for bracketed trees.
 
     ``-`` reads standard input, CoNLL-U or bracketed trees as its content looks
     (:func:`pmask.corpora.sniff_format`)."""
@@ -37,6 +38,8 @@ def read_prediction(path: Path) -> tuple[str, list]:
         raise PmaskError(f"{path}: no such file or directory")
     if path.suffix in (".conllu", ".conll"):
         return "dependency", read_corpus(path, "conllu")
+    if path.is_dir() or path.suffix in (".dep", ".json"):   # SciDTB discourse trees (a parse of documents)
+        return "dependency", read_corpus(path, "scidtb")
     return "constituency", read_brackets(path)
 
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import all_trees
 
 from pmask.common.errors import DecodeError
 from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.trees.faithful_discourse import faithful_discourse
 from pmask.trees.registry import DecodeInput, decode
+
+from brute_force import all_trees
 
 
 def _cut_nudged(F_cls, root):
