@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with pmask's environment; never run in CI):
 
-    python benchmarks/discourse_anchor.py --model pmask-tiny-en --anchor /work/anchors/discourse \\
+    python benchmarks/discourse_anchor.py --model pmask-tiny-en --anchor ANCHOR \\
         [--split test] [--limit N] [--threads 2] [--out figures.json]
 
 ``--anchor`` holds ``models/<model>/`` and ``out/<model>-fixedmask/`` as ``tools/discourse_authors.py``
@@ -133,7 +133,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="pmask-tiny-en",
                         help="a folder of ANCHOR/models (pmask-tiny-en, tiny-random)")
-    parser.add_argument("--anchor", default="/work/anchors/discourse")
+    parser.add_argument("--anchor", required=True, help="models/ and out/ of tools/discourse_authors.py's runs")
     parser.add_argument("--data", default=str(ROOT / ".." / "shared" / "data" / "scidtb"))
     parser.add_argument("--split", default="test")
     parser.add_argument("--limit", type=int, default=None, help="the first N documents (sorted by name)")

@@ -25,7 +25,7 @@ of EDU k, 0 = ROOT, and :data:`~pmask.corpora.sentence.NO_HEAD` for the last EDU
 Example:
     >>> import numpy as np
     >>> faithful_discourse("left-chain", np.zeros((5, 5)), 2).tolist()
-    [1, 0, 2, -1]
+    [0, 0, 2, -1]
     >>> faithful_discourse("eisner", np.zeros((5, 5)), 2).tolist()   # a zero matrix: pure tie-breaking
     [2, 0, 2, -1]
 """
