@@ -19,6 +19,7 @@ from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
 from pmask.corpora import STDIN, Sentence
 from pmask.corpora.provenance import Provenance, read_provenance
+from pmask.corpora.sentence import is_documents
 from pmask.eval.comparison.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.comparison.tables import Comparison, ComparisonRow
 from pmask.eval.outputs.writers import Task
@@ -29,8 +30,9 @@ from pmask.pipeline.induce import parse_sentences
 from pmask.trees.registry import (
     CONSTITUENCY_BASELINES,
     DEPENDENCY_BASELINES,
+    DecodeInput,
+    decode,
     decode_constituency,
-    decode_dependencies,
     decoder_task,
 )
 from pmask.trees.tasks import task_info
@@ -76,15 +78,16 @@ def score_dependencies(pairs: Sequence[tuple[Sentence, Sentence]], punct: str = 
 
 
 def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
-                               seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES
+                               seed: int = 0, names: Sequence[str] = DEPENDENCY_BASELINES, faithful: bool = False
                                ) -> dict[str, DependencyScore]:
-    """Each baseline decoder run on ``golds`` (root="gold" hands it the gold root word)."""
+    """Each baseline decoder run on ``golds`` (root="gold" hands it the gold root word; ``faithful`` on
+    documents: Wu et al.'s chains, the last EDU left out)."""
     out: dict[str, DependencyScore] = {}
     for name in names:
         score = DependencyScore()
         for index, gold in enumerate(golds):
-            heads = decode_dependencies(name, len(gold), root=gold.root if root == "gold" else None,
-                                        seed=seed + index)
+            heads = decode(name, DecodeInput(words=[""] * len(gold), root=gold.root if root == "gold" else None,
+                                             seed=seed + index, faithful=faithful, unit=gold.unit))
             score.add(heads, gold.heads, deprels=gold.deprels, punct_mask=_mask(gold, punct), sent_id=gold.id)
         out[name] = score
     return out
@@ -111,7 +114,7 @@ def constituency_baseline_scores(golds: Sequence[Sentence], *, seed: int = 0,
 
 
 def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
-                    seed: int = 0, names: Sequence[str] | None = None) -> dict[str, Any]:
+                    seed: int = 0, names: Sequence[str] | None = None, faithful: bool = False) -> dict[str, Any]:
     """``{name: score}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of
     the task, as the registry lists them); ``punct`` and ``root`` apply to dependency baselines.
 
@@ -124,7 +127,7 @@ def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "inclu
     """
     names = task_info(task).baselines if names is None else names
     if task == "dependency":
-        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=names)
+        return dependency_baseline_scores(golds, punct=punct, root=root, seed=seed, names=names, faithful=faithful)
     return constituency_baseline_scores(golds, seed=seed, names=names)
 
 
@@ -305,7 +308,10 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         meta = {"gold": str(gold_path), "pred": pred_name, "max_words": max_words}
     check_scored(task, score, pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
-    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed) if baselines else {}
+    # under Wu et al.'s discourse pipeline, their two chains (the last EDU dropped) are the baselines
+    faithful = task == "dependency" and bool(settings.get("faithful")) and is_documents(golds)
+    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, faithful=faithful,
+                           names=("right-chain", "left-chain") if faithful else None) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,
