@@ -33,7 +33,7 @@ from conllu.exceptions import ParseException
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
 from pmask.corpora._util import check_heads, display_name, read_utf8, select
-from pmask.corpora.sentence import Sentence
+from pmask.corpora.sentence import NO_HEAD, Sentence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,13 +63,21 @@ def _blocks(text: str) -> Iterable[tuple[int, list[str]]]:
         yield start, block
 
 
-def _sent_id(lines: list[str], index: int) -> str:
+def _comment(lines: list[str], name: str) -> str | None:
     for line in lines:
         if line.startswith("#"):
             key, sep, value = line[1:].partition("=")
-            if sep and key.strip() == "sent_id":
+            if sep and key.strip() == name:
                 return value.strip()
-    return str(index)
+    return None
+
+
+def _sent_id(lines: list[str], index: int) -> str:
+    return _comment(lines, "sent_id") or str(index)
+
+
+#: The comment that marks a sentence whose rows are elementary discourse units (pmask's own: one EDU per row).
+UNITS_COMMENT = "# units = EDU"
 
 
 def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentence:
@@ -111,15 +119,16 @@ def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentenc
     tokens = parsed[0]
     syntactic = [t for t in tokens if isinstance(t["id"], int)]
 
+    edus = (_comment(lines, "units") or "").lower() == "edu"
     if all(h == "_" for h in heads_raw):
         heads = None
     else:
         missing = [k for k, h in enumerate(heads_raw) if h == "_"]
-        if missing:
+        if missing and not edus:   # EDUs: '_' is NO_HEAD (the last EDU, which --faithful leaves out)
             raise CorpusError(
                 f"{path}:{word_lines[missing[0]]}: HEAD '_' but other words have heads (sentence {sid})")
-        heads = [int(h) for h in heads_raw]
-        check_heads(heads, path, word_lines, sid)
+        heads = [NO_HEAD if h == "_" else int(h) for h in heads_raw]
+        check_heads([0 if h == NO_HEAD else h for h in heads], path, word_lines, sid)
 
     def column(name: str) -> list[str] | None:
         values = [t[name] if t[name] not in (None, "") else "_" for t in syntactic]
@@ -137,6 +146,7 @@ def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentenc
         path=str(path),
         line=start,
         meta={"lines": list(lines), "word_lines": word_lines},
+        unit="edu" if edus else "word",
     )
 
 
@@ -190,15 +200,19 @@ def _source_lines(sent: Sentence) -> list[str]:
     if sent.source is not None and hasattr(sent.source, "serialize"):
         return [ln for ln in sent.source.serialize().split("\n") if ln.strip()]
     lines = [f"# sent_id = {sent.id}", f"# text = {sent.text or ' '.join(sent.words)}"]
+    ends = sent.meta.get("sentence_end") or [False] * len(sent.words)
+    if sent.unit == "edu":
+        lines.append(UNITS_COMMENT)
     for k, word in enumerate(sent.words, start=1):
         upos = sent.upos[k - 1] if sent.upos else "_"
         xpos = sent.xpos[k - 1] if sent.xpos else "_"
-        lines.append("\t".join([str(k), word, "_", upos, xpos, "_", "_", "_", "_", "_"]))
+        misc = "SentEnd=Yes" if ends[k - 1] else "_"
+        lines.append("\t".join([str(k), word, "_", upos, xpos, "_", "_", "_", "_", misc]))
     return lines
 
 
 def _checked_heads(sent: Sentence, heads: Sequence[int] | np.ndarray) -> list[int]:
-    """Predicted heads as ints in 0..n (numpy integers accepted), else CorpusError."""
+    """Predicted heads as ints in 0..n or NO_HEAD (numpy integers accepted), else CorpusError."""
     n = len(sent.words)
     if len(heads) != n:
         raise CorpusError(f"{sent.where()}: {len(heads)} predicted heads for {n} words")
@@ -208,7 +222,7 @@ def _checked_heads(sent: Sentence, heads: Sequence[int] | np.ndarray) -> list[in
             value = operator.index(h) if not isinstance(h, bool) else None
         except TypeError:
             value = None
-        if value is None or not 0 <= value <= n:
+        if value is None or not (0 <= value <= n or value == NO_HEAD):
             raise CorpusError(f"{sent.where()}: predicted head {h!r} of word {k} is not an integer in 0..{n}")
         out.append(value)
     return out
@@ -233,8 +247,8 @@ def format_conllu(sent: Sentence, heads: Sequence[int] | np.ndarray | None, *, d
                 cols[_HEAD] = cols[_DEPREL] = "_"
             else:
                 h = heads[k]
-                cols[_HEAD] = str(h)
-                cols[_DEPREL] = "_" if deprel == "_" else ("root" if h == 0 else "dep")
+                cols[_HEAD] = "_" if h == NO_HEAD else str(h)
+                cols[_DEPREL] = "_" if deprel == "_" or h == NO_HEAD else ("root" if h == 0 else "dep")
             cols[_DEPS] = "_"
             k += 1
             line = "\t".join(cols)

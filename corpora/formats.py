@@ -10,7 +10,7 @@ all of them at once (``sniff_order``), which one table shows.
 
 Example:
     >>> list(FORMATS)
-    ['conllu', 'ptb', 'dep3', 'text']
+    ['conllu', 'ptb', 'dep3', 'scidtb', 'edus', 'text']
     >>> sniff_format("a\\tDT\\t0\\n"), detect_format("wsj_0001.mrg"), detect_format("notes.txt")
     ('dep3', 'ptb', 'text')
     >>> FORMATS["ptb"].task, FORMATS["text"].task
@@ -28,7 +28,9 @@ from pmask.common.registry import EntryNames, EntryTable, Registry
 from pmask.corpora._util import first_content_line, looks_like_conllu, looks_like_dep3, looks_like_ptb
 from pmask.corpora.conll import parse_conllu, read_conllu
 from pmask.corpora.dep3 import parse_dep3, read_dep3
+from pmask.corpora.edus import parse_edus, read_edus
 from pmask.corpora.ptb import parse_ptb, read_ptb
+from pmask.corpora.scidtb import parse_scidtb, read_scidtb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
 
@@ -58,6 +60,7 @@ class CorpusFormat:
         looks_as_text: how its rows look, for the warning given when a file of it is read as plain text
             (each row would become a sentence).
         language: the language of every corpus in this format (PTB: the Wall Street Journal's English).
+        documents: its files hold documents of elementary discourse units (one "sentence" = a document).
     """
 
     name: str
@@ -72,6 +75,7 @@ class CorpusFormat:
     predictions: bool = False
     looks_as_text: str | None = None
     language: str | None = None
+    documents: bool = False
 
     def holds(self, path: Path) -> bool:
         """Whether the file name ``path`` selects this format (by its suffix, any case)."""
@@ -98,6 +102,17 @@ FORMATS.register(CorpusFormat(
     parse=lambda text, name, _: parse_dep3(text, name, "stdin"), task="dependency",
     suffixes=(".dp",), folder_suffix=".dp", looks_like=looks_like_dep3, sniff_order=1))
 FORMATS.register(CorpusFormat(
+    "scidtb", "SciDTB discourse trees: JSON documents of EDUs (.dep/.json file or a folder of .dep; any .json "
+              "is read as SciDTB)",
+    read=lambda path, max_words, limit, _: read_scidtb(path, max_words=max_words, limit=limit),
+    parse=lambda text, name, _: iter([parse_scidtb(text, name, "stdin")]), task="dependency",
+    suffixes=(".dep", ".json"), folder_suffix=".dep", looks_like=lambda line: line.lstrip().startswith("{"),
+    sniff_order=3, predictions=True, documents=True))
+FORMATS.register(CorpusFormat(
+    "edus", "documents of elementary discourse units: one EDU per line, blank line between documents (.edus)",
+    read=lambda path, max_words, limit, _: read_edus(path, max_words=max_words, limit=limit),
+    parse=lambda text, name, _: parse_edus(text, name), suffixes=(".edus",), documents=True))
+FORMATS.register(CorpusFormat(
     "text", "one whitespace-tokenised sentence per line",
     read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
     parse=lambda text, name, _: parse_text(text, name)))
@@ -109,7 +124,7 @@ FALLBACK = "text"
 
 #: ``--format`` choices and their help: "auto" and every entry.
 CORPUS_FORMATS: Mapping[str, str] = EntryTable(lambda: {
-    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, else text)",
+    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, .dep/.json, .edus, else text)",
     **{f.name: f.description for f in FORMATS.values()},
 })
 
@@ -141,15 +156,17 @@ def sniff_format(text: str) -> str:
 
 
 def prediction_format(path: str | os.PathLike) -> CorpusFormat | None:
-    """The format a prediction named ``path`` is read in (CoNLL-U for ``.conllu``/``.conll``: dependency
-    trees), None for bracketed trees one per line (any other name, a folder included); standard input
+    """The format a prediction named ``path`` is read in (CoNLL-U for ``.conllu``/``.conll``, SciDTB for
+    ``.dep``/``.json`` or a folder of ``.dep``: dependency trees), None for bracketed trees one per line (any
+    other name or folder); standard input
     (``-``) goes by its content (:func:`sniff_format`) and is not looked at here.
 
     Example:
         >>> prediction_format("parsed.conllu").task, prediction_format("trees.txt")
         ('dependency', None)
     """
-    if Path(path).is_dir():
+    try:
+        found = FORMATS[detect_format(path)]
+    except CorpusError:   # a folder of no corpus files: bracketed trees
         return None
-    found = FORMATS[detect_format(path)]
     return found if found.predictions else None

@@ -48,7 +48,8 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
 
     Args:
         path: a file, a folder of ``.mrg``/``.dp`` files, or ``-`` for standard input.
-        fmt: "auto" or a format of :data:`pmask.corpora.formats.FORMATS` ("conllu", "ptb", "dep3", "text").
+        fmt: "auto" or a format of :data:`pmask.corpora.formats.FORMATS` ("conllu", "ptb", "dep3", "scidtb",
+            "edus", "text").
             "auto" goes by the suffix (:func:`detect_format`); for ``-`` by the content: CoNLL-U
             when the first line that is not a ``#`` comment has 10 tab-separated columns, dep3
             for 3 columns ending in a number, PTB when it starts with ``(``, else text.

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence, cast
 
@@ -23,7 +23,9 @@ from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreE
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.corpora.scidtb import authors_documents
+from pmask.corpora.sentence import is_documents
+from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
 from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
@@ -221,6 +223,9 @@ class ImpactSource:
                 spec = spec.named()
             spec.with_defaults()      # a setting the probe does not take is refused now, before any work
         sentences, positions, coverage = source.read(), None, None
+        if is_documents(sentences) and model is not None and model.impact.metric is None:
+            # the discourse task's metric outranks a model's recorded one (prob cannot pool an EDU's pieces)
+            spec = replace(spec, impact=replace(spec.impact, metric=DOCUMENT_METRICS[0]))
         if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
             manifest = read_manifest(store)
             state = check_finished(store, manifest, allow_incomplete=allow_incomplete)
@@ -335,6 +340,8 @@ class ImpactSource:
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
                                       positions=self._positions(indices), head=self.model_spec.head)
         spec = self.model_spec
+        if include_cls and is_documents(chosen):   # --faithful: the EDU texts as Wu et al.'s reader leaves them
+            chosen = authors_documents(chosen)
         return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact_defaults(),
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                   head=spec.head)

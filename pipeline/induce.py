@@ -27,9 +27,10 @@ from pmask.common.files import check_outputs, is_stdout
 from pmask.common.labels import either, plural
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
 from pmask.common.probe_entries import PROBE_ENTRIES
-from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
+from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
+from pmask.pipeline.trees_output import check_trees_file, faithful_documents, write_trees
 from pmask.trees.registry import (
     DECODERS,
     DecodeInput,
@@ -183,7 +184,10 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if dec.needs_model and probe is not None:
         refuse_layer_zero([settings.layer], probe=probe)
         check_pairing(probe, settings.decoder)
-    if settings.faithful and probe is not None:
+    # Wu et al.'s discourse pipeline has its own checks; the word-level faithful ones below do not apply
+    faithful = settings.faithful and not faithful_documents(settings.faithful, settings.decoder, settings.root,
+                                                            sentences)
+    if faithful and probe is not None:
         own = PROBE_ENTRIES[probe].faithful if probe in PROBE_ENTRIES else None
         if own is None:
             pipelines = [n for n, e in PROBE_ENTRIES.items() if e.faithful]
@@ -197,17 +201,17 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
         raise SettingError(f"{{bias}} is the right-branching bias of the {biased} decoder, not of {settings.decoder}")
     if settings.root not in ROOT_MODES:
         raise SettingError(f"{{root}} must be one of {', '.join(sorted(ROOT_MODES))}, not '{settings.root}'")
-    if settings.faithful and not dec.supports_faithful:
+    if faithful and not dec.supports_faithful:
         names = [n for n, d in DECODERS.items() if d.supports_faithful]
         raise SettingError(f"{{faithful}} applies to the {', '.join(names[:-1])} and {names[-1]} decoders only")
-    if settings.faithful and settings.root != "gold" and dec.task == "dependency" and not dec.undirected:
+    if faithful and settings.root != "gold" and dec.task == "dependency" and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
     if ignored := [name for name in dec.ignores if getattr(settings, name, None) not in (None, False, "none")]:
         why, them = " (it reads span charts, not word-pair matrices)" if dec.spans else "", len(ignored) > 1
         raise SettingError(f"{{decoder}} {settings.decoder} takes no {' or '.join(f'{{{n}}}' for n in ignored)}"
                            f"{why}; leave {'them' if them else 'it'} out")
-    if settings.faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
+    if faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
         raise SettingError(f"{{faithful}} {settings.decoder} is the paper's pipeline on the [CLS] layout, which "
                            "takes no {symmetrize} or {absolute}")
     if settings.root == "gold" and dec.task == "dependency":
@@ -249,30 +253,6 @@ def _no_gold_heads(s: Sentence, decoder: str) -> str:
             f"as CoNLL-U, to a .conllu file)")
 
 
-def check_trees_file(output: str | Path, decoder: str) -> None:
-    """Refuse an output named for the other kind of tree than ``decoder`` writes (standard output takes
-    either): dependency trees are CoNLL-U, which is read back from a .conllu or .conll name only
-    (:func:`pmask.corpora.prediction_format`), and bracketed trees must not take such a name.
-
-    Raises:
-        SettingError: naming the output and ``{decoder}``.
-    """
-    if is_stdout(output):
-        return
-    written = prediction_format(output)   # None: read back as bracketed trees
-    conllu = written is not None and written.task == "dependency"
-    task = decoder_task(decoder)
-    if task == "dependency" and not conllu:
-        other = task_info("constituency").default_decoder
-        raise SettingError(f"{output}: {{decoder}} {decoder} writes dependency trees as CoNLL-U, which is read back "
-                           f"from a .conllu or .conll file only; name the output .conllu (or choose a constituency "
-                           f"decoder such as {other} for bracketed trees)")
-    if task == "constituency" and conllu:
-        other = task_info("dependency").default_decoder
-        raise SettingError(f"{output}: {{decoder}} {decoder} writes bracketed trees, one per line, not CoNLL-U; name "
-                           f"the output e.g. .txt (or choose a dependency decoder such as {other} for CoNLL-U)")
-
-
 def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike | None] | None,
                     settings: ParseSettings, summary: ParseSummary | None = None) -> Iterator[Parsed]:
     """Decode one tree per sentence; ``impacts`` may be None for decoders that need no model.
@@ -312,7 +292,7 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                             multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
                             where=sent.where(), distance=bool(getattr(impact, "distance", False)),
                             bias=settings.bias, symmetrize=settings.symmetrize, absolute=settings.absolute,
-                            keep=None if sent.upos is None else [u != "PUNCT" for u in sent.upos])
+                            keep=None if sent.upos is None else [u != "PUNCT" for u in sent.upos], unit=sent.unit)
             out = decode(settings.decoder, x)
             summary.parsed += 1
             if task == "dependency":
@@ -361,7 +341,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     output = Path(output)
     dec = get_decoder(settings.decoder)
     check_outputs([output, None if is_stdout(output) else meta_path(output)], source.inputs())   # before any work
-    check_trees_file(output, settings.decoder)
+    check_trees_file(output, settings.decoder, source.sentences)
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")
     impacts = model_desc = impact = None
@@ -382,10 +362,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     coverage = getattr(source, "coverage", None)   # an unfinished store read anyway (sources may lack it)
     if coverage:
         corpus["unfinished_store"] = coverage
-    if dec.task == "dependency":
-        write_conllu([p.sentence for p in parsed], [p.heads for p in parsed], output, deprel=deprel)
-    else:
-        write_brackets([p.tree for p in parsed], output)
+    write_trees(parsed, output, dec.task, deprel)
     provenance = Provenance(
         task=dec.task, settings=settings.to_dict(), model=model_desc, impact=impact, corpus=corpus,
         sentences=summary.sentences, parsed=summary.parsed, skipped=summary.skipped,

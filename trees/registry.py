@@ -39,6 +39,7 @@ from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
+from pmask.trees.faithful_discourse import faithful_discourse
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
@@ -67,6 +68,8 @@ class DecodeInput:
             ``connect-adjacent`` joins the kept words whenever it is given.
         symmetrize, absolute: how F is made symmetric, after ``|F|`` with ``absolute``, before any
             decoder reads it (:func:`pmask.trees.undirected.symmetrize`).
+        unit: "word", or "edu" for a document (``faithful`` is then Wu et al.'s discourse pipeline,
+            :mod:`pmask.trees.faithful_discourse`, for eisner, cle and the chains).
     """
 
     words: Sequence[str]
@@ -82,6 +85,7 @@ class DecodeInput:
     keep: Sequence[bool] | None = None
     symmetrize: str = "none"
     absolute: bool = False
+    unit: str = "word"
     rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -160,6 +164,8 @@ def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable)
             if x.distance:
                 raise DecodeError(f"{x.place}faithful {name} is the paper's pipeline for perturbed-masking impacts, "
                                   "not for distances")
+            if x.unit == "edu":
+                return faithful_discourse(name, x.F_cls, x.root, where=x.where)
             return faithful_algorithm(x.F_cls, x.root, where=x.where)
         scores = dependency_scores(_affinity(x, name), where=x.where)
         if scores.shape[0] != x.n + 1:
@@ -175,6 +181,14 @@ def _undirected(name: str, algorithm: Callable) -> Callable[[DecodeInput], Any]:
         if x.faithful and x.keep is None:
             raise DecodeError(f"{x.place}faithful {name} leaves punctuation out of the tree, which needs UPOS tags")
         return orient(algorithm(W, x.keep if x.faithful else None), x.n, x.root)
+    return run
+
+
+def _chain(name: str, chain: Callable) -> Callable[[DecodeInput], Any]:
+    def run(x: DecodeInput) -> np.ndarray:
+        if x.faithful and x.unit == "edu":   # Wu et al.'s discourse chains: the last EDU left out
+            return faithful_discourse(name, None, x.root, n=x.n, where=x.where)
+        return chain(x.n, root=x.root)
     return run
 
 
@@ -210,9 +224,9 @@ _ENTRIES = [
     Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
             "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
             "--root only directs them", supports_faithful=True, undirected=True),
-    Decoder("right-chain", "dependency", lambda x: baselines.right_chain(x.n, root=x.root), False,
+    Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
             "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True),
-    Decoder("left-chain", "dependency", lambda x: baselines.left_chain(x.n, root=x.root), False,
+    Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
             "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True),
     Decoder("random-projective", "dependency", lambda x: baselines.random_projective(x.n, x.rng, root=x.root),
             False, "uniformly random single-rooted projective tree", baseline=True),

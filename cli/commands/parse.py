@@ -82,9 +82,10 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 def check(args: argparse.Namespace) -> None:
     from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
+    from pmask.pipeline.trees_output import is_scidtb_output
 
     check_cache_store(args)
-    if args.decoder is not None:   # else the input's task decides (after reading it)
+    if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
     if reads_impacts(args):
         refuse_layer_zero([args.layer], probe=probes_of(args)[0])

@@ -21,6 +21,7 @@ from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
 from pmask.corpora import STDIN, Sentence
 from pmask.corpora.provenance import Provenance, read_provenance
+from pmask.corpora.sentence import is_documents
 from pmask.eval.comparison.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.comparison.tables import Comparison, ComparisonRow
 from pmask.eval.outputs.writers import Task
@@ -79,16 +80,18 @@ def score_pairs(task: str, pairs: Sequence[tuple[Any, Sentence]], *, punct: str 
     return row
 
 
-def _baseline_input(task: str, gold: Sentence, root: str, seed: int) -> DecodeInput:
+def _baseline_input(task: str, gold: Sentence, root: str, seed: int, faithful: bool = False) -> DecodeInput:
     """What a baseline decodes for ``gold``: its words, the gold root (root="gold", dependency), a seed,
-    and its non-punctuation words (as ``parse`` gives them; connect-adjacent joins those)."""
+    its non-punctuation words (as ``parse`` gives them; connect-adjacent joins those), and its unit
+    (``faithful`` on documents: Wu et al.'s chains, the last EDU left out)."""
     return DecodeInput(words=list(gold.words), root=gold.root if task == "dependency" and root == "gold" else None,
-                       seed=seed, keep=None if gold.upos is None else [u != "PUNCT" for u in gold.upos])
+                       seed=seed, keep=None if gold.upos is None else [u != "PUNCT" for u in gold.upos],
+                       faithful=faithful, unit=gold.unit)
 
 
 def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
-                    seed: int = 0, names: Sequence[str] | None = None, scores: Sequence[str] = ()
-                    ) -> dict[str, ScoreSet]:
+                    seed: int = 0, names: Sequence[str] | None = None, scores: Sequence[str] = (),
+                    faithful: bool = False) -> dict[str, ScoreSet]:
     """``{name: scores}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of the
     task, as the registry lists them; the random ones seeded per sentence, ``seed`` + its index), each
     with every score of the task (optional ones named in ``scores``); ``punct`` and ``root`` (``"gold"``
@@ -104,7 +107,7 @@ def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "inclu
     names = task_info(task).baselines if names is None else names
     out: dict[str, ScoreSet] = {}
     for name in names:
-        out[name] = score_pairs(task, [(decode(name, _baseline_input(task, gold, root, seed + index)), gold)
+        out[name] = score_pairs(task, [(decode(name, _baseline_input(task, gold, root, seed + index, faithful)), gold)
                                        for index, gold in enumerate(golds)], punct=punct, scores=scores)
     return out
 
@@ -317,7 +320,10 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         meta = {"gold": str(gold_path), "pred": pred_name, "max_words": max_words}
     check_scored(task, cast(Any, score.main), pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
-    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, scores=scores) if baselines else {}
+    # under Wu et al.'s discourse pipeline, their two chains (the last EDU dropped) are the baselines
+    faithful = task == "dependency" and bool(settings.get("faithful")) and is_documents(golds)
+    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, scores=scores, faithful=faithful,
+                           names=("right-chain", "left-chain") if faithful else None) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,

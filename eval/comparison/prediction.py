@@ -23,7 +23,7 @@ STDIN_PREDICTION = "<stdin>"
 
 
 def read_prediction(path: Path) -> tuple[str, list]:
-    """(its task, its sentences) for a prediction in a format pmask writes predictions in (CoNLL-U:
+    """(its task, its sentences) for a prediction in a format pmask writes predictions in (CoNLL-U, SciDTB:
     ``"dependency"``; :func:`pmask.corpora.prediction_format`), else ('constituency', trees) for bracketed trees.
 
     ``-`` reads standard input, CoNLL-U or bracketed trees as its content looks

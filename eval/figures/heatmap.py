@@ -1,10 +1,9 @@
 """Impact-map heatmaps: PNG/SVG/PDF through matplotlib, or one self-contained HTML file.
 
-Convention: ``F`` is the n×n word-level impact matrix, ``F[i][j]`` = impact of word j on
-word i. Rows (y axis) are the measured word i, columns (x axis) the masked word j.
-``gold_heads`` follows CoNLL-U: ``gold_heads[k-1]`` is the 1-based head of word k, 0 = ROOT;
-the gold arc of word k is drawn on cell (row k-1, column h-1) and the root word's row is
-marked as a whole.
+Convention: ``F`` is the n×n word-level impact matrix, ``F[i][j]`` = impact of word j on word i. Rows (y axis)
+are the measured word i, columns (x axis) the masked word j. ``gold_heads`` follows CoNLL-U: ``gold_heads[k-1]``
+is the 1-based head of word k, 0 = ROOT; the gold arc of word k is drawn on cell (row k-1, column h-1) and the
+root word's row is marked as a whole.
 
 The drawing behind ``pmask heatmap`` (:mod:`pmask.cli.commands.heatmap`, through
 :mod:`pmask.eval.figures.impact_maps`).
@@ -67,8 +66,9 @@ def _check_heads(given: Sequence[int] | None, n: int, where: str, what: str) -> 
     return heads
 
 
-def _short(word: str) -> str:
-    return word if len(word) <= MAX_LABEL_CHARS else word[: MAX_LABEL_CHARS - 1] + "…"
+def _short(word: str) -> str:   # a unit of many words (an EDU) is cut after a whole word
+    cut = word[: MAX_LABEL_CHARS - 1]
+    return word if len(word) <= MAX_LABEL_CHARS else (cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut) + "…"
 
 
 def _check(F: Any, words: Sequence[str], gold_heads: Sequence[int] | None, where: str

@@ -10,6 +10,9 @@ Conventions (heads are CoNLL-U style: ``heads[k-1]`` = head of word k, 1-based, 
   edge twice).  For tree-shaped predictions without exclusions this is |E_pred ∩ E_gold| / n.
 * ``punct_mask[k-1] = True`` excludes word k from scoring (neither numerator nor denominator),
   but it still counts as a head for the others.  Default: every word scored (the paper's setting).
+* A head of :data:`~pmask.corpora.sentence.NO_HEAD` (-1) is no head: predicted, it is wrong (the
+  last EDU that ``--faithful`` discourse drops); gold (an EDU whose SciDTB parent is -1), nothing
+  can match it. Either way the unit is scored and counted wrong, as in Wu et al.'s scoring.
 * All reported figures are percentages (0-100); 0.0 when nothing was scored.
 * Breakdowns by gold relation count a subtyped relation under its universal relation
   (``nmod:poss`` under ``nmod``), UD's convention for comparing treebanks, unless asked to keep
@@ -23,14 +26,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pmask.common.errors import DecodeError, PmaskError
-from pmask.corpora.sentence import Sentence
+from pmask.corpora.sentence import NO_HEAD, Sentence
 from pmask.eval.scores.percent import percent
 from pmask.eval.scores.score import Column, Score
 
 if TYPE_CHECKING:
     import numpy as np
 
-LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10")
+LENGTH_BUCKETS = ("root", "1", "2", "3", "4", "5", "6-10", ">10", "no head")
 
 #: The breakdowns of a dependency score (:meth:`DependencyScore.breakdowns`), in the order they are printed.
 BREAKDOWNS = ("relation", "arc_length", "sentence_length")
@@ -52,7 +55,10 @@ def relation_title(subtypes: bool = False) -> str:
 
 
 def length_bucket(dependent: int, head: int) -> str:
-    """Bucket of a gold arc: 'root' for head 0, else |dependent − head| as '1'…'5', '6-10', '>10'."""
+    """Bucket of a gold arc: 'root' for head 0, else |dependent − head| as '1'…'5', '6-10', '>10' ('no head'
+    for :data:`~pmask.corpora.sentence.NO_HEAD`)."""
+    if head == NO_HEAD:
+        return "no head"
     if head == 0:
         return "root"
     d = abs(dependent - head)
@@ -123,7 +129,7 @@ def _as_heads(heads: Sequence[int] | np.ndarray, n: int, what: str, sent_id: str
             value = operator.index(h)
         except TypeError:
             raise DecodeError(f"sentence {sent_id}: {what} head {h!r} of word {k} is not an integer") from None
-        if not 0 <= value <= n:
+        if not (0 <= value <= n or value == NO_HEAD):
             raise DecodeError(f"sentence {sent_id}: {what} head {value} of word {k} is out of range 0..{n}")
         out.append(value)
     return out
@@ -162,14 +168,14 @@ class DependencyScore(Score):
         if punct_mask is not None and len(punct_mask) != n:
             raise DecodeError(f"sentence {sent_id}: punctuation mask of {len(punct_mask)} for {n} words")
 
-        gold_edges = {frozenset((k, h)) for k, h in enumerate(gold, start=1)}
+        gold_edges = {frozenset((k, h)) for k, h in enumerate(gold, start=1) if h != NO_HEAD}
         matched: set[frozenset[int]] = set()
         scored = correct = undirected = 0
         for k in range(1, n + 1):
             if punct_mask is not None and punct_mask[k - 1]:
                 continue
             scored += 1
-            ok = pred[k - 1] == gold[k - 1]
+            ok = pred[k - 1] == gold[k - 1] != NO_HEAD
             correct += ok
             edge = frozenset((k, pred[k - 1]))
             if edge in gold_edges and edge not in matched:

@@ -27,6 +27,10 @@ from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.common.tokenization import TOKENIZE_ENTRIES, tokenize_mode
 from pmask.perturb.alignment import get_aligner
 
+#: The metrics of the pair probe over documents of EDUs (on the mean of each EDU's piece states; the first is
+#: the default, which outranks a model's recorded one: ``prob`` and ``cpmi`` read one piece's probability).
+DOCUMENT_METRICS = ("dist", "cos")
+
 
 @dataclass(frozen=True)
 class ImpactSettings:

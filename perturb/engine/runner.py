@@ -42,6 +42,7 @@ from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
 from pmask.perturb.encoders import Encoder, make_encoder, pack
+from pmask.perturb.engine.documents import document_run
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
@@ -134,6 +135,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
         job_type = entry.job
     entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
+    sentences, job_type = document_run(model, sentences, metric, impact.subword or "avg", tokenize, job_type)
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress, done)
 

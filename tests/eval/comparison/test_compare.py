@@ -164,3 +164,14 @@ def test_repr_of_a_bracket_evaluation(tmp_path):
     assert len(text) < 2000 and "constituency" in text and "Sentence F1" in text, text
     assert repr(evaluation.score).startswith("ScoreSet(BracketScore(") and "f1_sentence=" in repr(evaluation.score)
     assert "sentences=0" in repr(DependencyScore())
+
+
+def test_faithful_discourse_baselines_are_their_chains():
+    """Under Wu et al.'s discourse pipeline the chains leave the last EDU out (scored wrong)."""
+    from pmask.corpora import Sentence
+    from pmask.eval.comparison.compare import baseline_scores
+
+    doc = Sentence(id="d", words=["a", "b", "c", "d"], heads=[0, 1, 2, 3], unit="edu")
+    clean = baseline_scores("dependency", [doc], names=["left-chain"])["left-chain"]
+    theirs = baseline_scores("dependency", [doc], names=["left-chain"], faithful=True)["left-chain"]
+    assert (clean.correct, theirs.correct, theirs.total) == (4, 3, 4)
