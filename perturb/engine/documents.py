@@ -32,7 +32,7 @@ from pmask.common.labels import plural
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS
-from pmask.perturb.engine.jobs import NO_WORD, SentenceJob, _compare
+from pmask.perturb.engine.jobs import NO_WORD, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
 
 
@@ -165,7 +165,7 @@ class DocumentJob(SentenceJob):
                 base = job.base[:, torch.as_tensor(slots[compare], device=device)].transpose(0, 1)   # [G, L, D]
                 current = pooled[torch.as_tensor(compare, device=device)]
                 targets.append((job, slots[compare], columns[compare],
-                                _compare(batch.metric, base, current).cpu().numpy()))
+                                batch.metric.comparison()(base, current).cpu().numpy()))
 
         def record() -> None:
             for job, rows, cols, impacts in targets:

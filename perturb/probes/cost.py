@@ -103,7 +103,7 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
     if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
         sequences = own(list(pieces))
     else:
-        formula = probe_entry(probe).sequences
+        formula: Any = probe_entry(probe).sequences   # distortion's takes its metric too
         takes_metric = metric is not None and "metric" in inspect.signature(formula).parameters
         sequences = formula(len(pieces), metric) if takes_metric else formula(len(pieces))
     return sequences, sequences * length
