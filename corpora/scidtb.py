@@ -229,7 +229,7 @@ def write_scidtb(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
         OutputError: several documents for one file, or a folder that cannot be made.
     """
     path = Path(path)
-    if path.suffix.lower() in (SUFFIX, ".json"):
+    if path.suffix and not path.is_dir():   # a file (.dep or .json): one document
         if len(sentences) != 1:
             raise OutputError(f"{path}: one SciDTB file holds one document, not {len(sentences)}; name a folder "
                               f"to write one file per document")

@@ -31,6 +31,8 @@ Example:
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from pmask.common.errors import DecodeError, at
@@ -94,16 +96,29 @@ def faithful_discourse(decoder: str, F_cls: np.ndarray | None, root: int | None,
     if decoder not in DISCOURSE_DECODERS:
         raise DecodeError(f"{at(where)}--faithful on documents is Wu et al.'s discourse pipeline: "
                           f"{', '.join(DISCOURSE_DECODERS)}, not {decoder}")
-    F, n, r = _cut(F_cls if decoder in ("eisner", "cle") else None, n if F_cls is None else F_cls.shape[0] - 1,
-                   root, where)
-    m = n   # nodes 0..n-1 after the cut
-    if decoder == "eisner":
-        F[r, :] = 0
-        F[r, 0] = 1
-        heads = eisner_core(F.T, single_root=False)[1:]
-    elif decoder == "cle":
-        heads = dozat_cle(F, r, where)
-    else:
-        step = 1 if decoder == "right-chain" else -1
-        heads = np.array([0 if k == r else k + step for k in range(1, m)], dtype=np.int64)
+    reads_F, decode = _WU_DECODERS[decoder]
+    F, n, r = _cut(F_cls if reads_F else None, n if F_cls is None else F_cls.shape[0] - 1, root, where)
+    heads = decode(F, r, n, where)   # nodes 0..n-1 after the cut
     return np.append(heads.astype(np.int64), NO_HEAD)
+
+
+def _eisner(F: np.ndarray, r: int, m: int, where: str | None) -> np.ndarray:
+    F[r, :] = 0   # their gold-root nudge: the root EDU's row zeroed, its entry for ROOT set to 1
+    F[r, 0] = 1
+    return eisner_core(F.T, single_root=False)[1:]
+
+
+def _cle(F: np.ndarray, r: int, m: int, where: str | None) -> np.ndarray:
+    return dozat_cle(F, r, where)
+
+
+def _chain(step: int) -> Callable[[Any, int, int, str | None], np.ndarray]:
+    def chain(F: Any, r: int, m: int, where: str | None) -> np.ndarray:
+        return np.array([0 if k == r else k + step for k in range(1, m)], dtype=np.int64)
+    return chain
+
+
+#: Wu et al.'s decoders: (whether it reads the cut matrix, how it decodes (F, root, nodes, where)).
+_WU_DECODERS: dict[str, tuple[bool, Callable[[Any, int, int, str | None], np.ndarray]]] = {
+    "eisner": (True, _eisner), "cle": (True, _cle), "right-chain": (False, _chain(1)),
+    "left-chain": (False, _chain(-1))}
