@@ -203,6 +203,10 @@ def to_markdown(result: Any) -> str:
                for t in result.treebanks if t.get("decoders_not_run")]
     if not_run:
         lines += ["", "Decoders not run where they do not fit the treebank's task: " + "; ".join(not_run) + "."]
+    skipped = [f"{t['treebank']} ({t.get('task', '?')}): {', '.join(t['probes_not_run'])}"
+               for t in result.treebanks if t.get("probes_not_run")]
+    if skipped:
+        lines += ["", "Probes not run where no decoder reads what they give: " + "; ".join(skipped) + "."]
     return "\n".join(lines) + "\n"
 
 
