@@ -195,13 +195,29 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         if store.heads:
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
-    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct,
-                                          seed=settings.seed, scores=scores).items():
+    undirected = any(get_decoder(d).undirected for p in settings.probes or () for d in decoders_for(tb, settings, p))
+    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct, seed=settings.seed,
+                                          scores=scores, undirected=undirected).items():
         key = {**base, "baseline": name, "root": root}
         out["baselines"].append({**key, **sc.summary(score, golds)})
         if (details := sc.breakdown(score)) is not None:
             out["breakdowns"].append({**key, **details})
     return out
+
+
+def _treebank_record(tb: Treebank, stores: dict[Any, Any], settings: BenchSettings, not_run: list[str],
+                     skipped: list[str]) -> dict[str, Any]:
+    """What ``results.json`` records of a treebank: its file, task, sentences, stores, decoders run and not run,
+    and the probes not scored on it (only when some are not)."""
+    store = next(iter(stores.values()))
+    return {"treebank": tb.name, "language": tb.language, "path": str(tb.path), "format": tb.fmt, "task": tb.task,
+            **tb.fingerprint, "sentences": len(tb.sentences), "words": sum(len(s) for s in tb.sentences),
+            "store": str(store.path), "skipped_too_long": len(store.skipped),
+            **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
+                           for k, s in stores.items()}} if len(stores) > 1 else {}),
+            "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
+                                           for d in decoders_for(tb, settings, p))),
+            "decoders_not_run": not_run, **({"probes_not_run": skipped} if skipped else {})}
 
 
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
@@ -260,17 +276,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         part = score_treebank(tb, stores, settings)
         for key in ("rows", "baselines", "breakdowns", "best_heads"):
             getattr(result, key).extend(part[key])
-        result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
-                                 "format": tb.fmt, "task": tb.task, **tb.fingerprint,
-                                 "sentences": len(tb.sentences),
-                                 "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(store.path), "skipped_too_long": len(store.skipped),
-                                 **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
-                                                for k, s in stores.items()}} if len(stores) > 1 else {}),
-                                 "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
-                                                                for d in decoders_for(tb, settings, p))),
-                                 "decoders_not_run": not_run[tb.name],
-                                 **({"probes_not_run": skipped[tb.name]} if skipped[tb.name] else {})})
+        result.treebanks.append(_treebank_record(tb, stores, settings, not_run[tb.name], skipped[tb.name]))
         if not_run[tb.name]:
             logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
                            ", ".join(not_run[tb.name]))

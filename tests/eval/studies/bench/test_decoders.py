@@ -1,9 +1,8 @@
-"""Issue 39 (items 1, 2, 10): a bench scores a probe only where some decoder reads what it gives, each row by
-its decoder's own headline (UUAS for undirected trees, against connect-adjacent), ``--hoover-uuas`` from the
-command line, and a finished bench read back. Expectations are literals or counted here from the gold file."""
+"""Issue 39 item 1: a bench scores a probe only where some benched decoder reads what it gives (distortion's span
+charts: cky, on constituency treebanks), skips it elsewhere with one line, and refuses one that fits no treebank
+before any model work. Expectations are literals (the README's rule: cky alone reads span charts)."""
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import SettingError
-from pmask.eval.studies.bench.run import BenchResult, BenchSettings, run_bench
+from pmask.eval.studies.bench.run import BenchSettings, run_bench
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
