@@ -86,9 +86,10 @@ class BenchResult(RichDisplay):
         data = read_earlier(Path(out_dir))
         if data is None:
             raise PmaskError(f"{out_dir}: no results.json (no finished bench there)")
+        tables = {key: list(data.get(key) or []) for key in ("rows", "baselines", "breakdowns", "best_heads")}
         return cls(settings=BenchSettings.from_dict(data["settings"]), model=dict(data.get("model") or {}),
-                   **{key: list(data.get(key) or []) for key in ("treebanks", "rows", "baselines", "breakdowns",
-                                                                   "best_heads")},
+                   treebanks=list(data.get("treebanks") or []), rows=tables["rows"], baselines=tables["baselines"],
+                   breakdowns=tables["breakdowns"], best_heads=tables["best_heads"],
                    timing=dict(data.get("timing") or {}))
 
     def to_markdown(self) -> str:
