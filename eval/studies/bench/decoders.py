@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.options import SPAN_PROBES
+from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.pipeline.request import default_decoders
 
@@ -50,10 +51,16 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
     """Per treebank, the probes no benched decoder can score there (no store is made for them there).
 
     Raises:
+        SettingError: an optional score asked (``hoover_uuas``) that scores the trees of none of the treebanks.
         SettingError: a probe that can be scored on none of the treebanks, or a treebank on which none of
             the probes can be scored (either would give no row at all), before any model work.
     """
     probes = list(settings.probes or ())
+    tasks = {tb.task for tb in treebanks}
+    for name, cls in optional_scores().items():   # an optional score no treebank's trees can have
+        if getattr(settings, name, False) and cls.task not in tasks:
+            raise SettingError(f"{{{name}}} scores {cls.task} trees, and every treebank given is a "
+                               f"{' and '.join(sorted(tasks))} treebank; leave {{{name}}} out")
     out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
     for probe in probes:
         if all(probe in out[tb.name] for tb in treebanks):

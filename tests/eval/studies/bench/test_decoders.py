@@ -57,3 +57,13 @@ def test_a_probe_that_fits_no_treebank_is_refused_before_any_work(tmp_path):
         run_bench([DATA / "mini.conllu"], tmp_path / "out", BenchSettings(model="x", probes=["distortion"]),
                   model_loader=refuse, progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_hoover_uuas_on_constituency_treebanks_alone_is_refused_before_any_work(tmp_path):
+    def refuse():
+        raise AssertionError("the model was loaded")
+
+    with pytest.raises(SettingError, match=r"hoover_uuas scores dependency trees.*constituency treebank"):
+        run_bench([DATA / "mini.mrg"], tmp_path / "out", BenchSettings(model="x", hoover_uuas=True),
+                  model_loader=refuse, progress=False)
+    assert not (tmp_path / "out").exists()
