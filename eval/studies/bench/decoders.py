@@ -56,15 +56,14 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
             the probes can be scored (either would give no row at all), before any model work.
     """
     probes = list(settings.probes or ())
-    tasks = {tb.task for tb in treebanks}
+    tasks = " and ".join(sorted({tb.task for tb in treebanks}))
     for name, cls in optional_scores().items():   # an optional score no treebank's trees can have
-        if getattr(settings, name, False) and cls.task not in tasks:
-            raise SettingError(f"{{{name}}} scores {cls.task} trees, and every treebank given is a "
-                               f"{' and '.join(sorted(tasks))} treebank; leave {{{name}}} out")
+        if getattr(settings, name, False) and cls.task not in {tb.task for tb in treebanks}:
+            raise SettingError(f"{{{name}}} scores {cls.task} trees, and every treebank given is a {tasks} treebank; "
+                               f"leave {{{name}}} out")
     out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
     for probe in probes:
         if all(probe in out[tb.name] for tb in treebanks):
-            tasks = " and ".join(sorted({tb.task for tb in treebanks}))
             given = (f"none of the decoders {', '.join(settings.decoders)} reads them" if settings.decoders
                      else f"no decoder of a {tasks} treebank reads them")
             raise SettingError(f"probe {probe} gives {_gives(probe)}, and {given}: every treebank given is a {tasks} "
