@@ -28,12 +28,21 @@ class TaskInfo:
         short_baselines: the baselines a many-row study reports next to the model (``bench``):
             the two fixed trees and one random tree.
         primary_baseline: the one baseline a model's best score is compared with.
+        undirected_baselines: baselines of undirected trees (scored by UUAS), reported next to the rows of
+            undirected decoders (``bench``); the first is their reference, as ``primary_baseline`` is the
+            others'.
     """
 
     name: str
     default_decoders: tuple[str, ...]
     short_baselines: tuple[str, ...]
     primary_baseline: str
+    undirected_baselines: tuple[str, ...] = ()
+
+    def reference(self, undirected: bool = False) -> str:
+        """The baseline a model's best score is compared with: the first undirected baseline for an
+        undirected decoder (when the task has one), else :attr:`primary_baseline`."""
+        return self.undirected_baselines[0] if undirected and self.undirected_baselines else self.primary_baseline
 
     @property
     def default_decoder(self) -> str:
@@ -48,7 +57,8 @@ class TaskInfo:
 #: The one per-task table: task name -> :class:`TaskInfo` (names checked against :data:`DECODERS`).
 TASK_TABLE: Mapping[str, TaskInfo] = MappingProxyType({t.name: t for t in (
     TaskInfo("dependency", default_decoders=("eisner", "cle"),
-             short_baselines=("right-chain", "left-chain", "random-projective"), primary_baseline="right-chain"),
+             short_baselines=("right-chain", "left-chain", "random-projective"), primary_baseline="right-chain",
+             undirected_baselines=("connect-adjacent",)),
     TaskInfo("constituency", default_decoders=("mart",),
              short_baselines=("right-branching", "left-branching", "random-binary"),
              primary_baseline="right-branching"),
@@ -64,7 +74,7 @@ def check_tasks(tasks: Mapping[str, TaskInfo]) -> None:
     for t in tasks.values():
         models, baselines = decoder_names(t.name, baseline=False), decoder_names(t.name, baseline=True)
         wrong = [n for n in t.default_decoders if n not in models] + [
-            n for n in (*t.short_baselines, t.primary_baseline) if n not in baselines]
+            n for n in (*t.short_baselines, t.primary_baseline, *t.undirected_baselines) if n not in baselines]
         if wrong or not t.default_decoders or t.primary_baseline not in t.short_baselines:
             raise ValueError(f"task {t.name}: {', '.join(wrong) or 'its defaults or primary baseline'} "
                              f"do not fit its {'/'.join(models)} decoders and {'/'.join(baselines)} baselines")

@@ -113,25 +113,29 @@ def sweep_result_png(result: Any) -> bytes | None:
 def bench_html(result: Any) -> str:
     """A :class:`~pmask.eval.studies.bench.run.BenchResult`: best layer per treebank and decoder, the score of
     every layer, and the baselines on the same sentences."""
-    from pmask.eval.studies.bench.results import best_layers, primary_key
+    from pmask.eval.scores.columns import decoder_headline, short_label
+    from pmask.eval.studies.bench.results import best_layers
+    from pmask.eval.studies.bench.rows import primary_key
 
     best = best_layers(result)
     parts = [el("div", "Best layer per treebank", style=style(font_weight=600, margin="6px 0 2px")),
-             html_table(["Treebank", "Language", "Decoder", "Best layer", "Score", "Baseline", "Baseline score",
-                         "Margin"],
-                        [[b["treebank"], b["language"], b["decoder"], b["layer"], b["score"], b["baseline"],
-                          b["baseline_score"], b["margin"]] for b in best],
-                        numeric=[False, False, False, True, True, False, True, True],
-                        percent=[False] * 4 + [True, False, True, True])]
+             html_table(["Treebank", "Language", "Decoder", "Scored by", "Best layer", "Score", "Baseline",
+                         "Baseline score", "Margin"],
+                        [[b["treebank"], b["language"], b["decoder"], short_label(b["metric"]), b["layer"], b["score"],
+                          b["baseline"], b["baseline_score"], b["margin"]] for b in best],
+                        numeric=[False, False, False, False, True, True, False, True, True],
+                        percent=[False] * 5 + [True, False, True, True])]
     layers = sorted({r["layer"] for r in result.rows})
     cells: dict[tuple[str, str], dict[int, Any]] = {}
     for r in result.rows:
         cells.setdefault((r["treebank"], r["decoder"]), {})[r["layer"]] = r[primary_key(r)]
-    parts += [el("div", "Score by layer (UAS; sentence F1 for PTB)", style=style(font_weight=600, margin="10px 0 2px")),
-              scroll(html_table(["Treebank", "Decoder"] + [f"L{k}" for k in layers],
-                                [[tb, dec] + [by.get(k) for k in layers] for (tb, dec), by in cells.items()],
-                                numeric=[False, False] + [True] * len(layers),
-                                percent=[False, False] + [True] * len(layers)))]
+    parts += [el("div", "Score by layer (UAS; UUAS for undirected decoders; sentence F1 for PTB)",
+                 style=style(font_weight=600, margin="10px 0 2px")),
+              scroll(html_table(["Treebank", "Decoder", "Scored by"] + [f"L{k}" for k in layers],
+                                [[tb, dec, short_label(decoder_headline(dec))] + [by.get(k) for k in layers]
+                                 for (tb, dec), by in cells.items()],
+                                numeric=[False, False, False] + [True] * len(layers),
+                                percent=[False, False, False] + [True] * len(layers)))]
     names = list(dict.fromkeys(b["baseline"] for b in result.baselines))
     if names:
         rows = []

@@ -1,21 +1,36 @@
 """Which decoders a bench runs on a treebank under a probe: the requested ones that fit the treebank's
-task and read what the probe gives (span charts or word-pair matrices), the task's defaults otherwise.
-``settings`` is a :class:`pmask.eval.studies.bench.run.BenchSettings` (its ``decoders``)."""
+task and read what the probe gives (span charts or word-pair matrices), the task's defaults otherwise;
+and which probes cannot be scored on a treebank at all (distortion's span charts on a dependency
+treebank: no decoder there reads them), skipped there and named.
+``settings`` is a :class:`pmask.eval.studies.bench.run.BenchSettings` (its ``decoders``, ``probes``)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.common.errors import PmaskError
+from pmask.common.errors import PmaskError, SettingError
 from pmask.common.options import SPAN_PROBES
+from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.pipeline.request import default_decoders
 
-__all__ = ["decoders_for", "decoders_not_run"]
+__all__ = ["decoders_for", "decoders_not_run", "not_scored_line", "probes_not_run"]
+
+
+def _gives(probe: str | None) -> str:
+    return "span charts" if probe in SPAN_PROBES else "word-pair matrices"
+
+
+def not_scored_line(probe: str, treebank: Treebank) -> str:
+    """The line saying that ``probe`` is not scored on ``treebank`` (no benched decoder of its task reads
+    what the probe gives)."""
+    return (f"probe {probe} gives {_gives(probe)}, which no benched decoder of a {treebank.task} treebank reads: "
+            f"not scored on {treebank.name}")
 
 
 def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) -> list[str]:
     """The requested decoders that fit the treebank's task (the task's defaults when none were given) and,
-    given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices)."""
+    given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices);
+    empty when none does (the probe is not scored on that treebank: :func:`probes_not_run`)."""
     from pmask.eval.studies.bench.scoring import task_of
     from pmask.trees.registry import decoder_reads_spans
 
@@ -23,17 +38,41 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) ->
         return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
     if settings.decoders is None:   # the defaults of every run (pmask.pipeline.request), each one benched
-        if probe in SPAN_PROBES and treebank.task == "constituency":
-            return list(default_decoders(treebank.task, probe))
-        return list(default_decoders(treebank.task))
+        candidates = default_decoders(treebank.task, probe) if probe in SPAN_PROBES else default_decoders(treebank.task)
+        return [d for d in candidates if task_of(d) == treebank.task and fits(d)]
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:
         raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(settings.decoders)} "
                          f"produces {treebank.task} trees")
-    if probe is not None and not any(fits(d) for d in chosen):
-        raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(chosen)} reads the "
-                         f"{'span charts' if probe in SPAN_PROBES else 'word-pair matrices'} of probe {probe}")
     return [d for d in chosen if fits(d)]
+
+
+def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, list[str]]:
+    """Per treebank, the probes no benched decoder can score there (no store is made for them there).
+
+    Raises:
+        SettingError: an optional score asked (``hoover_uuas``) that scores the trees of none of the treebanks.
+        SettingError: a probe that can be scored on none of the treebanks, or a treebank on which none of
+            the probes can be scored (either would give no row at all), before any model work.
+    """
+    probes = list(settings.probes or ())
+    tasks = " and ".join(sorted({tb.task for tb in treebanks}))
+    for name, cls in optional_scores().items():   # an optional score no treebank's trees can have
+        if getattr(settings, name, False) and cls.task not in {tb.task for tb in treebanks}:
+            raise SettingError(f"{{{name}}} scores {cls.task} trees, and every treebank given is a {tasks} treebank; "
+                               f"leave {{{name}}} out")
+    out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
+    for probe in probes:
+        if all(probe in out[tb.name] for tb in treebanks):
+            given = (f"none of the decoders {', '.join(settings.decoders)} reads them" if settings.decoders
+                     else f"no decoder of a {tasks} treebank reads them")
+            raise SettingError(f"probe {probe} gives {_gives(probe)}, and {given}: every treebank given is a {tasks} "
+                               "treebank; leave it out of {probe}")
+    for tb in treebanks:
+        if probes and len(out[tb.name]) == len(probes):
+            raise SettingError(f"{tb.path}: none of the probes {', '.join(probes)} can be scored on a {tb.task} "
+                               "treebank; leave it out, or add a probe whose trees it holds to {probe}")
+    return out
 
 
 def decoders_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, list[str]]:

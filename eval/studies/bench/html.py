@@ -53,7 +53,7 @@ def read_bench(bench_dir: Path) -> dict[str, Any]:
     rows = _rows(data, "rows", ROW_KEYS, KEPT_ROW_KEYS, path)
     if not rows:
         raise PmaskError(f"{path}: no rows")
-    from pmask.eval.studies.bench.results import row_probe, several_metrics
+    from pmask.eval.studies.bench.rows import row_probe, several_metrics
 
     several = several_metrics(rows)   # bench --metrics: the page shows "pair cpmi" as a probe of its own
     rows = [{**r, "probe": row_probe(r, several)} if several else r for r in rows]

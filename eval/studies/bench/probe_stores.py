@@ -6,10 +6,12 @@ they are); every other probe gets ``OUTDIR/stores/<treebank>.<probe>``. A bench 
 
 Best head (probes that keep every attention head: ``attention``, ``distance`` with ``jsd`` or
 ``hellinger``): choosing one head out of L × H on the sentences it is then scored on flatters
-the probe, so the (layer, head) with the best headline score (UAS, or sentence-level F1) is
+the probe, so the (layer, head) with the best score by the decoder's headline (UAS; UUAS for an
+undirected decoder; sentence-level F1: :func:`pmask.eval.scores.columns.decoder_headline`) is
 chosen on the sentences at EVEN positions of the treebank (0, 2, 4, … of the sentences read,
 after ``--limit``) and reported on those at ODD positions (1, 3, 5, …), next to the reference
-baseline (right-chain, or right-branching) scored on the same odd half. Ties go to the lower
+baseline (right-chain; connect-adjacent for an undirected decoder; right-branching) scored on the
+same odd half. Ties go to the lower
 layer, then the lower head.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.options import DEFAULT_PROBE
-from pmask.eval.scores.columns import headline_key
+from pmask.eval.scores.columns import decoder_headline
 from pmask.trees.tasks import task_info
 
 #: How the best-head rows say where the head was chosen and where it was scored.
@@ -63,12 +65,14 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         decoders: the decoders scored.
 
     Returns:
-        Rows ``{treebank, language, probe, decoder, root, layer, head, choose_score, score, sentences,
+        Rows ``{treebank, language, probe, decoder, root, layer, head, choose_score, score, scored_by (the
+        score: uas, uuas or f1_sentence), sentences,
         baseline, baseline_score, margin, chosen_on, reported_on}``.
     """
     from pmask.eval.studies.bench import scoring as sc
     from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.source import ImpactSource
+    from pmask.trees.registry import get_decoder
 
     if len(tb.sentences) < 2:   # no sentence to report on
         return []
@@ -81,7 +85,7 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         for layer in layers:
             for decoder in decoders:
                 score, golds = _score(sc, chosen_sents, pick(per_layer[layer], choose), decoder, layer, settings)
-                grid[decoder][layer, head] = sc.summary(score, golds)[_key(tb)]
+                grid[decoder][layer, head] = sc.summary(score, golds)[decoder_headline(decoder)]
     rows = []
     for decoder in decoders:
         scores = grid[decoder]
@@ -90,21 +94,18 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         source = ImpactSource(list(tb.sentences), tb.path, store=store, model=ModelSpec(head=head))
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
-        reported = sc.summary(score, golds)
-        name = task_info(tb.task).primary_baseline
-        base = sc.summary(sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct,
-                                             seed=settings.seed)[name], golds)[_key(tb)] if golds else None
+        reported, key, undirected = sc.summary(score, golds), decoder_headline(decoder), get_decoder(decoder).undirected
+        name = task_info(tb.task).reference(undirected)
+        baselines = sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct, seed=settings.seed,
+                                       undirected=undirected) if golds else {}
+        base = sc.summary(baselines[name], golds)[key] if golds else None
         rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
                      "root": settings.root if tb.task == "dependency" else None, "layer": layer, "head": head,
-                     "choose_score": value, "score": reported[_key(tb)], "sentences": reported["sentences"],
-                     "baseline": name, "baseline_score": base,
-                     "margin": None if base is None else reported[_key(tb)] - base,
+                     "choose_score": value, "score": reported[key], "scored_by": key,
+                     "sentences": reported["sentences"],
+                     "baseline": name, "baseline_score": base, "margin": None if base is None else reported[key] - base,
                      "chosen_on": CHOSEN_ON, "reported_on": REPORTED_ON})
     return rows
-
-
-def _key(tb: Any) -> str:
-    return headline_key(tb.task)
 
 
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,

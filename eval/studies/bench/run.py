@@ -19,26 +19,18 @@ import functools
 import logging
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
-from pmask.common.errors import PmaskError, SettingError
+from pmask.common.errors import PmaskError
 from pmask.common.files import Output, check_output, make_output_folder
-from pmask.common.labels import either, plural
-from pmask.common.options import (
-    PUNCT_MODES,
-    ROOT_MODES,
-    SYMMETRIZE_MODES,
-    check_choice,
-    resolve_layers,
-    split_metrics,
-    split_probes,
-)
+from pmask.common.labels import plural
+from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
-from pmask.eval.scores.columns import optional_scores
-from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run
+from pmask.eval.studies.bench.bench_settings import BenchSettings
+from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
 from pmask.eval.studies.bench.probe_stores import best_heads, store_dir
 from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
@@ -47,142 +39,12 @@ from pmask.perturb.fill.distributed import is_main_rank
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
-from pmask.pipeline.induce import refuse_layer_zero
-from pmask.pipeline.request import Decoding, Inputs, Request, probe_request, resolve
-from pmask.trees.registry import DECODERS, get_decoder
+from pmask.trees.registry import get_decoder
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BenchResult", "BenchSettings", "decoders_for", "decoders_not_run", "ensure_stores", "run_bench",
-           "score_treebank"]
-
-
-@dataclass
-class BenchSettings:
-    """What a bench run does; recorded in ``results.json``.
-
-    ``model``: the model and how impacts are computed with it (a name stands for ``ModelSpec(name)``;
-    unset impact settings take each probe's defaults; ``model.head`` is decoded by the probes that
-    keep every head). ``probes``: each scored on its own store (None: the model's probe, else
-    pair). ``layers``: ints (0 = embeddings, negative from the top) or ``"all"`` (1..L);
-    ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
-    first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
-    N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
-    distance-split decoder's right-branching bias; ``hoover_uuas``: add Hoover et al.'s UUAS to the rows
-    and baselines of dependency treebanks (recorded only when set).
-    """
-
-    model: ModelSpec
-    layers: Sequence[int] | str = "all"
-    decoders: Sequence[str] | None = None
-    root: str | None = None     # None: gold when every sentence of the dependency treebanks has gold heads
-    limit: int | None = None
-    punct: str = "include"
-    seed: int = 0
-    probes: Sequence[str] | None = None
-    bias: float = 0.0
-    max_words: int | None = None
-    symmetrize: str | None = None   # F made symmetric before decoding (Hoover et al.; None: none)
-    absolute: bool = False     # |F| before that
-    metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
-    hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
-    _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
-
-    def __post_init__(self) -> None:
-        spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
-        self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
-        impact = spec.impact
-        if self.metrics is not None:
-            self.metrics = tuple(split_metrics(self.metrics))
-            if impact.metric is not None:   # --metric M is --metrics M
-                raise SettingError("{metric} and {metrics} both given: name every metric in {metrics}")
-            if len(self.metrics) == 1:   # the one-metric case is --metric's
-                impact, self.metrics = replace(impact, metric=self.metrics[0]), None
-        self._subword = impact.subword
-        # the probe and (unless given) the metric are chosen per probe by spec_for; the shared settings now
-        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None)))).impact
-        self.model = replace(spec, impact=replace(shared, probe=None, metric=impact.metric))
-
-    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
-        """The model spec ``probe`` runs with (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
-        :attr:`metrics`; its default subword policy unless one was given), else the metric given or the probe's
-        default; the head only for a probe keeping every head."""
-        impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
-                                                                  subword=self._subword)
-        return probe_request(Request(replace(self.model, impact=impact)), probe).model
-
-    def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
-        """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
-        run (root gold when every sentence of the dependency treebanks has gold heads)."""
-        dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
-        gold = all(s.root is not None for s in dependency)
-        done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
-                       Inputs(gold_heads=gold))
-        self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
-
-    def metric_for(self, probe: str) -> str:
-        """The metric ``probe`` runs with (with several :attr:`metrics`: the first)."""
-        return self.metrics[0] if self.metrics else str(self.spec_for(probe).impact.metric)
-
-    @property
-    def runs(self) -> list[tuple[str, str]]:
-        """``(probe, metric)`` of every store of a treebank: each probe with each of :attr:`metrics` (or its one)."""
-        if self.metrics:
-            return [(p, m) for p in self.probes or () for m in self.metrics]
-        return [(p, self.metric_for(p)) for p in self.probes or ()]
-
-    def store_metric(self, metric: str) -> str | None:
-        """The metric a store's folder is named by: None with one metric per probe (earlier releases' folders)."""
-        return metric if self.metrics else None
-
-    def scores_for(self, task: str) -> tuple[str, ...]:
-        """The optional scores asked (:attr:`hoover_uuas`) that score the trees of ``task``."""
-        return tuple(name for name, cls in optional_scores().items()
-                     if cls.task == task and getattr(self, name, False))
-
-    def head_for(self, probe: str) -> str | int | None:
-        """The head decoded for ``probe`` (None for a probe without a head axis)."""
-        return self.spec_for(probe).head
-
-    def check(self) -> None:
-        """One-line PmaskError for an unknown setting (before any work)."""
-        if self.root is not None:   # else chosen once the treebanks are read
-            check_choice("root mode", self.root, ROOT_MODES)
-        for probe, metric in self.runs:   # a metric some probe does not take: refused here, in one line
-            self.spec_for(probe, self.store_metric(metric)).impact.check(self.head_for(probe))
-            refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
-        if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
-            raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
-                               "hellinger, and none of them is benched")
-        biased = [name for name, decoder in DECODERS.items() if "bias" in decoder.settings]
-        if self.bias and not set(biased) & set(self.decoders or ()):
-            raise SettingError(f"{{bias}} is the right-branching bias of the {either(biased)} decoder, which is not "
-                               "benched")
-        check_choice("punctuation mode", self.punct, PUNCT_MODES)
-        if self.symmetrize is not None:
-            check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
-        if self.limit is not None and self.limit < 1:
-            raise PmaskError(f"limit must be a positive number of sentences, not {self.limit}")
-        if self.max_words is not None and self.max_words < 1:
-            raise PmaskError(f"max_words must be a positive number of words, not {self.max_words}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The settings as ``results.json`` records them: one flat dict, the keys of earlier releases
-        first (``metric`` None: each of several probes has its default, which ``metrics`` names)."""
-        spec, probes = self.model, list(self.probes or ())
-        # several metrics: {probe: [metric, ...]}, and subword the one given (None: each metric's default)
-        metrics: dict[str, Any] = {p: list(self.metrics) if self.metrics else self.metric_for(p) for p in probes}
-        impact = spec.impact if not self.metrics else replace(spec.impact, subword=self._subword)
-        metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 and not self.metrics else None)
-        return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
-                "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
-                "limit": self.limit, "metric": metric, "subword": impact.subword, "tokenize": impact.tokenize,
-                "punct": self.punct, "seed": self.seed,
-                "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
-                "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
-                "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
-                "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
-                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {})}
+__all__ = ["BenchResult", "BenchSettings", "decoders_for", "decoders_not_run", "ensure_stores", "probes_not_run",
+           "run_bench", "score_treebank"]
 
 
 @dataclass
@@ -211,6 +73,25 @@ class BenchResult(RichDisplay):
                 "rows": self.rows, "baselines": self.baselines, "breakdowns": self.breakdowns,
                 "best_heads": self.best_heads, "timing": self.timing}
 
+    @classmethod
+    def read(cls, out_dir: str | os.PathLike) -> BenchResult:
+        """The finished bench in ``out_dir``, as :func:`run_bench` returned it (from its ``results.json``), so that
+        :meth:`to_pandas` and :meth:`to_markdown` work on it without rerunning anything.
+
+        Raises:
+            PmaskError: ``out_dir`` holds no readable ``results.json`` of a bench.
+        """
+        from pmask.eval.studies.bench.rerun import read_earlier
+
+        data = read_earlier(Path(out_dir))
+        if data is None:
+            raise PmaskError(f"{out_dir}: no results.json (no finished bench there)")
+        tables = {key: list(data.get(key) or []) for key in ("rows", "baselines", "breakdowns", "best_heads")}
+        return cls(settings=BenchSettings.from_dict(data["settings"]), model=dict(data.get("model") or {}),
+                   treebanks=list(data.get("treebanks") or []), rows=tables["rows"], baselines=tables["baselines"],
+                   breakdowns=tables["breakdowns"], best_heads=tables["best_heads"],
+                   timing=dict(data.get("timing") or {}))
+
     def to_markdown(self) -> str:
         """The title, the settings and the best setting of each probe per treebank (what ``pmask bench``
         prints; ``results.md`` has them and every layer, the best heads and the baselines)."""
@@ -227,9 +108,11 @@ class BenchResult(RichDisplay):
 
 
 def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchSettings,
-                  model_loader: Callable[[], Any], progress: bool = True) -> dict[str, Any]:
-    """Compute every treebank's missing impacts for every probe into its store (``out_dir/stores/<name>``
-    for pair, ``<name>.<probe>`` for the others), as ``pmask impact --resume`` does
+                  model_loader: Callable[[], Any], progress: bool = True,
+                  skip: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Compute every treebank's missing impacts for every probe (but those ``skip`` names for it: not scored
+    there) into its store (``out_dir/stores/<name>`` for pair, ``<name>.<probe>`` for the others), as
+    ``pmask impact --resume`` does
     (:func:`pmask.perturb.fill.stores.fill_stores`: every store planned first, the model loaded once and
     only if some store has work left, and checked against every probe before any is computed).
 
@@ -258,7 +141,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
                                       corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
                                       selection={"format": tb.fmt, "limit": settings.limit,
                                                  "max_words": settings.max_words})
-                for probe, metric in planned for tb in treebanks]
+                for probe, metric in planned for tb in treebanks if probe not in (skip or {}).get(tb.name, ())]
     runs = fill_stores(requests, settings.model, load, overall="treebanks")   # one bar over all, with the time left
     return {"computed": sum(run.summary.computed for run in runs if run.summary is not None),
             "reused": sum(run.sentences - run.todo for run in runs),
@@ -290,6 +173,8 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     scores = settings.scores_for(tb.task)
     for run, store in stores.items():
         probe, metric = run if isinstance(run, tuple) else (run, settings.metric_for(run))
+        if not decoders_for(tb, settings, probe):   # nothing reads what it gives on this treebank's task
+            continue
         layers = _layers(settings, store)
         head = settings.head_for(probe)
         impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
@@ -311,13 +196,29 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         if store.heads:
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
-    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct,
-                                          seed=settings.seed, scores=scores).items():
+    undirected = any(get_decoder(d).undirected for p in settings.probes or () for d in decoders_for(tb, settings, p))
+    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct, seed=settings.seed,
+                                          scores=scores, undirected=undirected).items():
         key = {**base, "baseline": name, "root": root}
         out["baselines"].append({**key, **sc.summary(score, golds)})
         if (details := sc.breakdown(score)) is not None:
             out["breakdowns"].append({**key, **details})
     return out
+
+
+def _treebank_record(tb: Treebank, stores: dict[Any, Any], settings: BenchSettings, not_run: list[str],
+                     skipped: list[str]) -> dict[str, Any]:
+    """What ``results.json`` records of a treebank: its file, task, sentences, stores, decoders run and not run,
+    and the probes not scored on it (only when some are not)."""
+    store = next(iter(stores.values()))
+    return {"treebank": tb.name, "language": tb.language, "path": str(tb.path), "format": tb.fmt, "task": tb.task,
+            **tb.fingerprint, "sentences": len(tb.sentences), "words": sum(len(s) for s in tb.sentences),
+            "store": str(store.path), "skipped_too_long": len(store.skipped),
+            **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
+                           for k, s in stores.items()}} if len(stores) > 1 else {}),
+            "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
+                                           for d in decoders_for(tb, settings, p))),
+            "decoders_not_run": not_run, **({"probes_not_run": skipped} if skipped else {})}
 
 
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
@@ -351,39 +252,32 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     treebanks = find_treebanks(inputs, settings.limit, settings.max_words)
     given_root = settings.root
     settings.resolve_decoding(treebanks)
-    not_run = decoders_not_run(treebanks, settings)
-    for tb in treebanks:
-        for probe in settings.probes or (None,):
-            decoders_for(tb, settings, probe)   # refuse a decoder/treebank/probe mismatch before any model work
+    not_run, skipped = decoders_not_run(treebanks, settings), probes_not_run(treebanks, settings)
+    for tb in treebanks:   # refuse a decoder/treebank/probe mismatch before any model work
         missing = next((s for s in tb.sentences if s.root is None), None) if tb.task == "dependency" else None
         if missing is not None and given_root == "gold":
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:
             raise PmaskError(f"{missing.where()} has no gold heads to score against; bench needs gold treebanks")
     check_rerun(out, settings, treebanks, lambda tb, probe=None: decoders_for(tb, settings, probe), rescore)
-    info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress)
+    for tb in treebanks:
+        for probe in skipped[tb.name]:   # one line each; no store is made for it there
+            logger.warning("bench: %s", not_scored_line(probe, tb))
+    info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress, skipped)
     if not is_main_rank():
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
     t_scoring = time.perf_counter()
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
         stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
-            store_dir(out, tb.name, probe, settings.store_metric(metric))) for probe, metric in settings.runs}
+            store_dir(out, tb.name, probe, settings.store_metric(metric))) for probe, metric in settings.runs
+            if probe not in skipped[tb.name]}
         store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})
         part = score_treebank(tb, stores, settings)
         for key in ("rows", "baselines", "breakdowns", "best_heads"):
             getattr(result, key).extend(part[key])
-        result.treebanks.append({"treebank": tb.name, "language": tb.language, "path": str(tb.path),
-                                 "format": tb.fmt, "task": tb.task, **tb.fingerprint,
-                                 "sentences": len(tb.sentences),
-                                 "words": sum(len(s) for s in tb.sentences),
-                                 "store": str(store.path), "skipped_too_long": len(store.skipped),
-                                 **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
-                                                for k, s in stores.items()}} if len(stores) > 1 else {}),
-                                 "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
-                                                                for d in decoders_for(tb, settings, p))),
-                                 "decoders_not_run": not_run[tb.name]})
+        result.treebanks.append(_treebank_record(tb, stores, settings, not_run[tb.name], skipped[tb.name]))
         if not_run[tb.name]:
             logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
                            ", ".join(not_run[tb.name]))

@@ -35,10 +35,12 @@ def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: 
 
 
 def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int,
-                    scores: Sequence[str] = ()) -> dict[str, ScoreSet]:
-    """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``."""
-    return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=task_info(task).short_baselines,
-                           scores=scores)
+                    scores: Sequence[str] = (), undirected: bool = False) -> dict[str, ScoreSet]:
+    """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``, and its
+    undirected ones (connect-adjacent) with ``undirected`` (undirected decoders are benched)."""
+    info = task_info(task)
+    names = (*info.short_baselines, *(info.undirected_baselines if undirected else ()))
+    return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=names, scores=scores)
 
 
 def summary(score: Any, golds: Sequence[Any]) -> dict[str, Any]:

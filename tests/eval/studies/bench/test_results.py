@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pmask.eval.studies.bench import results
-from pmask.eval.studies.bench.results import plot_heatmap, plot_layers
+from pmask.eval.studies.bench import plots as results
+from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 
 DEPENDENCY_BASELINES = ("right-chain", "left-chain", "random-projective")
 BRACKET_BASELINES = ("right-branching", "left-branching", "random-binary")
