@@ -82,4 +82,4 @@ def test_the_faithful_table_and_sentence_name_every_authors_pipeline():
     sentence = re.search(r"`--faithful` runs the authors'\s+pipeline of (.*?);", text, flags=re.S)[1]
     assert all(f"`{name}`" in sentence for name in pipelines)
     refused = [n for n, e in PROBE_ENTRIES.items() if not e.faithful]
-    assert re.search(r"refused for the probes without one \(" + ", ".join(f"`{n}`" for n in refused) + r"\)", text)
+    assert re.search(r"refused for the probes without one \(" + r",\s+".join(f"`{n}`" for n in refused) + r"\)", text)
