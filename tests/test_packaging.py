@@ -60,11 +60,11 @@ def test_the_wheel_metadata(wheel):
     meta = email.message_from_string(wheel.read(f"{dist}/METADATA").decode())
     assert meta["Name"] == "pmask" and meta["Version"] == __version__
     assert meta["License-Expression"] == "Apache-2.0" and meta["Requires-Python"] == ">=3.10"
-    assert {"pandas", "notebook", "test", "lint"} <= set(meta.get_all("Provides-Extra"))
+    assert {"pandas", "notebook", "test", "lint", "docs"} <= set(meta.get_all("Provides-Extra"))
     requires = meta.get_all("Requires-Dist")
     assert any(r.startswith("torch") for r in requires) and 'pandas>=1.5; extra == "pandas"' in requires
     assert not any(r.startswith("pandas") and "extra" not in r for r in requires)   # pandas stays optional
-    assert "Perturbed Masking" in meta["Summary"] and "## In a notebook" in meta.get_payload()
+    assert "Perturbed Masking" in meta["Summary"] and "## The main job" in meta.get_payload()
     assert "pmask = pmask.cli:main" in wheel.read(f"{dist}/entry_points.txt").decode()
     assert b"Apache License" in wheel.read(f"{dist}/licenses/LICENSE")
 
@@ -123,6 +123,7 @@ def test_ci_installs_and_tests_as_the_readme_says_in_fresh_virtual_environments(
     install, test = setup.strip().splitlines()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     lines = [line.strip() for line in ci.splitlines()]
-    assert install.replace('".[test]"', '".[test,lint,release]"') in lines, "CI does not install as the README says"
+    ci_install = install.replace('".[test]"', '".[test,lint,release,docs]"')
+    assert ci_install in lines, "CI does not install as the README says"
     assert any(line == test or line.startswith(f"{test} || ") for line in lines), "CI does not run the README's tests"
     assert ci.count("python3 -m venv ") == 2 and "--system-site-packages" not in ci
