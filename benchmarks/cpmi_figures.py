@@ -1,5 +1,5 @@
 """CPMI next to the other probes on one model and treebank, scored as Hoover et al. score CPMI (UUAS over
-non-punctuation words, :mod:`pmask.eval.scores.hoover_uuas`), for the README's probes table and the model card.
+non-punctuation words, :mod:`pmask.eval.scores.hoover_uuas`), for the table in docs/cpmi.md and the model card.
 
 Every matrix is computed once into a resumable store under ``--work`` (rerunning reuses them):
 CPMI as ``--faithful --metric cpmi`` (tokenisation ``words-ptb``, ``--context 30``), and at the

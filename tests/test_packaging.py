@@ -70,11 +70,11 @@ def test_the_wheel_metadata(wheel):
     meta = email.message_from_string(wheel.read(f"{dist}/METADATA").decode())
     assert meta["Name"] == "pmask" and meta["Version"] == __version__
     assert meta["License-Expression"] == "Apache-2.0" and meta["Requires-Python"] == ">=3.10"
-    assert {"pandas", "notebook", "test", "lint"} <= set(meta.get_all("Provides-Extra"))
+    assert {"pandas", "notebook", "test", "lint", "docs"} <= set(meta.get_all("Provides-Extra"))
     requires = meta.get_all("Requires-Dist")
     assert any(r.startswith("torch") for r in requires) and 'pandas>=1.5; extra == "pandas"' in requires
     assert not any(r.startswith("pandas") and "extra" not in r for r in requires)   # pandas stays optional
-    assert "Perturbed Masking" in meta["Summary"] and "## In a notebook" in meta.get_payload()
+    assert "Perturbed Masking" in meta["Summary"] and "## The main job" in meta.get_payload()
     assert "pmask = pmask.cli:console" in wheel.read(f"{dist}/entry_points.txt").decode()
     assert b"Apache License" in wheel.read(f"{dist}/licenses/LICENSE")
 

@@ -202,7 +202,7 @@ def test_length_limits():
 #: Test files at the top of tests/ that test the package as a whole rather than one module.
 CROSS_CUTTING = {
     "test_structure.py": "the layout: wings, imports, cycles, lengths, names, this mirror",
-    "test_readme.py": "the README's Python examples run",
+    "test_docs.py": "the README and docs/: Python examples run, every command shown is run or checked, links",
     "test_notebook.py": "docs/example.ipynb runs",
     "test_docstrings.py": "every docstring example runs",
     "test_library.py": "the one-call API (pmask.parse) and the library's top layers together",

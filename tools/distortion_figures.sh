@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The constituency figures of the README and the model card for the bundled pmask-tiny-en: the PTB
+# The constituency figures of docs/distortion.md and the model card for the bundled pmask-tiny-en: the PTB
 # sample under the WSJ10 filter (555 sentences) and its first 200 sentences of every length, sentence
 # F1 of every layer for contextual distortion + CKY (all perturbations, and each alone), MART and
 # distance-split (pair and distance probes), next to right-branching, left-branching and random trees:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every figure that the README, the model card and docs/ show for the bundled pmask-tiny-en, made
+# Every figure that the documentation (docs/) and the model card show for the bundled pmask-tiny-en, made
 # again from the installed package and the shared data (../shared/data), on the CPU:
 #   tools/tiny_en_figures.sh OUT          # OUT: a new folder for stores, predictions, tables
 # Writes docs/report.png, docs/bench-tiny-en.png and docs/notebook.png in the repository and

@@ -1,0 +1,222 @@
+"""The README and the documentation site (docs/, mkdocs.yml): every command they show is one the tests run or check.
+
+The Python examples (``docs/python-api.md``, ``docs/notebook.md``) run as written, with a tiny local model in
+place of bert-base-uncased; the main job's commands (the README's, the same as the site's home page) run once,
+offline, with the bundled model. Every other command in a ``bash`` block is checked without running it: a
+``pmask`` command (also under ``torchrun``) must parse with pmask's own argument parser, a script must exist
+and define every flag it is given, and a set-up or site command must be one that ``.ci/run`` runs. Links between
+the pages, and anchors into them, must resolve; every page is in the site's navigation. ``.ci/run`` builds the
+site with ``mkdocs build --strict``.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PUD = ROOT / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+MAIN_JOB = "## The main job"
+
+
+def nav_pages() -> list[str]:
+    """The site's pages in navigation order (paths under docs/)."""
+    yaml = pytest.importorskip("yaml")
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, str):
+            found.append(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+    walk(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])
+    return found
+
+
+def pages() -> list[Path]:
+    """The README, then every page of the site in navigation order."""
+    return [ROOT / "README.md"] + [DOCS / p for p in nav_pages()]
+
+
+def blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def python_blocks() -> list[str]:
+    return [b for page in pages() for b in blocks(page, "python")]
+
+
+def shown_commands() -> list[tuple[str, str]]:
+    """(page, command) for every command line of every ``bash`` block: continuations joined, comments dropped."""
+    out = []
+    for page in pages():
+        for block in blocks(page, "bash"):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    out.append((page.name, line))
+    return out
+
+
+def test_docs_have_the_api_example():
+    api = blocks(DOCS / "python-api.md", "python")
+    assert api and "from pmask.perturb.models.load import load_model" in api[0]
+
+
+def test_docs_python_runs(tiny_bert_dir, tmp_path, monkeypatch):
+    if not PUD.is_file():
+        pytest.skip("shared PUD data not present")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "en_pud-ud-test.conllu").symlink_to(PUD.resolve())
+    code = "\n".join(python_blocks()).replace('"bert-base-uncased"', repr(str(tiny_bert_dir)))
+    code = code.replace("    ...  #", "    pass  #")
+    namespace: dict = {}
+    exec(compile(code, "docs", "exec"), namespace)
+    from pmask.corpora import read_corpus
+
+    pred = read_corpus(tmp_path / "pred.conllu")
+    gold = namespace["sents"]
+    assert [p.words for p in pred] == [g.words for g in gold]
+    pairs = [(int(ph), int(gh)) for p, g in zip(pred, gold) for ph, gh in zip(p.heads, g.heads)]
+    score = namespace["score"]
+    assert score.total == len(pairs) == sum(len(g.words) for g in gold)
+    assert score.correct == sum(ph == gh for ph, gh in pairs)
+    assert score.uas == pytest.approx(100 * score.correct / score.total)
+    assert [p.root for p in pred] == [g.root for g in gold]  # the gold root is given, as the docs say
+    assert namespace["tree"].leaves() == namespace["sents"][-1].words
+
+
+def main_job(path: Path) -> list[str]:
+    section = path.read_text(encoding="utf-8").split(MAIN_JOB, 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S)[1]
+    return [line for line in block.splitlines() if line.startswith("pmask ")]
+
+
+def test_readme_main_job_runs_offline_with_the_bundled_model(tmp_path, monkeypatch, capsys):
+    """The main job's first commands, as written, right after set-up: no model named, nothing downloaded.
+    The site's home page shows the same commands, so they run once for both."""
+    from pmask.cli import main
+    from pmask.perturb.models import bundled
+
+    assert main_job(DOCS / "index.md") == main_job(ROOT / "README.md")
+    commands = [shlex.split(line) for line in main_job(ROOT / "README.md")]
+    assert [c[1] for c in commands] == ["parse", "eval"] and not any("--model" in c for c in commands)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(bundled, "_announced", set())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "data").symlink_to(ROOT / "tests" / "data")
+    for command in commands:
+        assert main(command[1:]) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "no model given: using the bundled pmask-tiny-en" in err
+    assert "pmask-tiny-en" in out and "right-chain" in out   # the eval table: the model's row and the baselines
+
+
+def _pmask_args(command: str) -> list[str] | None:
+    """The arguments after ``pmask`` (or ``-m pmask`` under torchrun), environment assignments left out."""
+    command = re.sub(r"\$\(.*?\)", "HOST", command).replace("$D", "../shared/data")
+    words = shlex.split(command)
+    while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+        words = words[1:]
+    if words[:1] == ["pmask"]:
+        return words[1:]
+    if "-m" in words and words[words.index("-m") + 1:words.index("-m") + 2] == ["pmask"]:
+        return words[words.index("-m") + 2:]
+    return None
+
+
+def _script_flags_exist(words: list[str]) -> None:
+    script = ROOT / words[0]
+    assert script.is_file(), f"{words[0]} does not exist"
+    source = script.read_text(encoding="utf-8")
+    for flag in (w.split("=", 1)[0] for w in words[1:] if w.startswith("--")):
+        assert f'"{flag}"' in source or f"'{flag}'" in source or f"{flag})" in source, f"{words[0]} has no {flag}"
+
+
+def test_every_command_shown_is_run_or_checked(capsys):
+    """Each command of a bash block is run (the main job), parsed by pmask's parser, or found where it runs."""
+    from pmask.cli.dispatch import build_parser
+
+    parser = build_parser()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    checked = 0
+    for page, command in shown_commands():
+        where = f"{page}: {command}"
+        command = re.split(r"\s+#\s", command, maxsplit=1)[0].strip()   # a trailing comment
+        args, words = _pmask_args(command), shlex.split(command)
+        if args is not None:
+            try:
+                parser.parse_args(args)
+            except SystemExit:
+                pytest.fail(f"pmask's parser refuses a command the docs show ({where}):\n{capsys.readouterr().err}")
+        elif re.fullmatch(r"[A-Z]+=\S+", command):
+            continue   # a shell variable for the next commands
+        elif words[:2] == ["python", "-c"]:
+            compile(words[2], where, "exec")
+        elif words[0] == "python" and words[1].startswith("benchmarks/"):
+            _script_flags_exist(words[1:])
+        elif words[0].startswith("tools/"):
+            _script_flags_exist(words)
+        elif words[:3] in (["python", "-m", "pytest"], ["python", "-m", "pip"]) or words[0] == "mkdocs":
+            assert any(line.startswith((command, f"NO_MKDOCS_2_WARNING=1 {command}"))
+                       or command.replace('".[test]"', '".[test,lint,release,docs]"') in line
+                       or command.replace('".[docs]"', '".[test,lint,release,docs]"') in line
+                       for line in ci), f".ci/run does not run {where}"
+        else:
+            pytest.fail(f"a command the tests neither run nor check: {where}")
+        checked += 1
+    assert checked > 60
+
+
+def _slug(heading: str) -> str:
+    """The anchor MkDocs (and GitHub) give a heading."""
+    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
+    return re.sub(r"[-\s]+", "-", text).strip("-")
+
+
+def test_pages_are_in_the_navigation_and_links_resolve():
+    docs = sorted(p.name for p in DOCS.glob("*.md"))
+    assert sorted(nav_pages()) == docs, "mkdocs.yml's nav lacks a page of docs/ (or names a missing one)"
+    broken = []
+    for page in pages():
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            if not path.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and path.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"),
+                                                            flags=re.S), flags=re.M)
+                if anchor not in {_slug(h) for h in headings}:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken
+
+
+def test_the_faithful_table_and_sentence_name_every_authors_pipeline():
+    """Every probe and metric with an authors' pipeline (its registry entry) is a row of the site's faithful table,
+    with its authors and decoders, and is named where the docs say what --faithful runs; the probes
+    without one are named as refused (issue 39.13: the README said --faithful was pair's alone)."""
+    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
+
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages())
+    rows = {m[1]: m[0] for m in re.finditer(r"^\| (?:probe|metric) `([\w-]+)` \|.*$", text, flags=re.M)}
+    pipelines = {**{n: e.faithful for n, e in PROBE_ENTRIES.items() if e.faithful},
+                 **{n: e.faithful for n, e in METRIC_ENTRIES.items() if e.faithful}}
+    assert set(rows) == set(pipelines)
+    for name, pipeline in pipelines.items():
+        assert pipeline is not None and pipeline.authors in rows[name]
+        assert all(f"`{decoder}`" in rows[name] for decoder in pipeline.decoders)
+    sentence = re.search(r"`--faithful` runs the authors'\s+pipeline of (.*?);", text, flags=re.S)[1]
+    assert all(f"`{name}`" in sentence for name in pipelines)
+    refused = [n for n, e in PROBE_ENTRIES.items() if not e.faithful]
+    assert re.search(r"refused for the probes without one \(" + r",\s+".join(f"`{n}`" for n in refused) + r"\)", text)
