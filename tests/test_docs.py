@@ -146,6 +146,10 @@ def test_every_command_shown_is_run_or_checked(capsys):
 
     parser = build_parser()
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    # .ci/run reads the README's set-up block and runs it as written (eval "$README_INSTALL", "$README_TEST")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Set-up\n", 1)[1]
+    setup = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert all(f'eval "$README_{name}"' in "\n".join(ci) for name in ("INSTALL", "TEST"))
     checked = 0
     for page, command in shown_commands():
         where = f"{page}: {command}"
@@ -165,7 +169,7 @@ def test_every_command_shown_is_run_or_checked(capsys):
         elif words[0].startswith("tools/"):
             _script_flags_exist(words)
         elif words[:3] in (["python", "-m", "pytest"], ["python", "-m", "pip"]) or words[0] == "mkdocs":
-            assert any(line.startswith((command, f"NO_MKDOCS_2_WARNING=1 {command}"))
+            assert command in setup or any(line.startswith((command, f"NO_MKDOCS_2_WARNING=1 {command}"))
                        or command.replace('".[test]"', '".[test,lint,release,docs]"') in line
                        or command.replace('".[docs]"', '".[test,lint,release,docs]"') in line
                        for line in ci), f".ci/run does not run {where}"
