@@ -1,8 +1,10 @@
 """MkDocs hooks of the documentation site (``mkdocs.yml`` names this file).
 
 The repository root is the import package ``pmask``, so no folder of the repository holds a ``pmask``
-entry for mkdocstrings to import: ``on_config`` makes one, ``build/docs-src/pmask``, a link to the root
-(``build/`` is ignored by git). ``on_files`` adds the bundled model's card
+entry for mkdocstrings to import: ``on_config`` makes one, ``build/docs-src/pmask``, a folder of links
+to the root's library modules and packages only (``build/`` is ignored by git): a link to the whole root
+would let griffe walk a ``.venv`` made there, as the README's set-up does, with all of site-packages.
+``on_files`` adds the bundled model's card
 (``models/pmask-tiny-en/README.md``) as the page ``pmask-tiny-en.md``, and ``on_page_markdown`` turns the pages'
 links to the card (``../models/pmask-tiny-en/README.md``, which work when the files are read on their own) into
 links to that page.
@@ -24,16 +26,28 @@ MODEL_CARD = ROOT / "models" / "pmask-tiny-en" / "README.md"
 CARD_PAGE = "pmask-tiny-en.md"
 
 
+#: Top-level folders that are not the library (setup.py's NOT_LIBRARY).
+NOT_LIBRARY = {"tests", "benchmarks", "tools", "docs", "build", "dist"}
+
+
+def _library_entries() -> list[Path]:
+    """The root's modules and packages that the wheel ships (no hidden folder, no ``.venv``)."""
+    return sorted(p for p in ROOT.iterdir() if not p.name.startswith(".") and p.name not in NOT_LIBRARY
+                  and ((p.suffix == ".py" and p.name != "setup.py") or (p / "__init__.py").is_file()))
+
+
 @event_priority(100)   # before mkdocstrings reads its paths
 def on_config(config: Any) -> Any:
-    link = SOURCE / "pmask"
-    if link.is_symlink() and link.resolve() != ROOT:
-        link.unlink()   # a link left by a checkout elsewhere
-    if not link.is_symlink():
-        if link.exists():
-            raise SystemExit(f"{link} exists and is not a link to the repository root: remove it")
-        SOURCE.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(ROOT, target_is_directory=True)
+    package = SOURCE / "pmask"
+    if package.is_symlink():
+        package.unlink()   # a link to a whole root, left by an earlier build
+    package.mkdir(parents=True, exist_ok=True)
+    for old in package.iterdir():
+        if not old.is_symlink():
+            raise SystemExit(f"{old} is not a link made by this hook: remove {package}")
+        old.unlink()
+    for entry in _library_entries():
+        (package / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     return config
 
 
