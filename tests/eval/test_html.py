@@ -117,8 +117,44 @@ def test_bench_reader_rejects_rows_without_keys(tmp_path):
     from pmask.eval.studies.bench.html import read_bench
 
     (tmp_path / "results.json").write_text(json.dumps({"rows": [{"treebank": "x"}]}), encoding="utf-8")
-    with pytest.raises(PmaskError, match=r"rows\[0\] lacks layer, decoder, uas"):
+    with pytest.raises(PmaskError, match=r"rows\[0\] lacks layer, decoder, a score \(uas, uuas or f1_sentence\)"):
         read_bench(tmp_path)
+
+
+def test_bench_reader_reads_ptb_and_undirected_rows(tmp_path):
+    """A bench of a PTB treebank (rows with f1_sentence, no uas) and of undirected rows: each row carries the
+    score it is judged by and its key (issue 39, item 6: "rows[0] lacks uas")."""
+    from pmask.eval.studies.bench.html import read_bench
+
+    rows = [{"treebank": "ptb", "layer": 1, "decoder": "mart", "f1_sentence": 50.0, "f1_corpus": 48.0},
+            {"treebank": "pud", "layer": 1, "decoder": "mst-projective", "uas": 20.0, "uuas": 45.0},
+            {"treebank": "pud", "layer": 1, "decoder": "eisner", "uas": 30.0, "uuas": 44.0}]
+    baselines = [{"treebank": "ptb", "baseline": "right-branching", "f1_sentence": 58.6}]
+    (tmp_path / "results.json").write_text(json.dumps({"rows": rows, "baselines": baselines}), encoding="utf-8")
+    bench = read_bench(tmp_path)
+    assert [(r["score"], r["score_key"]) for r in bench["rows"]] == [(50.0, "f1_sentence"), (45.0, "uuas"),
+                                                                     (30.0, "uas")]
+    assert bench["rows"][0]["f1_corpus"] == 48.0
+    assert [(b["score"], b["score_key"]) for b in bench["baselines"]] == [(58.6, "f1_sentence")]
+
+
+@needs_ptb
+def test_report_with_a_ptb_bench(tmp_path):
+    """``pmask report PRED --bench DIR`` with a bench holding a PTB treebank: the page's data hold its F1."""
+    pred = tmp_path / "pred.txt"
+    assert main(["parse", str(PTB), "--max-words", "10", "--limit", "3", "--decoder", "balanced", "-q",
+                 "-o", str(pred)]) == 0
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "results.json").write_text(json.dumps({
+        "rows": [{"treebank": "ptb", "layer": 1, "decoder": "mart", "f1_sentence": 50.0}],
+        "baselines": [{"treebank": "ptb", "baseline": "right-branching", "f1_sentence": 58.6}]}), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(pred), "--gold", str(PTB), "--max-words", "10", "--bench", str(bench),
+                 "-o", str(out), "-q"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert '"score": 50.0' in text.replace('"score":50.0', '"score": 50.0')
+    assert '58.6' in text and 'f1_sentence' in text
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
