@@ -157,6 +157,31 @@ def test_report_with_a_ptb_bench(tmp_path):
     assert '58.6' in text and 'f1_sentence' in text
 
 
+def test_report_of_an_undirected_prediction_is_built_around_uuas(tmp_path):
+    """An mst-projective prediction (meta.json says so): the headline, each sentence's score and the
+    sentence-length breakdown are UUAS; the Summary lists context, tokenisation, symmetrisation, absolute
+    (issue 39, item 7)."""
+    words = ["a", "b", "c", "d"]
+    gold_heads, pred_heads = [2, 0, 2, 3], [0, 1, 4, 2]   # pred: 0 of 4 directed, 2 of 4 undirected edges
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(_conllu("s1", words, gold_heads), encoding="utf-8")
+    pred.write_text(_conllu("s1", words, pred_heads), encoding="utf-8")
+    (tmp_path / "pred.conllu.meta.json").write_text(json.dumps({
+        "settings": {"decoder": "mst-projective", "symmetrize": "sum", "absolute": False},
+        "impact": {"probe": "pair", "metric": "cpmi", "context": 5, "tokenize": "words"}}), encoding="utf-8")
+    undirected_gold = {frozenset((d, h)) for d, h in enumerate(gold_heads, start=1)}
+    uuas = 100 * sum(frozenset((d, h)) in undirected_gold for d, h in enumerate(pred_heads, start=1)) / len(words)
+    data = report_data(pred, gold)
+    assert uuas == 50.0
+    assert data["summary"]["headline"] == "uuas"
+    assert [s["score"] for s in data["sentences"]] == [uuas]
+    by_length = next(b for b in data["breakdowns"] if b["id"] == "by-sentence-length")
+    assert by_length["title"].startswith("UUAS")
+    settings = data["summary"]["settings"]
+    assert (settings["context"], settings["tokenize"], settings["symmetrize"], settings["absolute"]) == (
+        5, "words", "sum", False)
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing.conllu"), "--gold", str(tmp_path / "g.conllu"),
                  "-o", str(tmp_path / "r.html")]) == 1
