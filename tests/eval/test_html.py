@@ -173,8 +173,8 @@ def test_report_of_an_undirected_prediction_is_built_around_uuas(tmp_path):
     uuas = 100 * sum(frozenset((d, h)) in undirected_gold for d, h in enumerate(pred_heads, start=1)) / len(words)
     data = report_data(pred, gold)
     assert uuas == 50.0
+    assert [s["score"] for s in data["sentences"]] == [uuas]   # main: 0.0, the directed UAS
     assert data["summary"]["headline"] == "uuas"
-    assert [s["score"] for s in data["sentences"]] == [uuas]
     by_length = next(b for b in data["breakdowns"] if b["id"] == "by-sentence-length")
     assert by_length["title"].startswith("UUAS")
     settings = data["summary"]["settings"]
