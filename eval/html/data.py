@@ -110,13 +110,28 @@ def by_sentence_length(lengths: Sequence[int], correct: Sequence[float], totals:
     return [{"label": b, **_cell(*cells[b])} for b in labels if b in cells]
 
 
+def headline(meta: dict[str, Any], task: str) -> str:
+    """The score the report is built around: its decoder's (UUAS for undirected trees), else the task's."""
+    from pmask.common.errors import PmaskError
+    from pmask.eval.scores.columns import decoder_headline, headline_key
+
+    decoder = (meta.get("settings") or {}).get("decoder")
+    try:
+        return decoder_headline(decoder) if decoder else headline_key(task)
+    except PmaskError:   # a decoder this version does not know
+        return headline_key(task)
+
+
 def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
-    """One dict per sentence: id, words, predicted and gold heads, gold relations and scores."""
+    """One dict per sentence: id, words, predicted and gold heads, gold relations and scores (``score`` is
+    the report's headline: UUAS for an undirected decoder's trees)."""
+    undirected = headline(inputs.meta, inputs.task) == "uuas"
     out = []
     for (pred, gold), s in zip(inputs.pairs, inputs.evaluation.score.per_sentence):
         out.append({"id": gold.id, "words": list(gold.words), "pred": [int(h) for h in pred.heads],
                     "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
-                    "score": round(s.uas, 2), "uuas": round(s.uuas, 2), "correct": s.correct, "scored": s.n})
+                    "score": round(s.uuas if undirected else s.uas, 2), "uuas": round(s.uuas, 2),
+                    "correct": s.correct_undirected if undirected else s.correct, "scored": s.n})
     return out
 
 
@@ -133,7 +148,9 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
          "rows": relations},
         {"id": "by-arc-length", "title": "UAS by gold arc length and direction", "key": "length",
          "rows": length_direction(inputs.pairs, inputs.punct)},
-        {"id": "by-sentence-length", "title": "UAS by sentence length (words)", "key": "words", "rows": lengths},
+        {"id": "by-sentence-length",
+         "title": ("UUAS" if headline(inputs.meta, inputs.task) == "uuas" else "UAS") + " by sentence length (words)",
+         "key": "words", "rows": lengths},
     ]
 
 
@@ -172,7 +189,11 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
                      "decoder": settings.get("decoder"),
                      "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
                      "metric": impact.get("metric"), "subword": impact.get("subword"),
-                     "punct": punct_note(inputs.task, inputs.punct)},
+                     "punct": punct_note(inputs.task, inputs.punct),
+                     **{key: settings.get(key, impact.get(key)) for key in ("context", "tokenize", "symmetrize",
+                                                                            "absolute")
+                        if settings.get(key, impact.get(key)) is not None}},
+        "headline": headline(meta, inputs.task),
         "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "limit": corpus.get("limit"),
                    "max_words": corpus.get("max_words"), "gold": str(gold),
                    "gold_sha256": sha256_file(gold) if gold.is_file() else None},

@@ -117,8 +117,69 @@ def test_bench_reader_rejects_rows_without_keys(tmp_path):
     from pmask.eval.studies.bench.html import read_bench
 
     (tmp_path / "results.json").write_text(json.dumps({"rows": [{"treebank": "x"}]}), encoding="utf-8")
-    with pytest.raises(PmaskError, match=r"rows\[0\] lacks layer, decoder, uas"):
+    with pytest.raises(PmaskError, match=r"rows\[0\] lacks layer, decoder, a score \(uas, uuas or f1_sentence\)"):
         read_bench(tmp_path)
+
+
+def test_bench_reader_reads_ptb_and_undirected_rows(tmp_path):
+    """A bench of a PTB treebank (rows with f1_sentence, no uas) and of undirected rows: each row carries the
+    score it is judged by and its key (issue 39, item 6: "rows[0] lacks uas")."""
+    from pmask.eval.studies.bench.html import read_bench
+
+    rows = [{"treebank": "ptb", "layer": 1, "decoder": "mart", "f1_sentence": 50.0, "f1_corpus": 48.0},
+            {"treebank": "pud", "layer": 1, "decoder": "mst-projective", "uas": 20.0, "uuas": 45.0},
+            {"treebank": "pud", "layer": 1, "decoder": "eisner", "uas": 30.0, "uuas": 44.0}]
+    baselines = [{"treebank": "ptb", "baseline": "right-branching", "f1_sentence": 58.6}]
+    (tmp_path / "results.json").write_text(json.dumps({"rows": rows, "baselines": baselines}), encoding="utf-8")
+    bench = read_bench(tmp_path)
+    assert [(r["score"], r["score_key"]) for r in bench["rows"]] == [(50.0, "f1_sentence"), (45.0, "uuas"),
+                                                                     (30.0, "uas")]
+    assert bench["rows"][0]["f1_corpus"] == 48.0
+    assert [(b["score"], b["score_key"]) for b in bench["baselines"]] == [(58.6, "f1_sentence")]
+
+
+@needs_ptb
+def test_report_with_a_ptb_bench(tmp_path):
+    """``pmask report PRED --bench DIR`` with a bench holding a PTB treebank: the page's data hold its F1."""
+    pred = tmp_path / "pred.txt"
+    assert main(["parse", str(PTB), "--max-words", "10", "--limit", "3", "--decoder", "balanced", "-q",
+                 "-o", str(pred)]) == 0
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "results.json").write_text(json.dumps({
+        "rows": [{"treebank": "ptb", "layer": 1, "decoder": "mart", "f1_sentence": 50.0}],
+        "baselines": [{"treebank": "ptb", "baseline": "right-branching", "f1_sentence": 58.6}]}), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(pred), "--gold", str(PTB), "--max-words", "10", "--bench", str(bench),
+                 "-o", str(out), "-q"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert '"score": 50.0' in text.replace('"score":50.0', '"score": 50.0')
+    assert '58.6' in text and 'f1_sentence' in text
+
+
+def test_report_of_an_undirected_prediction_is_built_around_uuas(tmp_path):
+    """An mst-projective prediction (meta.json says so): the headline, each sentence's score and the
+    sentence-length breakdown are UUAS; the Summary lists context, tokenisation, symmetrisation, absolute
+    (issue 39, item 7)."""
+    words = ["a", "b", "c", "d"]
+    gold_heads, pred_heads = [2, 0, 2, 3], [0, 1, 4, 2]   # pred: 0 of 4 directed, 2 of 4 undirected edges
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(_conllu("s1", words, gold_heads), encoding="utf-8")
+    pred.write_text(_conllu("s1", words, pred_heads), encoding="utf-8")
+    (tmp_path / "pred.conllu.meta.json").write_text(json.dumps({
+        "settings": {"decoder": "mst-projective", "symmetrize": "sum", "absolute": False},
+        "impact": {"probe": "pair", "metric": "cpmi", "context": 5, "tokenize": "words"}}), encoding="utf-8")
+    undirected_gold = {frozenset((d, h)) for d, h in enumerate(gold_heads, start=1)}
+    uuas = 100 * sum(frozenset((d, h)) in undirected_gold for d, h in enumerate(pred_heads, start=1)) / len(words)
+    data = report_data(pred, gold)
+    assert uuas == 50.0
+    assert [s["score"] for s in data["sentences"]] == [uuas]   # main: 0.0, the directed UAS
+    assert data["summary"]["headline"] == "uuas"
+    by_length = next(b for b in data["breakdowns"] if b["id"] == "by-sentence-length")
+    assert by_length["title"].startswith("UUAS")
+    settings = data["summary"]["settings"]
+    assert (settings["context"], settings["tokenize"], settings["symmetrize"], settings["absolute"]) == (
+        5, "words", "sum", False)
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):

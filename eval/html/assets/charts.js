@@ -1,4 +1,5 @@
 // charts.js: the layer-and-language view from a `pmask bench` directory.
+function scoreLabel(key) { return ({uas: "UAS", uuas: "UUAS", f1_sentence: "Sentence F1", f1_corpus: "Corpus F1"})[key] || key; }
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
   "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
   "#e6550d", "#31a354", "#756bb1"];
@@ -10,7 +11,7 @@ function benchChart(B, decoder, root, baseline) {
   const treebanks = uniq(B.rows.map(function (r) { return r.treebank; }));
   const layers = uniq(rows.map(function (r) { return r.layer; })).sort(function (a, b) { return a - b; });
   const base = B.baselines.filter(function (b) { return b.baseline === baseline && (b.root || null) === root; });
-  const values = rows.map(function (r) { return r.uas; }).concat(base.map(function (b) { return b.uas; }));
+  const values = rows.map(function (r) { return r.score; }).concat(base.map(function (b) { return b.score; }));
   const lo = Math.max(0, Math.floor(Math.min(...values) / 5) * 5), hi = Math.min(100, Math.ceil(Math.max(...values) / 5) * 5 || 5);
   const W = 720, H = 340, L = 48, R = 12, T = 12, Bm = 36;
   const x = function (layer) {
@@ -18,7 +19,7 @@ function benchChart(B, decoder, root, baseline) {
   };
   const y = function (v) { return T + (H - T - Bm) * (1 - (v - lo) / Math.max(1e-9, hi - lo)); };
   const svg = sv("svg", {class: "linechart", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
-    "aria-label": "UAS against layer per treebank"});
+    "aria-label": "Score against layer per treebank"});
   for (let v = lo; v <= hi; v += 5) {
     add(svg, sv("line", {x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid"}),
       sv("text", {x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "axis"}, v));
@@ -31,16 +32,16 @@ function benchChart(B, decoder, root, baseline) {
     g.style.color = colour;
     const pts = rows.filter(function (r) { return r.treebank === tb; }).sort(function (a, b) { return a.layer - b.layer; });
     if (pts.length > 1) {
-      add(g, sv("polyline", {points: pts.map(function (r) { return x(r.layer) + "," + y(r.uas); }).join(" "), class: "line"}));
+      add(g, sv("polyline", {points: pts.map(function (r) { return x(r.layer) + "," + y(r.score); }).join(" "), class: "line"}));
     }
     for (const b of base.filter(function (b) { return b.treebank === tb; })) {
-      add(g, sv("line", {x1: L, x2: W - R, y1: y(b.uas), y2: y(b.uas), class: "baseline"}));
+      add(g, sv("line", {x1: L, x2: W - R, y1: y(b.score), y2: y(b.score), class: "baseline"}));
     }
     for (const r of pts) {
-      const c = sv("circle", {cx: x(r.layer), cy: y(r.uas), r: 4, class: "point", "data-layer": r.layer, "data-score": r.uas});
+      const c = sv("circle", {cx: x(r.layer), cy: y(r.score), r: 4, class: "point", "data-layer": r.layer, "data-score": r.score});
       c.addEventListener("mousemove", function (e) {
         showTip(e, [r.treebank + (r.language ? " (" + r.language + ")" : ""), "layer " + r.layer + " · " + decoder,
-          "UAS " + fmt(r.uas) + (r.uuas !== undefined ? " · UUAS " + fmt(r.uuas) : ""),
+          scoreLabel(r.score_key) + " " + fmt(r.score),
           (r.sentences || "?") + " sentences, " + (r.words || "?") + " words"]);
         svg.classList.add("focus");
         g.classList.add("hot");
@@ -86,16 +87,16 @@ function benchTable(B, decoder, root, baseline) {
   for (const tb of uniq(B.rows.map(function (r) { return r.treebank; }))) {
     const mine = rows.filter(function (r) { return r.treebank === tb; });
     if (!mine.length) continue;
-    const best = Math.max(...mine.map(function (r) { return r.uas; }));
+    const best = Math.max(...mine.map(function (r) { return r.score; }));
     const tr = add(el("tr"), el("td", {}, tb + (mine[0].language ? " (" + mine[0].language + ")" : "")));
     for (const l of layers) {
       const r = mine.find(function (m) { return m.layer === l; });
-      const td = el("td", {class: "num heat" + (r && r.uas === best ? " best" : ""), title: r ? tb + ", layer " + l + ": " + fmt(r.uas) : ""}, r ? fmt(r.uas, 1) : "");
-      if (r) td.style.backgroundColor = "hsl(210, 70%, " + (97 - 45 * (r.uas / 100)) + "%)";
+      const td = el("td", {class: "num heat" + (r && r.score === best ? " best" : ""), title: r ? tb + ", layer " + l + ": " + fmt(r.score) : ""}, r ? fmt(r.score, 1) : "");
+      if (r) td.style.backgroundColor = "hsl(210, 70%, " + (97 - 45 * (r.score / 100)) + "%)";
       add(tr, td);
     }
     const b = B.baselines.find(function (x) { return x.treebank === tb && x.baseline === baseline && (x.root || null) === root; });
-    add(tr, el("td", {class: "num"}, b ? fmt(b.uas, 1) : "–"), el("td", {class: "num"}, b ? fmt(best - b.uas, 1) : "–"));
+    add(tr, el("td", {class: "num"}, b ? fmt(b.score, 1) : "–"), el("td", {class: "num"}, b ? fmt(best - b.score, 1) : "–"));
     add(body, tr);
   }
   return add(table, body);

@@ -65,7 +65,7 @@ const METRIC_LABELS = {uas: "UAS", uuas: "UUAS", f1_sentence: "Sentence F1", f1_
   precision: "P", recall: "R", total: "Words", sentences: "Sentences"};
 
 function summaryColumns() {
-  return D.task === "dependency" ? ["uas", "uuas", "total", "sentences"]
+  return D.task === "dependency" ? (D.summary.headline === "uuas" ? ["uuas", "uas", "total", "sentences"] : ["uas", "uuas", "total", "sentences"])
     : ["f1_sentence", "f1_corpus", "precision", "recall", "sentences"];
 }
 
@@ -76,7 +76,8 @@ function renderSummary() {
   const dl = el("dl", {class: "settings"});
   const st = S.settings || {};
   const items = [["model", st.model], ["probe", st.probe], ["layer", st.layer], ["decoder", st.decoder], ["root", st.root],
-    ["metric", st.metric], ["subword", st.subword], ["punctuation", st.punct], ["sentences", S.sentences],
+    ["metric", st.metric], ["subword", st.subword], ["context", st.context], ["tokenisation", st.tokenize],
+    ["symmetrisation", st.symmetrize], ["absolute", st.absolute === undefined ? undefined : String(st.absolute)], ["punctuation", st.punct], ["sentences", S.sentences],
     ["limit", S.corpus.limit], ["max words", S.corpus.max_words], ["corpus", S.corpus.path],
     ["corpus sha256", S.corpus.sha256], ["gold", S.corpus.gold], ["gold sha256", S.corpus.gold_sha256]];
   for (const [k, v] of items) {

@@ -7,11 +7,26 @@ from typing import Any
 from pmask.common.errors import PmaskError
 from pmask.common.files import read_json
 
-ROW_KEYS = ("treebank", "layer", "decoder", "uas")
-BASELINE_KEYS = ("treebank", "baseline", "uas")
-KEPT_ROW_KEYS = ("treebank", "language", "probe", "metric", "head", "layer", "decoder", "root", "uas", "uuas",
-                 "sentences", "words")
-KEPT_BASELINE_KEYS = ("treebank", "baseline", "root", "uas", "words")
+ROW_KEYS = ("treebank", "layer", "decoder")
+BASELINE_KEYS = ("treebank", "baseline")
+KEPT_ROW_KEYS = ("treebank", "language", "probe", "metric", "head", "layer", "decoder", "root", "sentences", "words")
+KEPT_BASELINE_KEYS = ("treebank", "baseline", "root", "words")
+
+
+def _score_key(row: dict[str, Any], decoder: str | None) -> str | None:
+    """The score ``row`` is judged by: its decoder's headline (UUAS for undirected trees) when the row
+    holds it, else the first task's headline it holds (a PTB row's sentence F1); None when it holds none."""
+    from pmask.eval.scores.columns import decoder_headline, row_headline
+
+    if decoder is not None:
+        try:
+            key = decoder_headline(decoder)
+        except PmaskError:   # a decoder this version does not know: fall back on what the row holds
+            key = None
+        if key is not None and row.get(key) is not None:
+            return key
+    key = row_headline(row)
+    return key if row.get(key) is not None else None
 
 
 def _rows(data: dict[str, Any], name: str, required: tuple[str, ...], kept: tuple[str, ...], where: Path
@@ -22,9 +37,16 @@ def _rows(data: dict[str, Any], name: str, required: tuple[str, ...], kept: tupl
     out = []
     for k, row in enumerate(rows):
         missing = [key for key in required if not isinstance(row, dict) or key not in row]
+        score_key = None if missing else _score_key(row, row.get("decoder"))
+        if score_key is None:
+            missing.append("a score (uas, uuas or f1_sentence)")
         if missing:
             raise PmaskError(f"{where}: {name}[{k}] lacks {', '.join(missing)}")
-        out.append({key: row.get(key) for key in kept if key in row})
+        from pmask.eval.scores.columns import all_layer_keys
+
+        scores = {key: row[key] for key in all_layer_keys(("hoover_uuas",)) if row.get(key) is not None}
+        out.append({**{key: row.get(key) for key in kept if key in row}, **scores,
+                    "score": row[score_key], "score_key": score_key})
     return out
 
 
