@@ -122,16 +122,24 @@ def headline(meta: dict[str, Any], task: str) -> str:
         return headline_key(task)
 
 
+def undirected(meta: dict[str, Any]) -> bool:
+    """Whether the prediction's decoder (from its meta.json) makes undirected trees (judged by UUAS)."""
+    from pmask.trees.registry import DECODERS
+
+    entry = DECODERS.get((meta.get("settings") or {}).get("decoder") or "")
+    return bool(entry is not None and entry.undirected)
+
+
 def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
     """One dict per sentence: id, words, predicted and gold heads, gold relations and scores (``score`` is
     the report's headline: UUAS for an undirected decoder's trees)."""
-    undirected = headline(inputs.meta, inputs.task) == "uuas"
+    undirected_trees = undirected(inputs.meta)
     out = []
     for (pred, gold), s in zip(inputs.pairs, inputs.evaluation.score.per_sentence):
         out.append({"id": gold.id, "words": list(gold.words), "pred": [int(h) for h in pred.heads],
                     "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
-                    "score": round(s.uuas if undirected else s.uas, 2), "uuas": round(s.uuas, 2),
-                    "correct": s.correct_undirected if undirected else s.correct, "scored": s.n})
+                    "score": round(s.uuas if undirected_trees else s.uas, 2), "uuas": round(s.uuas, 2),
+                    "correct": s.correct_undirected if undirected_trees else s.correct, "scored": s.n})
     return out
 
 
@@ -149,7 +157,7 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
         {"id": "by-arc-length", "title": "UAS by gold arc length and direction", "key": "length",
          "rows": length_direction(inputs.pairs, inputs.punct)},
         {"id": "by-sentence-length",
-         "title": ("UUAS" if headline(inputs.meta, inputs.task) == "uuas" else "UAS") + " by sentence length (words)",
+         "title": ("UUAS" if undirected(inputs.meta) else "UAS") + " by sentence length (words)",
          "key": "words", "rows": lengths},
     ]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pmask.common.errors import PmaskError
 from pmask.common.options import DEFAULT_PROBE
 from pmask.eval.scores.columns import decoder_headline, row_headline
 
@@ -21,7 +22,12 @@ def primary_key(row: dict[str, Any]) -> str:
     """The score a row is judged by: its decoder's headline (:func:`pmask.eval.scores.columns.decoder_headline`:
     ``uas``, ``uuas`` for an undirected decoder or baseline, ``f1_sentence`` for constituency trees)."""
     name = row.get("decoder") or row.get("baseline")
-    return decoder_headline(name) if name else row_headline(row)
+    if name:
+        try:
+            return decoder_headline(name)
+        except PmaskError:   # a decoder this version does not know: what the row holds decides
+            pass
+    return row_headline(row)
 
 
 def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
