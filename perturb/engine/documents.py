@@ -95,13 +95,7 @@ class DocumentJob(SentenceJob):
 
     def __init__(self, index: int, alignment: WordAlignment, mask_id: int, n_layers: int, include_cls: bool,
                  value_shape: tuple[int, ...], value_dtype: torch.dtype, device: torch.device):
-        self.index = index
-        self.mask_id = mask_id
-        self.alignment = alignment
-        self.n_words = n = alignment.n_words
-        self.length = len(alignment)
-        self.include_cls = include_cls
-        self.input_ids = np.array(alignment.input_ids, dtype=np.int64)
+        n = self._take_input(index, alignment, mask_id, include_cls)
         self.n_units = units = n + int(include_cls)
         self.covers = np.zeros((units, self.length), dtype=bool)
         if include_cls:

@@ -48,13 +48,7 @@ class SentenceJob:
                  value_shape: tuple[int, ...], value_dtype: torch.dtype, device: torch.device):
         import torch
 
-        self.index = index
-        self.mask_id = mask_id
-        self.alignment = alignment
-        self.n_words = n = alignment.n_words
-        self.length = len(alignment)
-        self.include_cls = include_cls
-        self.input_ids = np.array(alignment.input_ids, dtype=np.int64)
+        n = self._take_input(index, alignment, mask_id, include_cls)
         # covers[k, t]: masking word k masks token t; row n masks nothing
         self.covers = np.zeros((n + 1, self.length), dtype=bool)
         for k in range(n):
@@ -73,6 +67,17 @@ class SentenceJob:
         n_slots = self.cls_slot + 1
         self.base = torch.zeros((n_layers, n_slots) + value_shape, dtype=value_dtype, device=device)
         self.values = np.zeros((n_layers, n_slots, n), dtype=np.float32)   # [layer, slot, column word]
+
+    def _take_input(self, index: int, alignment: WordAlignment, mask_id: int, include_cls: bool) -> int:
+        """Keep the input every job of a sentence reads (its ids, length, layout); returns its words."""
+        self.index = index
+        self.mask_id = mask_id
+        self.alignment = alignment
+        self.n_words = n = alignment.n_words
+        self.length = len(alignment)
+        self.include_cls = include_cls
+        self.input_ids = np.array(alignment.input_ids, dtype=np.int64)
+        return n
 
     def _masked_units(self) -> np.ndarray:
         """[S, K] int64: the units (rows of ``covers``) masked in each sequence, in run order (``NO_WORD``
