@@ -95,7 +95,8 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     """Everything the page shows, as one JSON-able dict.
 
     Returns:
-        ``{"title", "task", "summary", "breakdowns", "sentences", "eager", "impacts", "bench"}``; see
+        ``{"title", "task", "undirected", "summary", "breakdowns", "sentences", "eager", "impacts", "bench"}``
+        (``undirected``: the predicted trees are an undirected decoder's, drawn without arrowheads); see
         ``pmask.eval.html.data``, ``.trees``, ``.impacts`` and ``pmask.eval.studies.bench.html`` for each part.
     """
     from pmask.eval.html import data as html_data
@@ -111,6 +112,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     data: dict[str, Any] = {
         "title": options.title or default_title(pred, inputs.meta),
         "task": inputs.task,
+        "undirected": inputs.task == "dependency" and html_data.undirected(inputs.meta),   # no arrowheads
         "summary": html_data.summary(inputs, gold=gold),
         "breakdowns": breakdowns,
         "sentences": sentences,

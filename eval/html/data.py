@@ -7,17 +7,26 @@ and the corpus readers, so a refactoring there needs a change in one function on
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.common.errors import PmaskError
+from pmask.common.errors import CorpusError, PmaskError
 from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
+from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.comparison.compare import evaluate_files
-from pmask.eval.scores.dependency_score import SENTENCE_LENGTH_BUCKETS, relation_title, sentence_length_bucket
+from pmask.eval.scores.dependency_score import (
+    SENTENCE_LENGTH_BUCKETS,
+    relation_key,
+    relation_title,
+    sentence_length_bucket,
+)
 from pmask.eval.scores.percent import percent
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,7 +35,8 @@ class ReportInputs:
 
     ``pairs`` are (prediction, gold sentence): for dependencies the prediction is a Sentence with
     ``heads``, for constituency an ``nltk.Tree``. ``evaluation`` is the library's Evaluation (its
-    ``table`` is the ``eval --baselines`` comparison), ``meta`` the prediction's ``.meta.json``.
+    ``table`` is the ``eval --baselines`` comparison), ``meta`` the prediction's ``.meta.json``;
+    ``notes`` are lines the Summary shows under its table.
     """
 
     task: str
@@ -34,11 +44,16 @@ class ReportInputs:
     evaluation: Any
     meta: dict[str, Any] = field(default_factory=dict)
     punct: str = "include"
+    notes: list[str] = field(default_factory=list)
 
 
 def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0,
                 max_words: int | None = None) -> ReportInputs:
     """Score ``pred`` against ``gold`` with every baseline and pair up the sentences (the adapter).
+
+    The trees of an undirected decoder are scored by Hoover et al.'s UUAS too (prediction and baselines),
+    the figure their CPMI trees are published with; a gold without UPOS tags, which it needs, leaves it
+    out with a note.
 
     Args:
         pred: a CoNLL-U prediction (``pmask parse``) or a bracket file, one tree per line.
@@ -58,11 +73,21 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     pred, gold = Path(pred), Path(gold)
     provenance = read_provenance(pred)
     meta = provenance.to_dict() if provenance is not None else {}
-    evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed,   # default: meta.json's max_words
-                                max_words=max_words)
+    notes = []
+    try:   # max_words=None: meta.json's
+        evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words,
+                                    hoover_uuas=undirected(meta))
+    except CorpusError as err:
+        if not undirected(meta):
+            raise
+        # scored again without it: a gold fault that is not Hoover's (no UPOS tags) fails again, and is raised
+        evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words)
+        notes.append(f"Hoover UUAS not computed: {err}")
+        logger.warning("%s", notes[-1])
     if not evaluation.pairs:
         raise PmaskError(f"{pred}: no predicted sentence to report on")
-    return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct)
+    return ReportInputs(task=evaluation.task, pairs=evaluation.pairs, evaluation=evaluation, meta=meta, punct=punct,
+                        notes=notes)
 
 
 def _cell(correct: float, total: float) -> dict[str, Any]:
@@ -75,8 +100,24 @@ def _punct(gold: Any, mode: str) -> list[bool]:
     return punct_mask(gold) if mode == "exclude" else [False] * len(gold.words)
 
 
-def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str) -> list[dict[str, Any]]:
-    """Accuracy by gold arc length bucket and direction ("head left" = the head precedes the word).
+def found_arcs(pred_heads: Sequence[int], gold_heads: Sequence[int], *, undirected: bool = False) -> list[bool]:
+    """Whether the prediction has each gold arc (word k, its gold head): the same head, or, for undirected
+    trees, the same edge in either direction (ROOT edges included, as UUAS counts them).
+
+    Example:
+        >>> found_arcs([0, 1], [2, 0]), found_arcs([0, 1], [2, 0], undirected=True)
+        ([False, False], [True, False])
+    """
+    if not undirected:
+        return [p == g != NO_HEAD for p, g in zip(pred_heads, gold_heads)]
+    edges = {frozenset((d, h)) for d, h in enumerate(pred_heads, start=1) if h != NO_HEAD}
+    return [g != NO_HEAD and frozenset((k, g)) in edges for k, g in enumerate(gold_heads, start=1)]
+
+
+def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str, *, undirected: bool = False
+                     ) -> list[dict[str, Any]]:
+    """Accuracy by gold arc length bucket and direction ("head left" = the head precedes the word): the
+    scored words' gold arcs that the prediction has (:func:`found_arcs`, undirected edges for ``undirected``).
 
     Returns:
         Rows ``{"label", "direction", "correct", "total", "accuracy"}`` in bucket order.
@@ -86,16 +127,40 @@ def length_direction(pairs: Sequence[tuple[Any, Any]], punct: str) -> list[dict[
     counts: dict[tuple[str, str], list[int]] = {}
     for pred, gold in pairs:
         skip = _punct(gold, punct)
-        for k, (p, g) in enumerate(zip(pred.heads, gold.heads), start=1):
+        found = found_arcs(pred.heads, gold.heads, undirected=undirected)
+        for k, g in enumerate(gold.heads, start=1):
             if skip[k - 1]:
                 continue
             direction = "root" if g == 0 else ("head left" if g < k else "head right")
             cell = counts.setdefault((length_bucket(k, g), direction), [0, 0])
-            cell[0] += p == g
+            cell[0] += found[k - 1]
             cell[1] += 1
     order = {b: i for i, b in enumerate(LENGTH_BUCKETS)}
     keys = sorted(counts, key=lambda kd: (order.get(kd[0], 99), kd[1]))
     return [{"label": b, "direction": d, **_cell(*counts[(b, d)])} for b, d in keys]
+
+
+def undirected_relations(pairs: Sequence[tuple[Any, Any]], punct: str, *, subtypes: bool = False
+                         ) -> list[dict[str, Any]]:
+    """UUAS by gold relation: the scored words' gold arcs found as undirected edges (:func:`found_arcs`),
+    most frequent relation first, as :meth:`~pmask.eval.scores.dependency_score.DependencyScore.by_relation`
+    orders and keys them.
+
+    Returns:
+        Rows ``{"label", "correct", "total", "accuracy"}``.
+    """
+    counts: dict[str, list[int]] = {}
+    for pred, gold in pairs:
+        if gold.deprels is None:
+            continue
+        skip = _punct(gold, punct)
+        found = found_arcs(pred.heads, gold.heads, undirected=True)
+        for k, rel in enumerate(gold.deprels):
+            if not skip[k]:
+                cell = counts.setdefault(relation_key(rel, subtypes=subtypes), [0, 0])
+                cell[0] += found[k]
+                cell[1] += 1
+    return [{"label": r, **_cell(*counts[r])} for r in sorted(counts, key=lambda r: (-counts[r][1], r))]
 
 
 def by_sentence_length(lengths: Sequence[int], correct: Sequence[float], totals: Sequence[float]
@@ -144,21 +209,23 @@ def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
 
 
 def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The "where it fails" tables: by universal relation, arc length and direction, sentence length."""
+    """The "where it fails" tables: by universal relation, arc length and direction, sentence length; UUAS
+    (a gold arc found as an edge in either direction) for an undirected decoder's trees, else UAS."""
     score = inputs.evaluation.score
     subtypes = inputs.evaluation.subtypes
-    relations = [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
-                 for r, v in score.by_relation(subtypes=subtypes).items()]
+    undirected_trees = undirected(inputs.meta)
+    name = "UUAS" if undirected_trees else "UAS"
+    relations = (undirected_relations(inputs.pairs, inputs.punct, subtypes=subtypes) if undirected_trees else
+                 [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
+                  for r, v in score.by_relation(subtypes=subtypes).items()])
     lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
                                  [s["scored"] for s in sentences])
     return [
-        {"id": "by-relation", "title": f"UAS by {relation_title(subtypes)}", "key": "relation",
+        {"id": "by-relation", "title": f"{name} by {relation_title(subtypes)}", "key": "relation",
          "rows": relations},
-        {"id": "by-arc-length", "title": "UAS by gold arc length and direction", "key": "length",
-         "rows": length_direction(inputs.pairs, inputs.punct)},
-        {"id": "by-sentence-length",
-         "title": ("UUAS" if undirected(inputs.meta) else "UAS") + " by sentence length (words)",
-         "key": "words", "rows": lengths},
+        {"id": "by-arc-length", "title": f"{name} by gold arc length and direction", "key": "length",
+         "rows": length_direction(inputs.pairs, inputs.punct, undirected=undirected_trees)},
+        {"id": "by-sentence-length", "title": f"{name} by sentence length (words)", "key": "words", "rows": lengths},
     ]
 
 
@@ -179,10 +246,15 @@ def punct_note(task: str, punct: str) -> str:
 
 
 def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
-    """The comparison table (prediction first, then every baseline), settings and checksums."""
+    """The comparison table (prediction first, then every baseline), its columns (the headline first) and
+    their labels, settings, checksums and notes."""
     from pmask.common.files import sha256_file
+    from pmask.eval.scores.columns import label
 
     table = json.loads(inputs.evaluation.table.to_json())
+    first = headline(inputs.meta, inputs.task)
+    scores = [first, *(k for k in inputs.evaluation.table.score_keys() if k != first)]
+    counts = {**({"total": label("words")} if inputs.task == "dependency" else {}), "sentences": label("sentences")}
     meta = inputs.meta
     settings = dict(meta.get("settings") or {})
     model = meta.get("model") or {}
@@ -201,7 +273,10 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
                      **{key: settings.get(key, impact.get(key)) for key in ("context", "tokenize", "symmetrize",
                                                                             "absolute")
                         if settings.get(key, impact.get(key)) is not None}},
-        "headline": headline(meta, inputs.task),
+        "headline": first,
+        "columns": [*scores, *counts],
+        "labels": {**{key: label(key) for key in scores}, **counts},
+        "notes": list(inputs.notes),
         "corpus": {"path": corpus.get("path"), "sha256": corpus.get("sha256"), "limit": corpus.get("limit"),
                    "max_words": corpus.get("max_words"), "gold": str(gold),
                    "gold_sha256": sha256_file(gold) if gold.is_file() else None},

@@ -182,6 +182,93 @@ def test_report_of_an_undirected_prediction_is_built_around_uuas(tmp_path):
         5, "words", "sum", False)
 
 
+# An undirected prediction next to its gold, hand-made: five words, gold relations and UPOS tags.
+#   gold heads 2 0 4 2 4 (nsubj root amod obj nmod): edges {1,2} {2,ROOT} {3,4} {4,2} {5,4}
+#   pred heads 0 1 4 2 3: edges {1,ROOT} {2,1} {3,4} {4,2} {5,3}
+# Directed, words 3 and 4 have their gold head (UAS 2/5); as edges, {1,2} {3,4} {4,2} are gold's (UUAS 3/5).
+UNDIRECTED = {"gold_heads": [2, 0, 4, 2, 4], "pred_heads": [0, 1, 4, 2, 3],
+              "rels": ["nsubj", "root", "amod", "obj", "nmod"], "upos": ["NOUN"] * 5}
+
+
+def _conllu_full(sent_id: str, words: list[str], heads: list[int], rels: list[str], upos: list[str]) -> str:
+    lines = [f"# sent_id = {sent_id}", "# text = " + " ".join(words)]
+    for k, (w, h, r, u) in enumerate(zip(words, heads, rels, upos), start=1):
+        lines.append(f"{k}\t{w}\t{w}\t{u}\tX\t_\t{h}\t{r}\t_\t_")
+    return "\n".join(lines) + "\n\n"
+
+
+def _prediction(folder: Path, decoder: str, gold_heads: list[int], pred_heads: list[int], rels: list[str],
+                upos: list[str]) -> tuple[Path, Path]:
+    """(pred, gold) files of one five-word sentence; the prediction's meta.json names ``decoder``."""
+    words = ["w1", "w2", "w3", "w4", "w5"]
+    gold, pred = folder / "gold.conllu", folder / f"{decoder}.conllu"
+    gold.write_text(_conllu_full("s1", words, gold_heads, rels, upos), encoding="utf-8")
+    pred.write_text(_conllu_full("s1", words, pred_heads, rels, upos), encoding="utf-8")
+    (folder / f"{decoder}.conllu.meta.json").write_text(json.dumps({"settings": {"decoder": decoder}}),
+                                                        encoding="utf-8")
+    return pred, gold
+
+
+def test_breakdowns_of_an_undirected_prediction_count_undirected_edges(tmp_path):
+    """By gold relation and by arc length, a gold arc of an undirected prediction counts as found when the
+    predicted tree has its edge in either direction (issue 39, item 7); a directed prediction's count heads."""
+    pred, gold = _prediction(tmp_path, "mst-projective", **UNDIRECTED)
+    breakdowns = {b["id"]: b for b in report_data(pred, gold)["breakdowns"]}
+    relation, length = breakdowns["by-relation"], breakdowns["by-arc-length"]
+    # nsubj (1 -> 2) is found reversed (pred: 2 -> 1), the root and nmod (5 -> 4) are not found
+    assert {r["label"]: (r["correct"], r["total"]) for r in relation["rows"]} == {
+        "amod": (1, 1), "nmod": (0, 1), "nsubj": (1, 1), "obj": (1, 1), "root": (0, 1)}   # main: nsubj (0, 1)
+    # gold arcs: 1 -> 2 (length 1, head right), 3 -> 4 (1, head right), 4 -> 2 (2, head left), 5 -> 4 (1, head left)
+    assert [(r["label"], r["direction"], r["correct"], r["total"]) for r in length["rows"]] == [
+        ("root", "root", 0, 1), ("1", "head left", 0, 1), ("1", "head right", 2, 2), ("2", "head left", 1, 1)]
+    assert relation["title"].startswith("UUAS by gold relation") and length["title"].startswith("UUAS by gold arc")
+
+    directed, _ = _prediction(tmp_path, "eisner", **UNDIRECTED)
+    breakdowns = {b["id"]: b for b in report_data(directed, gold)["breakdowns"]}
+    assert breakdowns["by-relation"]["title"].startswith("UAS by gold relation")
+    assert {r["label"]: r["correct"] for r in breakdowns["by-relation"]["rows"]}["nsubj"] == 0
+    assert [(r["label"], r["direction"], r["correct"]) for r in breakdowns["by-arc-length"]["rows"]][2] == (
+        "1", "head right", 1)
+
+
+def test_the_report_data_say_whether_the_predicted_trees_are_undirected(tmp_path):
+    """The page's data carry the flag the arc diagrams read to leave out arrowheads (issue 39, item 7)."""
+    for decoder, flag in (("mst-projective", True), ("mst", True), ("eisner", False), ("cle", False)):
+        pred, gold = _prediction(tmp_path, decoder, **UNDIRECTED)
+        assert report_data(pred, gold)["undirected"] is flag, decoder   # main: no "undirected" key
+    assert report_data(gold, gold)["undirected"] is False   # no meta.json: a directed prediction
+
+
+def test_hoover_uuas_in_the_summary_of_an_undirected_prediction(tmp_path):
+    """Hoover et al.'s pooled UUAS is in the Summary of an undirected prediction, prediction and baselines
+    (issue 39, item 7); not for a directed one, and left out with a note when the gold has no UPOS tags."""
+    # w4 is PUNCT and joins w2 and w5 (gold 4 -> 2, 5 -> 4). Hoover's gold edges between the other words:
+    # {1,2} {2,3} and {2,5} (path length 2, through w4). The prediction's, punctuation and ROOT left out:
+    # {1,3} {2,3} {2,5}. Common: 2 of 3. Over every word, UUAS is 3 of 5 ({2,ROOT} {3,2} {4,5}), UAS 2 of 5.
+    upos, rels = ["NOUN", "VERB", "NOUN", "PUNCT", "NOUN"], ["nsubj", "root", "obj", "punct", "dep"]
+    gold_heads, pred_heads = [2, 0, 2, 2, 4], [3, 0, 2, 5, 2]
+    pred, gold = _prediction(tmp_path, "mst-projective", gold_heads, pred_heads, rels, upos)
+    summary = report_data(pred, gold)["summary"]
+    model, *baselines = summary["table"]["rows"]
+    assert (model.get("hoover_uuas"), model["uuas"], model["uas"]) == (pytest.approx(200 / 3), 60.0, 40.0)  # main: None
+    assert baselines and all(isinstance(b.get("hoover_uuas"), float) for b in baselines)
+    assert summary["columns"] == ["uuas", "uas", "hoover_uuas", "hoover_uuas_mean", "total", "sentences"]
+    assert summary["labels"]["hoover_uuas"] == "Hoover UUAS"
+
+    directed, _ = _prediction(tmp_path, "eisner", gold_heads, pred_heads, rels, upos)
+    summary = report_data(directed, gold)["summary"]
+    assert summary["columns"] == ["uas", "uuas", "total", "sentences"] and summary["notes"] == []
+    assert "hoover_uuas" not in summary["table"]["rows"][0]
+
+    no_upos = tmp_path / "no-upos"
+    no_upos.mkdir()
+    pred, gold = _prediction(no_upos, "mst-projective", gold_heads, pred_heads, rels, ["_"] * 5)
+    summary = report_data(pred, gold)["summary"]
+    assert summary["columns"] == ["uuas", "uas", "total", "sentences"]
+    assert len(summary["notes"]) == 1 and "Hoover UUAS not computed" in summary["notes"][0]
+    assert "UPOS" in summary["notes"][0]
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing.conllu"), "--gold", str(tmp_path / "g.conllu"),
                  "-o", str(tmp_path / "r.html")]) == 1
@@ -222,6 +309,35 @@ def test_pud30_report_in_browser(browser, pud30):
     options = page.eval("Array.from(document.querySelector('.layer-select').options).map(o => +o.value)")
     assert options == stored and len(stored) >= 3   # every stored layer
     assert page.eval("document.querySelector('.sentence-view:not([hidden]) canvas.impactmap').width") > 100
+
+
+def test_undirected_edges_are_drawn_without_arrowheads(browser, tmp_path):
+    """An undirected prediction's edges have no arrowhead and are correct when gold has them in either
+    direction; gold arcs keep theirs; a directed prediction is drawn as before (issue 39, item 7)."""
+    pred, gold = _prediction(tmp_path, "mst-projective", **UNDIRECTED)
+    page = _open(browser, build_report(pred, gold, tmp_path / "undirected.html"))
+    _clean(page)
+    arcs = ("Array.from(document.querySelectorAll('.sentence-view [data-kind=KIND]')).map(a => "
+            "[+a.dataset.dep, a.dataset.correct, (a.getAttribute('marker-end') || "
+            "(a.querySelector('line') || a).getAttribute('marker-end')) !== null])")
+    # predicted edges {1,ROOT} {2,1} {3,4} {4,2} {5,3}: gold has {2,1} {3,4} {4,2}; gold arcs found: 1, 3, 4
+    assert page.eval(arcs.replace("KIND", "pred")) == [[1, "0", False], [2, "1", False], [3, "1", False],
+                                                        [4, "1", False], [5, "0", False]]   # main: arrowheads
+    assert page.eval(arcs.replace("KIND", "gold")) == [[1, "1", True], [2, "0", True], [3, "1", True],
+                                                        [4, "1", True], [5, "0", True]]
+    assert page.eval("document.querySelector('.sentence-view .score').textContent") == "UUAS 60.0  (3 / 5)"
+    assert page.eval("document.querySelector('#by-relation h3').textContent").startswith("UUAS by")
+    assert page.eval("document.querySelector('#by-relation .refcaption').textContent") == "all 60.0"
+    headers = page.eval("Array.from(document.querySelectorAll('#summary table.scores th')).map(t => t.textContent)")
+    assert headers[2:5] == ["UUAS", "UAS", "Hoover UUAS"]
+
+    directed, _ = _prediction(tmp_path, "eisner", **UNDIRECTED)
+    page = _open(browser, build_report(directed, gold, tmp_path / "directed.html"))
+    _clean(page)
+    # directed: only words 3 and 4 have their gold head
+    assert page.eval(arcs.replace("KIND", "pred")) == [[1, "0", True], [2, "0", True], [3, "1", True],
+                                                        [4, "1", True], [5, "0", True]]
+    assert page.eval("document.querySelector('.sentence-view .score').textContent") == "UAS 40.0  (2 / 5)"
 
 
 @needs_pud

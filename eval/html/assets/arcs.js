@@ -18,27 +18,29 @@ function arcHeight(dep, head, xs) {
   return Math.min(170, 14 + 0.42 * Math.abs(xs[dep - 1] - xs[head - 1]));
 }
 
-/** One arc path (or the ROOT stem) as an SVG element carrying data-kind/data-dep/data-head. */
-function arcElement(kind, dep, head, ok, layout, base, up, words, rel, rootH) {
+/** One arc path (or the ROOT stem) as an SVG element carrying data-kind/data-dep/data-head/data-directed;
+ *  a directed one ends in an arrowhead at the dependent, an undirected edge has none. */
+function arcElement(kind, dep, head, ok, layout, base, up, words, rel, rootH, directed) {
   const xs = layout.xs, sign = up ? -1 : 1;
   const attrs = {"data-kind": kind, "data-dep": dep, "data-head": head, "data-correct": ok ? "1" : "0",
-    class: "arc " + kind + " " + (ok ? "ok" : "wrong")};
+    "data-directed": directed ? "1" : "0", class: "arc " + kind + " " + (ok ? "ok" : "wrong") + (directed ? "" : " undirected")};
+  const arrow = directed ? "url(#pm-arrow-" + kind + (ok ? "-ok" : "-wrong") + ")" : null;
   let node;
   const xd = xs[dep - 1];
   if (head === 0) {
     const top = base + sign * rootH;
     node = sv("g", attrs);
-    add(node, sv("line", {x1: xd, x2: xd, y1: top, y2: base, "marker-end": "url(#pm-arrow-" + kind + (ok ? "-ok" : "-wrong") + ")"}));
+    add(node, sv("line", {x1: xd, x2: xd, y1: top, y2: base, "marker-end": arrow}));
     add(node, sv("text", {x: xd, y: top + (up ? -4 : 12), "text-anchor": "middle", class: "rootlabel"}, "ROOT"));
   } else {
     const xh = xs[head - 1] + (xd > xs[head - 1] ? 3 : -3);
     const h = arcHeight(dep, head, xs) * sign;
     const path = "M" + xh.toFixed(1) + " " + base + " C" + xh.toFixed(1) + " " + (base + h).toFixed(1) + " " +
       xd.toFixed(1) + " " + (base + h).toFixed(1) + " " + xd.toFixed(1) + " " + base;
-    node = sv("path", Object.assign(attrs, {d: path, "marker-end": "url(#pm-arrow-" + kind + (ok ? "-ok" : "-wrong") + ")"}));
+    node = sv("path", Object.assign(attrs, {d: path, "marker-end": arrow}));
   }
   const what = (kind === "pred" ? "predicted" : "gold") + (rel ? " " + rel : "") + ": " +
-    (head === 0 ? "ROOT" : words[head - 1] + " (" + head + ")") + " → " + words[dep - 1] + " (" + dep + ")" +
+    (head === 0 ? "ROOT" : words[head - 1] + " (" + head + ")") + (directed ? " → " : " — ") + words[dep - 1] + " (" + dep + ")" +
     (kind === "pred" ? (ok ? " ✓" : " ✗") : (ok ? " · found" : " · missed"));
   add(node, sv("title", {}, what));
   return node;
@@ -57,9 +59,16 @@ function arrowDefs() {
   return add(svg, defs);
 }
 
-/** The arc diagram SVG of sentence ``s`` ({words, pred, gold, rel}). */
+/** "a-b" keys of the undirected edges of a tree of heads (ROOT edges "0-k"). */
+function edgeKeys(heads) {
+  return new Set(heads.map(function (h, i) { return Math.min(h, i + 1) + "-" + Math.max(h, i + 1); }));
+}
+
+/** The arc diagram SVG of sentence ``s`` ({words, pred, gold, rel}). An undirected decoder's trees
+ *  (``D.undirected``) are drawn without arrowheads, and an edge counts as found in either direction. */
 function arcDiagram(s) {
   const n = s.words.length;
+  const predEdges = edgeKeys(s.pred), goldEdges = edgeKeys(s.gold);
   const layout = wordLayout(s.words, WORD_FONT, ARC_GAP);
   let upArc = 0, downArc = 0;
   for (let k = 1; k <= n; k++) {
@@ -74,8 +83,10 @@ function arcDiagram(s) {
   const predG = sv("g", {class: "layer-pred"}), goldG = sv("g", {class: "layer-gold"}), wordsG = sv("g", {class: "words"});
   for (let k = 1; k <= n; k++) {
     const p = s.pred[k - 1], g = s.gold[k - 1];
-    add(predG, arcElement("pred", k, p, p === g, layout, predBase, true, s.words, null, rootUp));
-    add(goldG, arcElement("gold", k, g, p === g, layout, goldBase, false, s.words, s.rel[k - 1], rootDown));
+    const predOk = D.undirected ? goldEdges.has(Math.min(p, k) + "-" + Math.max(p, k)) : p === g;
+    const goldOk = D.undirected ? predEdges.has(Math.min(g, k) + "-" + Math.max(g, k)) : p === g;
+    add(predG, arcElement("pred", k, p, predOk, layout, predBase, true, s.words, null, rootUp, !D.undirected));
+    add(goldG, arcElement("gold", k, g, goldOk, layout, goldBase, false, s.words, s.rel[k - 1], rootDown, true));
     if (g !== 0) {
       const h = arcHeight(k, g, layout.xs) * 0.75;
       add(goldG, sv("text", {x: (layout.xs[k - 1] + layout.xs[g - 1]) / 2, y: goldBase + h + 11, "text-anchor": "middle",

@@ -5,7 +5,7 @@ PM.current = -1;
 function sentenceView(k) {
   const s = D.sentences[k];
   const view = el("article", {class: "sentence-view", "data-sentence-id": s.id, "data-index": k, hidden: true});
-  const scoreName = D.task === "dependency" ? "UAS" : "F1";
+  const scoreName = D.task === "dependency" ? headlineLabel() : "F1";
   add(view, add(el("header"), el("h3", {}, s.id),
     el("span", {class: "score"}, scoreName + " " + fmt(s.score, 1) + (D.task === "dependency" ? "  (" + s.correct + " / " + s.scored + ")" : "")),
     el("p", {class: "text"}, s.words.join(" "))));
@@ -95,7 +95,7 @@ function sentenceList() {
   const table = el("table", {class: "sentlist", role: "grid"});
   const head = el("tr");
   PM.headers = [];
-  for (const [key, label] of [["index", "#  id"], ["length", "words"], ["score", D.task === "dependency" ? "UAS" : "F1"]]) {
+  for (const [key, label] of [["index", "#  id"], ["length", "words"], ["score", D.task === "dependency" ? headlineLabel() : "F1"]]) {
     const button = el("button", {type: "button", class: "sort"}, label);
     button.addEventListener("click", function () { sortRows(key, button); });
     const th = add(el("th", {"aria-sort": "none"}), button);
@@ -123,7 +123,9 @@ function renderSentences() {
   const box = document.getElementById("sentences");
   add(box, el("h2", {}, "Sentences"));
   add(box, el("p", {class: "note"}, "Click a sentence or move with the arrow keys (↑ ↓). " + (D.task === "dependency"
-    ? "Predicted arcs are drawn above the words, gold arcs below; arrows point at the dependent."
+    ? "Predicted arcs are drawn above the words, gold arcs below; arrows point at the dependent." +
+      (D.undirected ? " The predicted trees are undirected (their decoder chooses edges, not heads): no arrowheads, " +
+        "and an edge is correct when the gold tree has it in either direction." : "")
     : "Nodes whose span is in the other tree are blue, the others red.")));
   const toggle = el("div", {class: "controls arcs-toggle"});
   if (D.task === "dependency") {

@@ -64,10 +64,8 @@ function hideTip() { tip.style.display = "none"; }
 const METRIC_LABELS = {uas: "UAS", uuas: "UUAS", f1_sentence: "Sentence F1", f1_corpus: "Corpus F1",
   precision: "P", recall: "R", total: "Words", sentences: "Sentences"};
 
-function summaryColumns() {
-  return D.task === "dependency" ? (D.summary.headline === "uuas" ? ["uuas", "uas", "total", "sentences"] : ["uas", "uuas", "total", "sentences"])
-    : ["f1_sentence", "f1_corpus", "precision", "recall", "sentences"];
-}
+/** The score the report is built around (UUAS for an undirected decoder's trees) and its label. */
+function headlineLabel() { return (D.summary.labels || {})[D.summary.headline] || METRIC_LABELS[D.summary.headline]; }
 
 function renderSummary() {
   const S = D.summary;
@@ -84,20 +82,21 @@ function renderSummary() {
     if (v === null || v === undefined) continue;
     add(dl, el("dt", {}, k), el("dd", {class: k.includes("sha256") ? "hash" : null}, v));
   }
-  const cols = summaryColumns();
+  const cols = S.columns;   // the headline first, the counts last
+  const isCount = function (c) { return c === "total" || c === "sentences"; };
   const table = el("table", {class: "scores"});
   const head = add(el("tr"), el("th", {}, "Trees"), el("th", {}, "Kind"));
-  for (const c of cols) add(head, el("th", {class: "num"}, METRIC_LABELS[c] || c));
+  for (const c of cols) add(head, el("th", {class: "num", "data-column": c}, S.labels[c] || METRIC_LABELS[c] || c));
   add(table, add(el("thead"), head));
   const rows = S.table.rows;
   const best = {};
-  for (const c of cols.slice(0, -1)) best[c] = Math.max(...rows.map(function (r) { return r[c] || 0; }));
+  for (const c of cols.filter(function (c) { return !isCount(c); })) best[c] = Math.max(...rows.map(function (r) { return r[c] || 0; }));
   const body = el("tbody");
   for (const r of rows) {
     const tr = add(el("tr", {class: r.kind}), el("td", {}, r.name), el("td", {}, r.kind));
     for (const c of cols) {
-      const isPct = !(c === "total" || c === "sentences");
-      const td = el("td", {class: "num" + (isPct && r[c] === best[c] ? " best" : "")}, isPct ? fmt(r[c]) : r[c]);
+      const isPct = !isCount(c);
+      const td = el("td", {class: "num" + (isPct && r[c] === best[c] ? " best" : ""), "data-column": c}, isPct ? fmt(r[c]) : r[c]);
       if (isPct && c === cols[0]) {
         const bar = el("span", {class: "cellbar" + (r.kind === "model" ? " model" : "")});
         bar.style.width = Math.max(0, Math.min(100, r[c] || 0)) + "%";
@@ -108,6 +107,7 @@ function renderSummary() {
     add(body, tr);
   }
   add(box, dl, add(table, body));
+  for (const note of S.notes || []) add(box, el("p", {class: "note"}, note));
 }
 
 /** A horizontal bar chart (0-100): one row per entry (label, bar, value) and a dashed reference line.
@@ -164,7 +164,7 @@ function renderFailures() {
   const box = document.getElementById("failures");
   add(box, el("h2", {}, "Where it fails"));
   const main = D.summary.table.rows[0] || {};
-  const overall = D.task === "dependency" ? main.uas : main.f1_corpus;
+  const overall = D.task === "dependency" ? main[D.summary.headline] : main.f1_corpus;
   const grid = el("div", {class: "grid"});
   for (const b of D.breakdowns) {
     const rows = b.rows.map(function (r) {
