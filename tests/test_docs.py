@@ -145,7 +145,8 @@ def _script_flags_exist(words: list[str]) -> None:
 
 
 def test_every_command_shown_is_run_or_checked(capsys):
-    """Each command of a bash block is run (the main job), parsed by pmask's parser, or found where it runs."""
+    """Each command of a bash block is parsed by pmask's parser (a ``pmask`` command: each is also run, by
+    :func:`test_every_pmask_command_shown_runs`, but for those under torchrun and srun) or found where it runs."""
     from pmask.cli.dispatch import build_parser
 
     parser = build_parser()

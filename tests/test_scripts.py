@@ -158,8 +158,8 @@ def _tracked_files() -> list[Path]:
 
 def test_no_tracked_file_names_a_path_of_this_machine():
     """Scripts and docs give paths relative to the checkout (``../shared``, ``../anchors/NAME``) or as
-    placeholders (ANCHOR, RUN_DIR), never the machine's own: ``/work/`` opening a path (not inside a URL or a
-    longer name such as ``framework/``)."""
+    placeholders (ANCHOR, RUN_DIR), never the machine's own: :data:`MACHINE` opening a path (not inside a URL or
+    a longer name such as ``framework/``)."""
     pattern = re.compile(r"(?<![\w.:/-])" + re.escape(MACHINE))
     found = []
     for path in _tracked_files():
