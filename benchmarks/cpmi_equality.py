@@ -14,7 +14,11 @@ tokenisation ``words-ptb``, ``--context`` = their ``--pad``), then compares:
 Prints one table and exits 1 on any difference beyond ``--atol``. Example:
 
     python benchmarks/cpmi_equality.py --model models/pmask-tiny-en --n 100 --pad 0 \\
-        --authors-python /work/anchors/cpmi/venv/bin/python --authors-repo /work/anchors/cpmi/src
+        --authors-python ANCHOR/venv/bin/python --authors-repo ANCHOR/src
+
+ANCHOR (the authors' environment and code, made as ``tools/cpmi_authors.py`` says) defaults to
+``../anchors/cpmi`` beside the checkout (as the data is ``../shared``); ``--conllu`` to UD English
+PUD under ``../shared/data``.
 """
 from __future__ import annotations
 
@@ -39,7 +43,9 @@ from pmask.trees.eisner import eisner_core
 from pmask.trees.registry import DecodeInput, decode
 from pmask.trees.undirected import ROOT_SCORE, max_spanning_tree, symmetrize
 
-PUD = "/work/shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"
+ROOT = Path(__file__).resolve().parents[1]
+PUD = ROOT.parent / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+ANCHOR = ROOT.parent / "anchors" / "cpmi"   # the authors' venv/ and src/, beside the checkout
 KINDS = {"projective": "mst-projective", "nonproj": "mst"}
 MODES = ("sum", "triu", "tril", "none")
 
@@ -151,14 +157,14 @@ def compare(args: argparse.Namespace) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
-    ap.add_argument("--conllu", default=PUD)
+    ap.add_argument("--conllu", default=str(PUD))
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--pad", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--atol", type=float, default=1e-3)
     ap.add_argument("--authors", default=None, help="a JSON written by tools/cpmi_authors.py")
-    ap.add_argument("--authors-python", default="/work/anchors/cpmi/venv/bin/python")
-    ap.add_argument("--authors-repo", default="/work/anchors/cpmi/src")
+    ap.add_argument("--authors-python", default=str(ANCHOR / "venv" / "bin" / "python"))
+    ap.add_argument("--authors-repo", default=str(ANCHOR / "src"))
     ap.add_argument("--head-at-target", action="store_true", help="their code with the MLM head at the read only")
     ap.add_argument("--workdir", default=".")
     args = ap.parse_args()

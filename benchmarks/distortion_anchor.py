@@ -3,7 +3,7 @@
 Usage (from the repository root, with pmask's environment; never run in CI):
 
     python benchmarks/distortion_anchor.py --model MODEL_DIR --layer 2 --max-words 10 \\
-        --anchor /work/anchors/distortion --work /tmp/anchor-run [--limit N] [--threads 1]
+        [--anchor ANCHOR] --work RUN_DIR [--limit N] [--threads 1]
 
 ``--anchor`` holds the authors' checkout (``code/``, github.com/jxjessieli/contextual-distortion-parser
 at commit 1555a43) and its own virtual environment (``venv/``: torch, transformers 4.x,
@@ -127,7 +127,8 @@ def main() -> None:
     ap.add_argument("--layer", type=int, default=2)
     ap.add_argument("--max-words", type=int, default=None)
     ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--anchor", type=Path, default=Path("/work/anchors/distortion"))
+    ap.add_argument("--anchor", type=Path, default=ROOT.parent / "anchors" / "distortion",
+                    help="the authors' checkout and venv (default: ../anchors/distortion beside the checkout)")
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)

@@ -3,7 +3,7 @@
 Usage (from the repository root, with pmask's environment; never run in CI):
 
     python benchmarks/kim_anchor.py --model MODEL_DIR --max-words 10 --bias 1.5 \\
-        --anchor /work/anchors/kim --work /tmp/kim-run [--limit N]
+        [--anchor ANCHOR] --work RUN_DIR [--limit N]
 
 ``--anchor`` holds the authors' checkout (github.com/galsang/trees_from_transformers at commit a820f34)
 and a virtual environment ``venv/`` (torch, transformers 4.x, nltk, tqdm; their pins, transformers
@@ -89,7 +89,8 @@ def main() -> None:
     ap.add_argument("--max-words", type=int, default=None)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--bias", type=float, default=0.0)
-    ap.add_argument("--anchor", type=Path, default=Path("/work/anchors/kim"))
+    ap.add_argument("--anchor", type=Path, default=ROOT.parent / "anchors" / "kim",
+                    help="the authors' checkout and venv (default: ../anchors/kim beside the checkout)")
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--shared", type=Path, default=Path(os.environ.get("PMASK_SHARED", ROOT.parent / "shared")))

@@ -17,7 +17,8 @@ settings). Each unset value takes the first value of these layers, always in thi
    al.'s) else the probe's (:class:`pmask.common.probe_entries.Faithful`): its metric (a given one may be
    renamed to the authors' variant), tokenisation, context, decoder (the pipeline's first for the
    corpus's task) and symmetrisation (for an undirected decoder);
-3. ``model``: the model's recorded defaults (a bundled model's metric for the pair probe);
+3. ``model``: the model's recorded defaults (a bundled model's metric for the pair probe), except on
+   documents of EDUs, whose metric (``dist``) outranks a recorded one;
 4. ``default``: the entries': probe pair, the probe's first metric, the metric's subword policy,
    tokenize words, context 0; the task's default decoder (a span probe's span decoder: cky); root
    gold when every sentence carries gold heads, else free; symmetrize none.
@@ -47,8 +48,8 @@ from pmask.common.labels import either
 from pmask.common.options import SPAN_PROBES, has_heads, metric_pipeline
 from pmask.common.probe_entries import PROBE_ENTRIES, Faithful
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.corpora.sentence import Sentence
-from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.corpora.sentence import Sentence, is_documents
+from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
 from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import DECODERS, get_decoder
@@ -196,6 +197,9 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
     if request.decoding.faithful:
         impact = _layer(impact, resolve_impact(impact, faithful=True, recorded=False, defaults=False), "faithful",
                         origins)
+    if impact.metric is None and is_documents(inputs.sentences):
+        # the discourse metric outranks a model's recorded one (prob cannot pool an EDU's pieces)
+        impact = _layer(impact, replace(impact, metric=DOCUMENT_METRICS[0]), "default", origins)
     spec = request.model if inputs.held is not None else request.model.named()   # a store is read without one
     impact = _layer(impact, resolve_impact(impact, spec.name, defaults=False), "model", origins)
     impact = _layer(impact, impact.with_defaults(), "default", origins)

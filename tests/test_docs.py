@@ -2,7 +2,9 @@
 
 The Python examples (``docs/python-api.md``, ``docs/notebook.md``) run as written, with a tiny local model in
 place of bert-base-uncased; the main job's commands (the README's, the same as the site's home page) run once,
-offline, with the bundled model. Every other command in a ``bash`` block is checked without running it: a
+offline, with the bundled model. Every ``pmask`` command of every page runs too, in page order in one working
+directory (:func:`test_every_pmask_command_shown_runs`), with the substitutions that test lists: a tiny random
+model for a hub model, small fixtures for the treebanks. Every command in a ``bash`` block is also checked: a
 ``pmask`` command (also under ``torchrun``) must parse with pmask's own argument parser, a script must exist
 and define every flag it is given, and a set-up or site command must be one that ``.ci/run`` runs. Links between
 the pages, and anchors into them, must resolve; every page is in the site's navigation. ``.ci/run`` builds the
@@ -10,8 +12,10 @@ site with ``mkdocs build --strict``.
 """
 from __future__ import annotations
 
+import glob
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -141,7 +145,8 @@ def _script_flags_exist(words: list[str]) -> None:
 
 
 def test_every_command_shown_is_run_or_checked(capsys):
-    """Each command of a bash block is run (the main job), parsed by pmask's parser, or found where it runs."""
+    """Each command of a bash block is parsed by pmask's parser (a ``pmask`` command: each is also run, by
+    :func:`test_every_pmask_command_shown_runs`, but for those under torchrun and srun) or found where it runs."""
     from pmask.cli.dispatch import build_parser
 
     parser = build_parser()
@@ -224,3 +229,125 @@ def test_the_faithful_table_and_sentence_name_every_authors_pipeline():
     assert all(f"`{name}`" in sentence for name in pipelines)
     refused = [n for n, e in PROBE_ENTRIES.items() if not e.faithful]
     assert re.search(r"refused for the probes without one \(" + r",\s+".join(f"`{n}`" for n in refused) + r"\)", text)
+
+
+# ---------------------------------------------------------------------------- every pmask command shown, run
+
+#: Hub models the docs name: each is replaced by a tiny random BERT of the same depth and width in heads
+#: (12 layers, 12 heads: ``--layer 8 --head 10`` still name one). The bundled pmask-tiny-en runs as itself.
+HUB_MODELS = {"bert-base-uncased", "bert-base-multilingual-cased", "M"}
+#: Commands that cannot run in a test process, with the reason; they are still parsed (the test above).
+NOT_RUN = {
+    "torchrun": "starts several processes (and, in the examples, several nodes or GPUs)",
+    "srun": "a SLURM job step over two nodes",
+}
+#: What a few commands print or write (beyond exit code 0 and no traceback): (command start, file or None, text).
+EXPECT = [
+    ("pmask eval pud.conllu --gold", None, "| eisner ("),
+    ("pmask eval pud.conllu --gold", None, "UAS"),
+    ("pmask eval wsj10.txt --gold ptb/combined", "wsj10.json", '"f1'),
+    ("pmask eval pred --gold", None, "connect-adjacent"),
+    ("pmask eval cpmi.conllu", None, "Hoover UUAS"),
+    ("pmask heatmap pud-store/ --sentence n01001011 --gold", "n01001011.png", "PNG"),
+    ("pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o", "report.html", "n01001011"),
+    ("pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ --bench", "report-bench.html", "en_pud"),
+    ("pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased --layers all",
+     "mbert-pud/results.json", "en_pud"),
+]
+
+
+def _pud_fixture(copies: int) -> str:
+    """tests/data/mini.conllu ``copies`` times with unique sentence ids, the first named as PUD's first
+    (n01001011, which the heatmap examples name)."""
+    text = (ROOT / "tests" / "data" / "mini.conllu").read_text(encoding="utf-8")
+    out = "".join(re.sub(r"# sent_id = (\S+)", rf"# sent_id = \g<1>-{k}", text) for k in range(copies))
+    return out.replace("# sent_id = s1-0", "# sent_id = n01001011", 1)
+
+
+def _data(tmp_path: Path) -> Path:
+    """The working directory of the docs' commands: the files they name, small (tests/data), and
+    ``../shared/data`` beside it holding the treebanks at the paths the docs give them."""
+    data, work = ROOT / "tests" / "data", tmp_path / "work"
+    shared = tmp_path / "shared" / "data"
+    files = {work / "en_pud-ud-test.conllu": _pud_fixture(2), work / "PUD.conllu": _pud_fixture(2),
+             shared / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu": _pud_fixture(1),
+             shared / "ud" / "PUD-wu2020" / "PUD.conllu": _pud_fixture(1),
+             work / "my.edus": (data / "docs.edus").read_text(encoding="utf-8")}
+    for folder in (work / "ptb" / "combined", shared / "ptb-sample" / "combined"):
+        files[folder / "wsj_0001.mrg"] = (data / "mini.mrg").read_text(encoding="utf-8")
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    shutil.copytree(data / "scidtb", shared / "scidtb" / "test" / "gold")
+    (work / "tests").mkdir()
+    (work / "tests" / "data").symlink_to(data)
+    return work
+
+
+def _substituted(args: list[str], model: Path) -> list[str]:
+    """A docs command's arguments as the test runs them: hub models replaced by ``model``, globs expanded
+    (as the shell would, in the working directory), sentence ranges cut to the fixtures' first four."""
+    out: list[str] = []
+    for k, word in enumerate(args):
+        before = args[k - 1] if k else ""
+        if before == "--model" and word.removeprefix("random:") in HUB_MODELS:
+            word = word.replace(word.removeprefix("random:"), str(model))
+        elif before == "--model":
+            assert word.removeprefix("random:") == "pmask-tiny-en", f"a model the test does not know: {word}"
+        if before == "--sentence" and re.fullmatch(r"\d+-\d+", word):
+            word = f"{word.split('-')[0]}-{min(int(word.split('-')[1]), 3)}"
+        if any(c in word for c in "*?["):
+            found = sorted(glob.glob(word))
+            assert found, f"{word} matches nothing in the fixtures"
+            out += found
+            continue
+        out.append(word)
+    return out
+
+
+def _runnable() -> tuple[list[tuple[str, str]], list[str]]:
+    """(page, command) of every ``pmask`` command shown, in page order (shell variables substituted), and
+    the commands not run (:data:`NOT_RUN`)."""
+    variables: dict[str, str] = {}
+    commands, skipped = [], []
+    for page, line in shown_commands():
+        command = " ".join(re.split(r"\s+#\s", line, maxsplit=1)[0].split())   # runs of spaces from continuations
+        if assignment := re.fullmatch(r"([A-Z]+)=(\S+)", command):
+            variables[assignment[1]] = assignment[2]
+            continue
+        for name, value in variables.items():
+            command = command.replace(f"${name}", value)
+        if _pmask_args(command) is None:
+            continue
+        if any(word in NOT_RUN for word in shlex.split(re.sub(r"\$\(.*?\)", "HOST", command))):
+            skipped.append(command)
+            continue
+        commands.append((page, command))
+    return commands, skipped
+
+
+def test_every_pmask_command_shown_runs(tmp_path, monkeypatch, capsys):
+    """Issue 39 item 18: each ``pmask`` command of the README and the site runs (exit 0, no traceback), in
+    page order in one working directory (a command reads what an earlier one wrote), with a tiny random
+    model for the hub models and the fixtures of :func:`_data`; a few outputs are checked (:data:`EXPECT`)."""
+    import torch
+
+    from pmask.cli import main
+    from pmask.perturb.testing import make_tiny_bert
+
+    torch.set_num_threads(1)
+    model = make_tiny_bert(tmp_path / "tiny-12", layers=12, heads=12, hidden=24)
+    monkeypatch.chdir(_data(tmp_path))
+    commands, skipped = _runnable()
+    assert len(commands) >= 55 and len(skipped) == 4, skipped   # 59 pmask commands shown: 4 launch several processes
+    printed: dict[str, str] = {}
+    for page, command in commands:
+        code = main(_substituted(_pmask_args(command) or [], model))
+        out, err = capsys.readouterr()
+        assert code == 0 and "Traceback" not in err, f"{page}: {command}\n{err}"
+        printed[command] = out
+    for start, path, text in EXPECT:
+        ran = [c for c in printed if c.startswith(start)]
+        assert ran, f"no command shown starts with {start}"
+        shown = Path(path).read_bytes().decode("latin-1") if path else printed[ran[0]]
+        assert text in shown, f"{start}: {text!r} not in {path or 'its output'}"

@@ -208,6 +208,7 @@ CROSS_CUTTING = {
     "test_library.py": "the one-call API (pmask.parse) and the library's top layers together",
     "test_packaging.py": "the wheel, its metadata, LICENSE, CITATION.cff and CHANGELOG.md",
     "test_dependencies.py": "every third-party import is declared in pyproject.toml",
+    "test_scripts.py": "benchmarks/ and tools/: their flags through to what they change; no machine paths",
 }
 
 

@@ -3,9 +3,11 @@
 Not part of pmask and never run in CI: it runs under the authors' own environment (transformers
 4.27), e.g. a virtual environment made with
 
-    python3 -m venv /work/anchors/cpmi/venv
-    /work/anchors/cpmi/venv/bin/pip install torch==2.13.0 transformers==4.27.4 "numpy<2" pandas==2.2.3 tqdm
-    git --git-dir=<mirror of mcqll/cpmi-dependencies> archive HEAD | tar -x -C /work/anchors/cpmi/src
+    python3 -m venv ANCHOR/venv
+    ANCHOR/venv/bin/pip install torch==2.13.0 transformers==4.27.4 "numpy<2" pandas==2.2.3 tqdm
+    git --git-dir=<mirror of mcqll/cpmi-dependencies> archive HEAD | tar -x -C ANCHOR/src
+
+(ANCHOR: ``../anchors/cpmi`` beside the checkout is where ``benchmarks/cpmi_equality.py`` looks by default)
 
 and is called by ``benchmarks/cpmi_equality.py``. It imports their modules unchanged
 (``pmi_accuracy/languagemodel.py``, ``main.py``, ``parser.py``), pads each sentence with their

@@ -4,15 +4,15 @@ Not part of pmask and never run in CI; it does not import pmask. It runs under t
 environment (their code uses ``BertModel``/``BertTokenizer`` of transformers 2.x-4.x), e.g. a
 virtual environment made with
 
-    python3 -m venv /work/anchors/discourse/venv
-    /work/anchors/discourse/venv/bin/pip install torch==2.13.0      # the local CPU wheel, first and pinned
-    /work/anchors/discourse/venv/bin/pip install torch==2.13.0 transformers==4.27.4 "numpy<2" tqdm safetensors
-    git --git-dir=<mirror of LividWo/Perturbed-Masking> archive HEAD | tar -x -C /work/anchors/discourse/code
+    python3 -m venv ANCHOR/venv
+    ANCHOR/venv/bin/pip install torch==2.13.0      # the local CPU wheel, first and pinned
+    ANCHOR/venv/bin/pip install torch==2.13.0 transformers==4.27.4 "numpy<2" tqdm safetensors
+    git --git-dir=<mirror of LividWo/Perturbed-Masking> archive HEAD | tar -x -C ANCHOR/code
 
 and is run with that venv's python::
 
-    python tools/discourse_authors.py --repo /work/anchors/discourse/code --model MODEL_DIR \\
-        --data /work/shared/data/scidtb/test/gold -o OUT_DIR
+    python tools/discourse_authors.py --repo ANCHOR/code --model MODEL_DIR \\
+        --data ../shared/data/scidtb/test/gold -o OUT_DIR
 
 MODEL_DIR is a local BERT folder that ``BertModel`` and the slow ``BertTokenizer`` load (so it
 needs ``vocab.txt``). Each step runs in its own python process (this script calling itself with
@@ -40,7 +40,7 @@ the attention mask is left at its default (all ones). Why it matters: under tran
 (their requirements) an all-zero mask adds -10000 to every score, which softmax ignores (normal
 attention, which ``--fix-attention-mask`` reproduces to ~2e-4 relative); under 4.27.4 it adds
 ``finfo.min`` (uniform attention); under 5.x (sdpa) no position attends to any other and every
-matrix is exactly 0. See ``/work/notes/discourse_anchor.md``.
+matrix is exactly 0 (see ``docs/discourse.md``).
 """
 from __future__ import annotations
 

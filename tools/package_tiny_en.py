@@ -7,8 +7,8 @@ the weights' SHA-256 and the defaults chosen for the model. The model card (READ
 NOTICE are written by hand and kept.
 
 Example:
-    python tools/package_tiny_en.py /work/runs/RUN/step-02000 --metric prob --layer 2 \
-        --selection /work/runs/RUN/select.jsonl --rule '...'
+    python tools/package_tiny_en.py RUN_DIR/step-02000 --metric prob --layer 2 \
+        --selection RUN_DIR/select.jsonl --rule '...'
 """
 from __future__ import annotations
 

@@ -105,6 +105,19 @@ def test_the_faithful_pipeline_comes_before_the_models_recorded_metric():
     assert resolve(Request.build(model=TINY, metric="cos", faithful=True)).origins["metric"] == "given"
 
 
+def test_documents_take_the_discourse_metric_over_the_models_recorded_one(tmp_path, capsys):
+    """docs/discourse.md's ``pmask parse SCIDTB --model pmask-tiny-en``: prob (the bundled model's recorded metric)
+    cannot pool an EDU's pieces, so documents take dist; a metric given stays given (and prob is refused)."""
+    docs = read_corpus(DATA / "scidtb")
+    done = resolve(Request.build(model=TINY), Inputs.of(docs))
+    assert (done.impact.metric, done.origins["metric"]) == ("dist", "default")
+    assert resolve(Request.build(model=TINY, metric="cos"), Inputs.of(docs)).impact.metric == "cos"
+    assert resolve(Request.build(model=TINY), Inputs.of(read_corpus(CONLLU))).impact.metric == "prob"
+    assert main(["parse", str(DATA / "scidtb"), "--model", TINY, "-o", str(tmp_path / "pred"), "-q"]) == 0
+    assert main(["parse", str(DATA / "scidtb"), "--model", TINY, "--metric", "prob", "-q",
+                 "-o", str(tmp_path / "prob")]) == 1
+    assert "not prob" in capsys.readouterr().err and not (tmp_path / "prob").exists()
+
 def test_a_stores_settings_come_first_and_no_model_is_named_to_read_it():
     held = ImpactSettings("cos", "first", "text", "pair", 0)
     done = resolve(Request.build(faithful=True), Inputs(held=held))

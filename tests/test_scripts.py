@@ -1,0 +1,174 @@
+"""benchmarks/ and tools/ (scripts, not the library): their flags followed through to what they change, and no
+tracked file that names a path of the machine the project was made on.
+
+The scripts run in-process (their ``main()``, ``sys.argv`` set) on what the test builds in ``tmp_path``: no
+network, no authors' environment, seconds each.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIDTB = ROOT / "tests" / "data" / "scidtb"
+#: the machine's working folder, spelled so that this file does not hold it
+MACHINE = "/" + "work" + "/"
+
+
+def script(path: str) -> ModuleType:
+    """The script at ``path`` (from the repository root), imported as a module without running it."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---------------------------------------------------------------------------- benchmarks/discourse_anchor.py
+
+def _edus(path: Path) -> int:
+    """The EDUs of one SciDTB .dep file, counted from its JSON (the ROOT node, id 0, left out)."""
+    return sum(1 for unit in json.loads(path.read_text(encoding="utf-8-sig"))["root"] if unit["id"] != 0)
+
+
+def _fake_anchor(anchor: Path, model: str, matrices: dict[str, np.ndarray], files: list[str]) -> None:
+    """What tools/discourse_authors.py writes for one model (models/ and out/<model>-fixedmask/): the given
+    matrices, trees whose every head is 99 (no tree of pmask's equals one) and a summary with chosen figures."""
+    out = anchor / "out" / f"{model}-fixedmask"
+    out.mkdir(parents=True)
+    np.savez(out / "matrices.npz", **matrices)
+    summary: dict = {"timings_s": {"matrix": 42.0}, "decoders": {}}
+    for k, key in enumerate(("eisner", "cle", "right_chain", "left_chain")):
+        trees = {f: [[0, -1]] + [[i, 99] for i in range(1, _edus(SCIDTB / f) + 1)] for f in files}
+        (out / f"trees-{key}.json").write_text(json.dumps(trees), encoding="utf-8")
+        summary["decoders"][key] = {"uas": 0.1111 * (k + 1), "uuas": 0.0505 * (k + 1), "distance_table": []}
+    (out / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+
+
+def test_discourse_anchor_reads_the_anchor_and_the_split_of_the_data_given(tmp_path, monkeypatch, capsys):
+    """--anchor: their matrices (a 0.5 planted in one document's), trees and reported figures are the ones
+    printed; --data and --split: the documents of DATA/SPLIT/gold (test: 3, dev: 2, the planted one left out)."""
+    import torch
+
+    from pmask.corpora import read_corpus
+    from pmask.corpora.scidtb import authors_documents
+    from pmask.perturb.engine.runner import impact_matrices
+    from pmask.perturb.models.load import load_model
+    from pmask.perturb.testing import make_tiny_bert
+
+    torch.set_num_threads(1)
+    anchor, data = tmp_path / "anchor", tmp_path / "scidtb"
+    model = make_tiny_bert(anchor / "models" / "tiny", max_positions=128)
+    files = sorted(p.name for p in SCIDTB.iterdir())
+    shutil.copytree(SCIDTB, data / "test" / "gold")
+    (data / "dev" / "gold").mkdir(parents=True)
+    for name in files[:2]:
+        shutil.copy(SCIDTB / name, data / "dev" / "gold" / name)
+    # pmask's own matrices of the three documents, as the script computes them; theirs: the same, one cell + 0.5
+    docs = read_corpus(SCIDTB)
+    ours = impact_matrices(load_model(str(model), device="cpu", dtype="float32"), authors_documents(docs),
+                           layers=[-1], include_cls=True)
+    matrices = {d.meta["file_name"]: F[0].astype(np.float64) for d, F in zip(docs, ours)}
+    planted = files[2]
+    matrices[planted][1, 2] += 0.5
+    _fake_anchor(anchor, "tiny", matrices, files)
+    bench = script("benchmarks/discourse_anchor.py")
+    printed = {}
+    for split in ("test", "dev"):
+        monkeypatch.setattr(sys, "argv", ["discourse_anchor.py", "--model", "tiny", "--anchor", str(anchor),
+                                          "--data", str(data), "--split", split, "--threads", "1"])
+        bench.main()
+        printed[split] = capsys.readouterr().out
+    inputs = {s: sum((_edus(SCIDTB / f) + 1) ** 2 for f in names) for s, names in (("test", files),
+                                                                                 ("dev", files[:2]))}
+    for split, count in (("test", 3), ("dev", 2)):
+        assert f"tiny, SciDTB {split}, {count} documents" in printed[split]
+        assert f"their code {inputs[split]:,} inputs (42.0 s in their own run)" in printed[split]
+        assert printed[split].count(f"{count} trees differ") == 4      # every tree of theirs has heads 99
+        for k, name in enumerate(("eisner", "cle", "right-chain", "left-chain")):
+            line = next(line for line in printed[split].splitlines() if line.startswith(name + " "))
+            assert f"theirs {11.11 * (k + 1):.2f} / {5.05 * (k + 1):.2f};" in line
+    assert "max |pmask - theirs| = 5.00e-01" in printed["test"]
+    dev_diff = float(re.search(r"max \|pmask - theirs\| = (\S+)", printed["dev"])[1])
+    assert dev_diff < 1e-5        # the planted document is not in dev
+
+
+# ---------------------------------------------------------------------------- benchmarks/startup.py
+
+def test_startup_pycache_puts_bytecode_in_the_folder_given_and_nowhere_else(tmp_path, monkeypatch):
+    """--pycache DIR: the commands timed (run with the script's environment) write their bytecode under DIR,
+    none beside the modules, even where the environment said PYTHONDONTWRITEBYTECODE=1; without it, none at all."""
+    startup = script("benchmarks/startup.py")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "startup_probe_module.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", str(source))
+    command = [sys.executable, "-c", "import startup_probe_module"]
+    for pycache in (None, tmp_path / "cache"):
+        monkeypatch.setattr(sys, "argv", ["startup.py"] + (["--pycache", str(pycache)] if pycache else []))
+        parser_args = _startup_args(startup)
+        startup.timed(command, startup.environment(parser_args))
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("startup_probe_module*.pyc"))
+    assert len(written) == 1 and written[0].parts[0] == "cache", written
+    assert written[0].parent.parts[-2:] == source.parts[-2:]    # PYTHONPYCACHEPREFIX mirrors the source's path
+    assert not (source / "__pycache__").exists()
+
+
+def _startup_args(startup: ModuleType):
+    """startup.py's arguments as its main() parses them (its parser, from ``sys.argv``), without running it."""
+    captured = {}
+
+    def stop(args):
+        captured["args"] = args
+        raise SystemExit(0)
+
+    original = startup.environment
+    startup.environment = stop
+    try:
+        with pytest.raises(SystemExit):
+            startup.main()
+    finally:
+        startup.environment = original
+    return captured["args"]
+
+
+# ---------------------------------------------------------------------------- no machine paths
+
+def _tracked_files() -> list[Path]:
+    """The repository's tracked files (git), or, in a copy without git (CI's), every file outside the folders
+    the README's set-up and a build make."""
+    try:
+        names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+        return [ROOT / n for n in names.decode().split("\0") if n and (ROOT / n).is_file()]
+    except (OSError, subprocess.CalledProcessError):
+        skip = {".git", ".venv", "build", "dist", "site", "__pycache__"}
+        return [p for p in ROOT.rglob("*") if p.is_file() and not skip & set(p.relative_to(ROOT).parts)
+                and not any(part.endswith((".egg-info", "_cache")) for part in p.relative_to(ROOT).parts)]
+
+
+def test_no_tracked_file_names_a_path_of_this_machine():
+    """Scripts and docs give paths relative to the checkout (``../shared``, ``../anchors/NAME``) or as
+    placeholders (ANCHOR, RUN_DIR), never the machine's own: :data:`MACHINE` opening a path (not inside a URL or
+    a longer name such as ``framework/``)."""
+    pattern = re.compile(r"(?<![\w.:/-])" + re.escape(MACHINE))
+    found = []
+    for path in _tracked_files():
+        if path.stat().st_size > 2_000_000:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue   # binary (weights, images)
+        found += [f"{path.relative_to(ROOT)}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                  if pattern.search(line)]
+    assert not found, found
