@@ -172,3 +172,45 @@ def test_no_tracked_file_names_a_path_of_this_machine():
         found += [f"{path.relative_to(ROOT)}:{n}" for n, line in enumerate(text.splitlines(), 1)
                   if pattern.search(line)]
     assert not found, found
+
+
+# ---------------------------------------------------------------------------- benchmarks/discourse_settings.py
+
+def _conllu_uas(pred: Path, gold_folder: Path) -> float:
+    """UAS of a CoNLL-U of documents (one EDU per row) against the .dep parents, counted here."""
+    gold = {}
+    for path in sorted(gold_folder.iterdir()):
+        gold[path.name] = [u["parent"] for u in json.loads(path.read_text(encoding="utf-8-sig"))["root"] if u["id"]]
+    heads = [[int(row.split("\t")[6]) for row in block.splitlines() if row and not row.startswith("#")]
+             for block in pred.read_text(encoding="utf-8").strip().split("\n\n")]
+    golds = [gold[name] for name in sorted(gold)]
+    correct = sum(h == g for hs, gs in zip(heads, golds) for h, g in zip(hs, gs))
+    return 100.0 * correct / sum(map(len, golds))
+
+
+def test_discourse_settings_reads_the_store_and_gold_given(tmp_path, tiny_bert_dir, monkeypatch, capsys):
+    """STORE and --gold: the raw rows are the UAS of `pmask parse --store` at that layer (counted here from its
+    CoNLL-U); --decoders picks the rows' decoders; --prior adds one row per layer, decoder and view."""
+    from pmask.cli import main as pmask
+
+    store = tmp_path / "store"
+    assert pmask(["impact", str(SCIDTB), "--model", str(tiny_bert_dir), "--layers", "all", "-o", str(store),
+                  "-q"]) in (0, None)
+    expected = {}
+    for layer in (1, 2):
+        pred = tmp_path / f"pred-{layer}.conllu"
+        assert pmask(["parse", str(store), "--layer", str(layer), "--decoder", "eisner", "-o", str(pred),
+                      "-q"]) in (0, None)
+        expected[layer] = _conllu_uas(pred, SCIDTB)
+    capsys.readouterr()
+    settings = script("benchmarks/discourse_settings.py")
+    settings.main([str(store), "--gold", str(SCIDTB), "--decoders", "eisner"])
+    plain = capsys.readouterr().out
+    for layer in (1, 2):
+        assert f"| {layer} | eisner | raw | {expected[layer]:.2f} |" in plain
+    assert "| cle |" not in plain and "prior" not in plain
+    settings.main([str(store), "--gold", str(SCIDTB), "--decoders", "cle", "--prior", "3"])
+    with_prior = capsys.readouterr().out
+    layers = plain.count("| eisner | raw |")
+    assert layers >= 2 and "| eisner |" not in with_prior
+    assert with_prior.count("| cle | raw + prior 3 |") == with_prior.count("| cle | columns + prior 3 |") == layers
