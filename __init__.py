@@ -44,7 +44,7 @@ def _as_sentences(sentences: Any, unit: str = "word") -> list[Any]:
     ``unit="edu"`` documents: EDU lists, or strings of one EDU per line (as a ``.edus`` file's blocks).
 
     Example:
-        >>> [d.words for d in _as_sentences(["We present a parser\nthat reads discourse .", ["A", "B c"]], "edu")]
+        >>> [d.words for d in _as_sentences(["We present a parser\\nthat reads discourse .", ["A", "B c"]], "edu")]
         [['We present a parser', 'that reads discourse .'], ['A', 'B c']]
     """
     from pmask.common.errors import PmaskError

@@ -273,7 +273,8 @@ def test_parse_takes_documents_as_edu_lists_or_one_edu_per_line(tmp_path, capsys
     capsys.readouterr()
     blocks = out.read_text(encoding="utf-8").strip().split("\n\n")
     cli = [[int(line.split("\t")[6]) for line in b.splitlines() if not line.startswith("#")] for b in blocks]
-    docs = [["We present a parser", "that reads discourse .", "It is fast ."], "Masked models know syntax ,\nwe show .\n"]
+    docs = [["We present a parser", "that reads discourse .", "It is fast ."],
+            "Masked models know syntax ,\nwe show .\n"]
     parsed = pmask.parse(docs, unit="edu", model=model, root="free")
     assert [p.heads.tolist() for p in parsed] == cli and [len(h) for h in cli] == [3, 2]
     assert [p.sentence.unit for p in parsed] == ["edu", "edu"] and "3 EDUs" in repr(parsed[0])

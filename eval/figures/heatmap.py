@@ -25,8 +25,8 @@ from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
 from pmask.common.labels import plural, short_label, unit_labels, unit_noun
 from pmask.common.options import HEATMAP_FORMATS
-from pmask.corpora.sentence import NO_HEAD
 from pmask.common.progress import progress_bar
+from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
                 ax.get_yticklabels()[k - 1].set_fontweight("bold")
     if pred is not None:  # predicted arc of word k: a dot in cell (k, head); the predicted root: on its diagonal
         dots = [((h or k) - 1, k - 1) for k, h in enumerate(pred, start=1) if h != NO_HEAD]
-        ax.scatter([x for x, _ in dots], [y for _, y in dots], s=22, c=PRED_COLOUR, edgecolors="black", linewidths=0.8, zorder=3)
+        ax.scatter(*zip(*dots), s=22, c=PRED_COLOUR, edgecolors="black", linewidths=0.8, zorder=3)
     if marked:
         ax.set_xlim(-0.5, n - 0.5)
         ax.set_ylim(n - 0.5, -0.5)

@@ -16,7 +16,8 @@ from headless import Browser, find_or_install_chromium
 A1 = ["1 We present a parser", "2 that reads discourse .", "3 It is fast ,", "4 and it is small ."]
 # gold arcs of tests/data/scidtb by length |k - head| and the head's side (roots apart), counted by hand:
 # A-1 2->1, 3->1, 4->3; A-2 1->2, 3->2; A-3 3->2, 4->1, 5->4; roots: A-1 1, A-2 2, A-3 1 and 2
-ARCS = {("root", "root"): 4, ("1", "head left"): 5, ("1", "head right"): 1, ("2", "head left"): 1, ("3", "head left"): 1}
+ARCS = {("root", "root"): 4, ("1", "head left"): 5, ("1", "head right"): 1, ("2", "head left"): 1,
+        ("3", "head left"): 1}
 
 
 @pytest.fixture(scope="module")
