@@ -39,23 +39,42 @@ for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ..
 __all__ = ["__version__", "impacts", "parse", "sweep"]
 
 
-def _as_sentences(sentences: Any) -> list[Any]:
-    """Strings (whitespace-tokenised), word lists or ``Sentence`` objects as ``Sentence`` objects."""
+def _as_sentences(sentences: Any, unit: str = "word") -> list[Any]:
+    """Strings (whitespace-tokenised), word lists or ``Sentence`` objects as ``Sentence`` objects; with
+    ``unit="edu"`` documents: EDU lists, or strings of one EDU per line (as a ``.edus`` file's blocks).
+
+    Example:
+        >>> [d.words for d in _as_sentences(["We present a parser\\nthat reads discourse .", ["A", "B c"]], "edu")]
+        [['We present a parser', 'that reads discourse .'], ['A', 'B c']]
+    """
+    from pmask.common.errors import PmaskError
+    from pmask.common.labels import UNIT_NOUNS, either, plural
     from pmask.corpora import Sentence
 
+    if unit not in UNIT_NOUNS:
+        raise PmaskError(f"unit must be {either(list(UNIT_NOUNS))}, not {unit!r}")
     if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
         sentences = [sentences]
     out = []
     for k, s in enumerate(sentences, start=1):
         if isinstance(s, Sentence):
             out.append(s)
-        else:
-            words = s.split() if isinstance(s, str) else [str(w) for w in s]
-            out.append(Sentence(id=str(k), words=words, path="<input>"))
+            continue
+        if unit == "word":
+            out.append(Sentence(id=str(k), words=s.split() if isinstance(s, str) else [str(w) for w in s],
+                                path="<input>"))
+            continue
+        units = [u.strip() for u in (s.splitlines() if isinstance(s, str) else map(str, s))]
+        units = [u for u in units if u] if isinstance(s, str) else units   # a string's blank lines are no EDUs
+        empty = next((j for j, u in enumerate(units, start=1) if not u), None)
+        if empty is not None or len(units) < 2:   # as the .edus reader refuses them
+            raise PmaskError(f"<input> (document {k}): " + (f"{UNIT_NOUNS[unit]} {empty} has no text" if empty else
+                             f"{plural(len(units), UNIT_NOUNS[unit])}; a discourse tree needs at least two"))
+        out.append(Sentence(id=str(k), words=units, path="<input>", unit=unit))
     return out
 
 
-def _request(sentences: Any, model: Any = None, **given: Any) -> tuple[Any, list[Any], Any]:
+def _request(sentences: Any, model: Any = None, unit: str = "word", **given: Any) -> tuple[Any, list[Any], Any]:
     """The request of an API call as given (the commands build theirs from their arguments with the same
     keywords, :meth:`pmask.pipeline.request.Request.build`), its sentences and the loaded model given, if any.
 
@@ -68,7 +87,7 @@ def _request(sentences: Any, model: Any = None, **given: Any) -> tuple[Any, list
 
     loaded = None if model is None or isinstance(model, str) else model
     name = getattr(loaded, "name", None) if loaded is not None else model   # a loaded model's recorded defaults too
-    return Request.build(model=name, **given), _as_sentences(sentences), loaded
+    return Request.build(model=name, **given), _as_sentences(sentences, unit), loaded
 
 
 def _source(request: Any, sentences: list[Any], loaded: Any, progress: bool) -> Any:
@@ -83,12 +102,13 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
           subword: str | None = None, tokenize: str | None = None, seed: int = 0, device: str = "auto",
           dtype: str = "auto", batch_tokens: int | None = None, threads: int | None = None, progress: bool = False,
           probe: str | None = None, head: str | int | None = None, bias: float = 0.0, symmetrize: str | None = None,
-          absolute: bool = False, context: int | None = None) -> list[Any]:
+          absolute: bool = False, context: int | None = None, unit: str = "word") -> list[Any]:
     """Induce a tree for each sentence in one call: ``pmask parse`` as a function, with the same defaults
     (both resolve them in :func:`pmask.pipeline.request.resolve`).
 
     Args:
-        sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
+        sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s; with
+            ``unit="edu"`` documents: lists of EDU texts, or strings of one EDU per line.
         model: a hub name, a local directory, ``random:NAME``, or a loaded ``LoadedModel``; not
             needed by the baselines (default: the bundled ``pmask-tiny-en``).
         decoder: a name from :data:`pmask.trees.registry.DECODERS` (default: the task's, as ``pmask parse``:
@@ -108,6 +128,8 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         context: words of neighbouring sentences given to the model (sentences read from a file only;
             default 0, 30 with ``faithful`` and metric cpmi).
         seed, multiroot, device, dtype, batch_tokens, threads, progress: as the options of ``pmask parse``.
+        unit: "word", or "edu": each item is a document whose units are its EDUs (as read from SciDTB or
+            ``.edus``; ``Sentence`` objects keep their own unit).
 
     Returns:
         One :class:`Parsed` per sentence: ``heads`` (dependency decoders, int array of length n,
@@ -127,7 +149,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         sentences, model, random_init=False, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads,
         head=head, probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, decoder=decoder,
         layers=layer, root=root, faithful=faithful, multiroot=multiroot, seed=seed, bias=bias, symmetrize=symmetrize,
-        absolute=absolute)
+        absolute=absolute, unit=unit)
     source = _source(request, sents, loaded, progress)
     settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
     found = None
@@ -140,7 +162,7 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
             probe: str | None = None, metric: str | None = None, subword: str | None = None,
             tokenize: str | None = None, context: int | None = None, head: str | int | None = None,
             faithful: bool = False, device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
-            threads: int | None = None, progress: bool = False) -> list[Any]:
+            threads: int | None = None, progress: bool = False, unit: str = "word") -> list[Any]:
     """The impacts of each sentence as arrays, with the defaults of ``pmask parse`` (one resolution,
     :func:`pmask.pipeline.request.resolve`).
 
@@ -148,7 +170,7 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
         sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
         layers: one layer (-1 = last) or several (0 = embeddings, negative from the end).
         model, probe, metric, subword, tokenize, context, head, faithful, device, dtype, batch_tokens, threads,
-            progress: as for :func:`parse`.
+            progress, unit: as for :func:`parse`.
 
     Returns:
         Per sentence a float array: ``F`` [n, n] for one layer, [len(layers), n, n] for several
@@ -170,7 +192,7 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
     request, sents, loaded = _request(
         sentences, model, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads, head=head,
         probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, faithful=faithful,
-        layers=chosen)
+        layers=chosen, unit=unit)
     source = _source(request, sents, loaded, progress)
     prepare(request, source, decodes=False)
     per_layer = source.impacts_by_layers(chosen)

@@ -16,7 +16,13 @@ from typing import Any, Mapping, Sequence
 from pmask.common.options import DEFAULT_PROBE, RANDOM_PREFIX, split_random
 from pmask.common.probe_entries import PROBE_ENTRIES
 
-__all__ = ["absolute_layer", "either", "plural", "probe_label", "run_label", "short_model_name"]
+__all__ = ["MAX_LABEL_CHARS", "absolute_layer", "either", "plural", "probe_label", "run_label", "short_label",
+           "short_model_name", "unit_labels", "unit_noun"]
+
+#: The longest tick label of an impact map: a longer one (an EDU, a unit of many words) is cut after a whole word.
+MAX_LABEL_CHARS = 24
+#: What a record's units are called in labels (``Sentence.unit`` -> noun).
+UNIT_NOUNS = {"word": "word", "edu": "EDU"}
 
 # folder names that say nothing about the model: the parent folder is named with them
 _GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
@@ -134,3 +140,32 @@ def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None 
     if layer is not None:
         parts.append(f"layer {absolute_layer(layer, model.get('num_layers'))}")
     return ", ".join(parts)
+
+
+def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters after a whole word, with ``…`` when cut.
+
+    Example:
+        >>> short_label("which are the state of the art in parsing")
+        'which are the state of…'
+    """
+    cut = text[: limit - 1]
+    return text if len(text) <= limit else (cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut) + "…"
+
+
+def unit_noun(unit: str) -> str:
+    """What a record's units are called: "word", or "EDU" for a document's (``Sentence.unit``)."""
+    return UNIT_NOUNS.get(unit, unit)
+
+
+def unit_labels(words: Sequence[str], unit: str = "word") -> list[str]:
+    """Short labels of a record's units: words as they are (:func:`short_label`); the units of a document
+    (EDUs, many words each) as their 1-based index and first words, recognisable and short.
+
+    Example:
+        >>> unit_labels(["We present a parser", "which beats the state of the art on four treebanks ."], "edu")
+        ['1 We present a parser', '2 which beats the…']
+    """
+    if unit == "word":
+        return [short_label(str(w)) for w in words]
+    return [short_label(f"{k} {w}") for k, w in enumerate(words, start=1)]

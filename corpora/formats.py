@@ -107,7 +107,7 @@ FORMATS.register(CorpusFormat(
     read=lambda path, max_words, limit, _: read_scidtb(path, max_words=max_words, limit=limit),
     parse=lambda text, name, _: iter([parse_scidtb(text, name, "stdin")]), task="dependency",
     suffixes=(".dep", ".json"), folder_suffix=".dep", looks_like=lambda line: line.lstrip().startswith("{"),
-    sniff_order=3, predictions=True, documents=True))
+    sniff_order=3, predictions=True, documents=True, language="English (SciDTB)"))
 FORMATS.register(CorpusFormat(
     "edus", "documents of elementary discourse units: one EDU per line, blank line between documents (.edus)",
     read=lambda path, max_words, limit, _: read_edus(path, max_words=max_words, limit=limit),

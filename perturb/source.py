@@ -360,8 +360,10 @@ class ImpactSource:
         else:
             chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
                       else list(cast(Sequence[int], layers)))
-            spec = self.model_spec
-            stream = impacts_by_layer(self.model, self.sentences, layers=chosen, impact=spec.impact_defaults(),
+            spec, sentences = self.model_spec, self.sentences
+            if include_cls and is_documents(sentences):   # --faithful: as in impacts(), Wu et al.'s EDU texts
+                sentences = authors_documents(sentences)
+            stream = impacts_by_layer(self.model, sentences, layers=chosen, impact=spec.impact_defaults(),
                                       include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                       head=spec.head)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}

@@ -24,7 +24,7 @@ import numpy as np
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.files import check_outputs, is_stdout
-from pmask.common.labels import either, plural
+from pmask.common.labels import either, plural, unit_noun
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence
@@ -138,7 +138,8 @@ class Parsed(RichDisplay):
             what = "tree " + cut(" ".join(str(self.tree).split()), 60)
         text = cut(" ".join(words), 50)
         impact = f", impacts {self.F.shape[0]}×{self.F.shape[1]}" if self.F is not None else ""
-        return f"Parsed({self.sentence.id!r}, {len(words)} words: {text!r}; {what}{impact})"
+        size = plural(len(words), unit_noun(getattr(self.sentence, "unit", "word")))   # "3 EDUs" for a document
+        return f"Parsed({self.sentence.id!r}, {size}: {text!r}; {what}{impact})"
 
 
 @dataclass

@@ -253,3 +253,32 @@ def test_context_for_sentences_given_as_words_is_refused_in_the_apis_words(tiny_
             "not read from one: pass Sentences read with pmask.corpora.read_corpus") in message
     parsed = pmask.parse(read_corpus(CONLLU)[:2], model=str(tiny_bert_dir), metric="cpmi", context=5)
     assert len(parsed) == 2 and all(p.heads is not None for p in parsed)   # read from a file: context works
+
+
+# ------------------------------------------------------------------ documents of EDUs (issue 37)
+
+def test_parse_takes_documents_as_edu_lists_or_one_edu_per_line(tmp_path, capsys):
+    """``pmask.parse(docs, unit="edu")``: each document a list of EDU texts, or a string of one EDU per line,
+    gives the trees ``pmask parse`` writes for the same documents in a ``.edus`` file (its HEAD column read
+    here as text). Main had no ``unit``: a list of strings was one sentence of words."""
+    from scidtb_counts import DATA, WORDS
+
+    from pmask.cli import main
+    from pmask.common.errors import PmaskError
+    from pmask.perturb.testing import make_tiny_bert
+
+    model = str(make_tiny_bert(tmp_path / "m", WORDS, max_positions=64, seed=1))
+    out = tmp_path / "d.conllu"
+    assert main(["parse", str(DATA / "docs.edus"), "--model", model, "--root", "free", "-q", "-o", str(out)]) == 0
+    capsys.readouterr()
+    blocks = out.read_text(encoding="utf-8").strip().split("\n\n")
+    cli = [[int(line.split("\t")[6]) for line in b.splitlines() if not line.startswith("#")] for b in blocks]
+    docs = [["We present a parser", "that reads discourse .", "It is fast ."],
+            "Masked models know syntax ,\nwe show .\n"]
+    parsed = pmask.parse(docs, unit="edu", model=model, root="free")
+    assert [p.heads.tolist() for p in parsed] == cli and [len(h) for h in cli] == [3, 2]
+    assert [p.sentence.unit for p in parsed] == ["edu", "edu"] and "3 EDUs" in repr(parsed[0])
+    with pytest.raises(PmaskError, match=r"document 2\): 1 EDU; a discourse tree needs at least two"):
+        pmask.parse([["a b", "c"], ["only one"]], unit="edu", model=model)
+    with pytest.raises(PmaskError, match="unit must be word or edu"):
+        pmask.parse(docs, unit="sentence", model=model)

@@ -33,10 +33,12 @@ def run(args: argparse.Namespace) -> Outcome:
     if (dry := announce(args, corpus_works(args, args.input, probes_of(args), args.output, args.resume))) is not None:
         return dry
     from pmask.perturb.source import build_store
-    from pmask.pipeline.request import resolve
+    from pmask.pipeline.request import Inputs, resolve
 
-    request = resolve(request_of(args))   # impacts computed: no store's settings, no --faithful
-    result = build_store(corpus_spec(args, args.input), request.model, args.output, layers=args.layers,
+    corpus = corpus_spec(args, args.input)
+    # impacts computed: no store's settings, no --faithful; the corpus decides (documents: their metric)
+    request = resolve(request_of(args), Inputs.of(corpus.read()))
+    result = build_store(corpus, request.model, args.output, layers=args.layers,
                          resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
                          shard_seconds=args.shard_seconds)
     return Outcome(summary=result.describe() if result.is_main else None)   # under torchrun, rank 0 alone reports

@@ -30,7 +30,15 @@ from pmask.eval.scores.dependency_score import check_same_words, relation_title
 from pmask.eval.scores.punct import punct_mask
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import parse_sentences
-from pmask.trees.registry import CONSTITUENCY_BASELINES, DEPENDENCY_BASELINES, DecodeInput, decode, decoder_task
+from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
+from pmask.trees.registry import (
+    CONSTITUENCY_BASELINES,
+    DEPENDENCY_BASELINES,
+    DecodeInput,
+    decode,
+    decoder_task,
+    get_decoder,
+)
 from pmask.trees.tasks import task_info
 
 logger = logging.getLogger(__name__)
@@ -110,6 +118,20 @@ def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "inclu
         out[name] = score_pairs(task, [(decode(name, _baseline_input(task, gold, root, seed + index, faithful)), gold)
                                        for index, gold in enumerate(golds)], punct=punct, scores=scores)
     return out
+
+
+def faithful_baselines(task: str, faithful: bool, golds: Sequence[Sentence]) -> tuple[bool, tuple[str, ...] | None]:
+    """Whether the baselines of a prediction decoded with ``faithful`` are Wu et al.'s discourse chains (the
+    last EDU dropped), and their names (None: the task's every baseline); ``eval`` and ``sweep`` ask it.
+
+    Example:
+        >>> from pmask.corpora import Sentence
+        >>> faithful_baselines("dependency", True, [Sentence(id="d", words=["a b", "c"], unit="edu")])
+        (True, ('right-chain', 'left-chain'))
+    """
+    if task != decoder_task(DISCOURSE_DECODERS[0]) or not faithful or not is_documents(golds):
+        return False, None
+    return True, tuple(n for n in DISCOURSE_DECODERS if get_decoder(n).baseline)
 
 
 def dependency_baseline_scores(golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
@@ -321,9 +343,9 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     check_scored(task, cast(Any, score.main), pred_name, len(paired), len(unscored), punct)
     golds = [g for _, g in pairs]
     # under Wu et al.'s discourse pipeline, their two chains (the last EDU dropped) are the baselines
-    faithful = task == "dependency" and bool(settings.get("faithful")) and is_documents(golds)
+    faithful, names = faithful_baselines(task, bool(settings.get("faithful")), golds)
     base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, scores=scores, faithful=faithful,
-                           names=("right-chain", "left-chain") if faithful else None) if baselines else {}
+                           names=names) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,

@@ -23,8 +23,10 @@ import numpy as np
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
+from pmask.common.labels import plural, short_label, unit_labels, unit_noun
 from pmask.common.options import HEATMAP_FORMATS
 from pmask.common.progress import progress_bar
+from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -41,7 +43,6 @@ CELL_IN = 0.30
 MIN_GRID_IN = 2.4
 LABEL_PT = 9
 LINE_IN = 1.25 * LABEL_PT / 72
-MAX_LABEL_CHARS = 24
 X_ROTATION = 60
 CAPTION_PT = 7.5
 CAPTION_LINE_IN = 1.3 * CAPTION_PT / 72
@@ -59,16 +60,12 @@ def _check_heads(given: Sequence[int] | None, n: int, where: str, what: str) -> 
     heads = [int(h) for h in given]
     if len(heads) != n:
         raise HeatmapError(f"{where}: {len(heads)} {what} heads for {n} words")
-    bad = [(k, h) for k, h in enumerate(heads, start=1) if not 0 <= h <= n or h == k]
+    bad = [(k, h) for k, h in enumerate(heads, start=1)   # a predicted unit left out (NO_HEAD): no dot
+           if not (0 <= h <= n or (h == NO_HEAD and what == "predicted")) or h == k]
     if bad:
         k, h = bad[0]
         raise HeatmapError(f"{where}: {what} head {h} of word {k} is out of range 0..{n} or points at itself")
     return heads
-
-
-def _short(word: str) -> str:   # a unit of many words (an EDU) is cut after a whole word
-    cut = word[: MAX_LABEL_CHARS - 1]
-    return word if len(word) <= MAX_LABEL_CHARS else (cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut) + "…"
 
 
 def _check(F: Any, words: Sequence[str], gold_heads: Sequence[int] | None, where: str
@@ -133,7 +130,7 @@ def _text_width_in(text: str, size: float, weight: str = "normal") -> float:
 
 def _label_width_in(word: str) -> float:
     """Rendered width (inches) of a tick label in bold (the root label is bold)."""
-    return _text_width_in(_short(word), LABEL_PT, "bold")
+    return _text_width_in(short_label(word), LABEL_PT, "bold")
 
 
 def _layout(words: Sequence[str], title: str | None, gold: bool, caption_lines: int = 1) -> dict[str, float]:
@@ -160,12 +157,12 @@ def heatmap_figsize(words: Sequence[str], *, title: str | None = None, gold: boo
 
 
 def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
-          cmap: Any, lo: float, hi: float, pred: list[int] | None = None) -> Any:
+          cmap: Any, lo: float, hi: float, pred: list[int] | None = None, noun: str = "word") -> Any:
     from matplotlib.patches import Rectangle
 
     n = len(words)
     marked = heads is not None or pred is not None
-    caption = _caption(heads is not None, pred is not None, heatmap_figsize(words, title=title, gold=marked)[0])
+    caption = _caption(heads is not None, pred is not None, heatmap_figsize(words, title=title, gold=marked)[0], noun)
     lay = _layout(words, title, marked, len(caption))
     W, H = heatmap_figsize(words, title=title, gold=marked, caption_lines=len(caption))
     fig = new_figure((W, H), HEATMAP_DPI)
@@ -175,14 +172,14 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
 
     image = ax.imshow(np.ma.masked_invalid(arr), cmap=cmap, vmin=lo, vmax=hi,
                       aspect="auto", interpolation="nearest")
-    labels = [_short(w) for w in words]
+    labels = [short_label(w) for w in words]
     ticks = list(range(n))
     ax.set_xticks(ticks, labels, rotation=X_ROTATION, ha="right", rotation_mode="anchor",
                   fontsize=LABEL_PT, parse_math=False)
     ax.set_yticks(ticks, labels, fontsize=LABEL_PT, parse_math=False)
     ax.tick_params(length=2)
-    ax.set_xlabel("word j (masked)", fontsize=10)
-    ax.set_ylabel("word i (measured)", fontsize=10)
+    ax.set_xlabel(f"{noun} j (masked)", fontsize=10)
+    ax.set_ylabel(f"{noun} i (measured)", fontsize=10)
     cbar = fig.colorbar(image, cax=cax)
     cbar.set_label("impact f(i, j)", fontsize=9)
     cbar.ax.tick_params(labelsize=8)
@@ -197,8 +194,8 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
                 ax.get_yticklabels()[k - 1].set_color(GOLD_COLOUR)
                 ax.get_yticklabels()[k - 1].set_fontweight("bold")
     if pred is not None:  # predicted arc of word k: a dot in cell (k, head); the predicted root: on its diagonal
-        xs = [(h or k) - 1 for k, h in enumerate(pred, start=1)]
-        ax.scatter(xs, range(n), s=22, c=PRED_COLOUR, edgecolors="black", linewidths=0.8, zorder=3)
+        dots = [((h or k) - 1, k - 1) for k, h in enumerate(pred, start=1) if h != NO_HEAD]
+        ax.scatter(*zip(*dots), s=22, c=PRED_COLOUR, edgecolors="black", linewidths=0.8, zorder=3)
     if marked:
         ax.set_xlim(-0.5, n - 0.5)
         ax.set_ylim(n - 0.5, -0.5)
@@ -216,9 +213,9 @@ def _draw(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
     return fig
 
 
-def _caption(gold: bool, pred: bool, width_in: float) -> list[str]:
+def _caption(gold: bool, pred: bool, width_in: float, noun: str = "word") -> list[str]:
     """The caption's lines: gold and predicted marks on one line, or one line each when that is too wide."""
-    parts = ["red boxes: gold arc (column = gold head of the row's word);  dashed row: gold root"] if gold else []
+    parts = [f"red boxes: gold arc (column = gold head of the row's {noun});  dashed row: gold root"] if gold else []
     if pred:
         parts.append("dots: predicted head (on the diagonal: predicted root)")
     joined = ";  ".join(parts)
@@ -266,7 +263,7 @@ t.addEventListener('mouseleave',function(){clear();r.textContent='';});
 
 
 def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
-          cmap: Any, lo: float, hi: float, pred: list[int] | None = None) -> str:
+          cmap: Any, lo: float, hi: float, pred: list[int] | None = None, unit: str = "word") -> str:
     from matplotlib.colors import Normalize, to_hex
 
     norm = Normalize(lo, hi, clip=True)
@@ -279,25 +276,26 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
            "</head><body>"]
     if title:
         out.append(f"<h1>{esc(title)}</h1>")
-    out.append('<p class="note">Cell (i, j) = impact of masking word j (column) on word i (row). '
+    noun, labels = unit_noun(unit), unit_labels(words, unit) if unit != "word" else words
+    out.append(f'<p class="note">Cell (i, j) = impact of masking {noun} j (column) on {noun} i (row). '
                "Hover a cell for its value.")
     if heads is not None:
         out.append(f' <span style="color:{GOLD_COLOUR}">Outlined cells: gold arc (column = gold head of the '
-                   "row's word); dashed row: gold root.</span>")
+                   f"row's {noun}); dashed row: gold root.</span>")
     if pred is not None:
         out.append(" Dots: predicted head (on the diagonal: predicted root).")
     out.append("</p>")
     out.append('<div id="readout"></div><table class="hm" id="hm"><thead><tr>'
                '<th class="axis">i (measured) \\ j (masked)</th>')
-    for j, w in enumerate(words):
-        out.append(f'<th class="col" id="c{j}"><span>{esc(w)}</span></th>')
+    for j, w in enumerate(labels):   # a shortened label keeps its unit's whole text on hover
+        out.append(f'<th class="col" id="c{j}" title="{esc(words[j])}"><span>{esc(w)}</span></th>')
     out.append("</tr></thead><tbody>")
     gold = {(k - 1, h - 1) for k, h in enumerate(heads or [], start=1) if h}
     roots = {k - 1 for k, h in enumerate(heads or [], start=1) if h == 0}
-    predicted = {(k - 1, (h or k) - 1) for k, h in enumerate(pred or [], start=1)}
+    predicted = {(k - 1, (h or k) - 1) for k, h in enumerate(pred or [], start=1) if h != NO_HEAD}
     for i, wi in enumerate(words):
         cls = ' class="root"' if i in roots else ""
-        out.append(f'<tr data-i="{i}"{cls}><th class="row" id="r{i}">{esc(wi)}</th>')
+        out.append(f'<tr data-i="{i}"{cls}><th class="row" id="r{i}" title="{esc(wi)}">{esc(labels[i])}</th>')
         for j, wj in enumerate(words):
             v = float(arr[i, j])
             tip = esc(f"{j + 1} {wj} → {i + 1} {wi}: {_fmt_value(v)}", quote=True)
@@ -310,7 +308,7 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
     out.append("</tbody></table>")
     out.append(f'<div class="scale"><span>{_fmt_value(lo)}</span><div class="bar"></div>'
                f"<span>{_fmt_value(hi)}</span><span>impact f(i, j)</span></div>")
-    out.append(f"<p class=\"note\">{n} words.</p><script>{_JS}</script></body></html>")
+    out.append(f"<p class=\"note\">{plural(n, noun)}.</p><script>{_JS}</script></body></html>")
     return "\n".join(out) + "\n"
 
 
@@ -319,13 +317,14 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
 def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                    gold_heads: Sequence[int] | None = None, title: str | None = None,
                    cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None,
-                   pred_heads: Sequence[int] | None = None) -> Path:
-    """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j).
+                   pred_heads: Sequence[int] | None = None, unit: str = "word") -> Path:
+    """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j; ``unit`` "edu": a
+    document's EDUs, labelled by index and first words, :func:`pmask.common.labels.unit_labels`).
 
     The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
     .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
     ``gold_heads`` (CoNLL-U, 0 = ROOT) outlines each gold arc and the root word's row;
-    ``pred_heads`` (same convention) puts a dot in each predicted arc's cell (the predicted
+    ``pred_heads`` (same convention; -1: no head, no dot) puts a dot in each predicted arc's cell (the predicted
     root's dot sits on its diagonal cell). Returns the path written (atomically).
 
     Example:
@@ -341,10 +340,10 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
     arr, words, heads = _check(F, words, gold_heads, where)
     pred = _check_heads(pred_heads, len(words), where, "predicted")
     lo, hi = _value_range(arr, vmin, vmax, where)
-    colours = _colormap(cmap, where)
     if fmt == "html":
-        return atomic_write(path, _html(arr, words, heads, title, colours, lo, hi, pred))
-    return save_figure(_draw(arr, words, heads, title, colours, lo, hi, pred), path, dpi=HEATMAP_DPI)
+        return atomic_write(path, _html(arr, words, heads, title, _colormap(cmap, where), lo, hi, pred, unit))
+    return save_figure(_draw(arr, unit_labels(words, unit), heads, title, _colormap(cmap, where), lo, hi, pred,
+                             unit_noun(unit)), path, dpi=HEATMAP_DPI)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -370,12 +369,13 @@ def safe_stem(sentence_id: Any, taken: set[str]) -> str:
 
 
 def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike, fmt: str = "png",
-                    progress: bool = True, *, label: str | None = None, **options: Any) -> list[Path]:
+                    progress: bool = True, *, label: str | None = None, noun: str = "sentence",
+                    **options: Any) -> list[Path]:
     """Render many sentences into ``out_dir`` (created, not its parents), one file per
     (sentence_id, F, words, gold_heads) or (sentence_id, F, words, gold_heads, pred_heads).
 
     File names come from :func:`safe_stem`; ``options`` go to :func:`render_heatmap`
-    (cmap, vmin, vmax). Each map is titled "sentence <id>" (", <label>" when given: the layer and
+    (cmap, vmin, vmax, unit). Each map is titled "<noun> <id>" (", <label>" when given: the layer and
     probe). Returns the paths in input order.
     ``progress``: a bar over the sentences (on a terminal only, see :mod:`pmask.common.progress`).
     """
@@ -391,7 +391,7 @@ def render_heatmaps(items: Iterable[tuple[Any, ...]], out_dir: str | os.PathLike
         path = out_dir / f"{safe_stem(sentence_id, taken)}.{fmt}"
         try:
             render_heatmap(F, words, path, gold_heads=gold_heads,
-                           title=f"sentence {sentence_id}" + (f", {label}" if label else ""),
+                           title=f"{noun} {sentence_id}" + (f", {label}" if label else ""),
                            pred_heads=pred[0] if pred else None, **options)
         except HeatmapError as err:
             raise HeatmapError(f"sentence {sentence_id}: {err}") from None

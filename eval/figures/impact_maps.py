@@ -122,11 +122,13 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     output = Path(output)
     shown = absolute_layer(layer, (source.describe_model() or {}).get("num_layers"))
     label = f"layer {shown}, probe {probe_label(source.impact_settings())}"
+    first = source.sentences[chosen[0]]   # a corpus is sentences of words or documents of EDUs
     if single is not None:
         sid, F, words, heads, pred_heads = items[0]
         return [render_heatmap(F, words, output, gold_heads=heads, pred_heads=pred_heads,
-                               title=f"sentence {sid}, {label}")]
-    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True), label=label)
+                               title=f"{first.noun} {sid}, {label}", unit=first.unit)]
+    return render_heatmaps(items, output, fmt=fmt, progress=getattr(source, "progress", True), label=label,
+                           noun=first.noun, unit=first.unit)
 
 
 def draw_span_charts(source: ImpactSource, chosen: Sequence[int], output: str | Path, single: str | None, *,

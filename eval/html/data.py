@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import CorpusError, PmaskError
-from pmask.common.labels import absolute_layer, probe_label
+from pmask.common.labels import absolute_layer, probe_label, unit_labels, unit_noun
 from pmask.common.options import PUNCT_MODES, check_choice
 from pmask.corpora.provenance import read_provenance
-from pmask.corpora.sentence import NO_HEAD
+from pmask.corpora.sentence import NO_HEAD, is_documents
 from pmask.eval.comparison.compare import evaluate_files
 from pmask.eval.scores.dependency_score import (
     SENTENCE_LENGTH_BUCKETS,
@@ -204,7 +204,8 @@ def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
         out.append({"id": gold.id, "words": list(gold.words), "pred": [int(h) for h in pred.heads],
                     "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
                     "score": round(s.uuas if undirected_trees else s.uas, 2), "uuas": round(s.uuas, 2),
-                    "correct": s.correct_undirected if undirected_trees else s.correct, "scored": s.n})
+                    "correct": s.correct_undirected if undirected_trees else s.correct, "scored": s.n,
+                    **({"labels": unit_labels(gold.words, gold.unit)} if is_documents([gold]) else {})})
     return out
 
 
@@ -218,6 +219,8 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
     relations = (undirected_relations(inputs.pairs, inputs.punct, subtypes=subtypes) if undirected_trees else
                  [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
                   for r, v in score.by_relation(subtypes=subtypes).items()])
+    first = inputs.pairs[0][1] if inputs.pairs else None   # a corpus is sentences of words or documents of EDUs
+    record, unit = (first.noun, unit_noun(first.unit)) if first is not None else ("sentence", "word")
     lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
                                  [s["scored"] for s in sentences])
     return [
@@ -225,7 +228,7 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
          "rows": relations},
         {"id": "by-arc-length", "title": f"{name} by gold arc length and direction", "key": "length",
          "rows": length_direction(inputs.pairs, inputs.punct, undirected=undirected_trees)},
-        {"id": "by-sentence-length", "title": f"{name} by sentence length (words)", "key": "words", "rows": lengths},
+        {"id": "by-sentence-length", "title": f"{name} by {record} length ({unit}s)", "key": "words", "rows": lengths},
     ]
 
 

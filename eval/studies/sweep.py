@@ -24,8 +24,9 @@ from typing import Any, Sequence, cast
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import SettingError
-from pmask.common.labels import probe_label, run_label
-from pmask.eval.comparison.compare import baseline_scores, score_against_gold
+from pmask.common.labels import either, probe_label, run_label
+from pmask.corpora import FORMATS
+from pmask.eval.comparison.compare import baseline_scores, faithful_baselines, score_against_gold
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.source import ImpactSource, is_store
@@ -62,7 +63,8 @@ def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
     lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
     if lacking is not None:
         raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
-                           f"{decoder} trees against; a sweep needs a gold corpus (CoNLL-U, .dp or PTB)")
+                           f"{decoder} trees against; a sweep needs a gold corpus "
+                           f"({either([f.name for f in FORMATS.values() if f.task])})")
 
 
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
@@ -109,9 +111,11 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
         score, golds = score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
         rows.append((layer, score.to_dict()))
     base_scores: dict[str, dict[str, Any]] = {}
-    if baselines:
+    if baselines:   # under Wu et al.'s discourse pipeline, their two chains (as eval shows them)
+        faithful, names = faithful_baselines(task, bool(decoding.faithful), golds)
         base_scores = {name: {k: s.to_dict()[k] for k in layer_keys(task, scores)} for name, s in
-                       baseline_scores(task, golds, punct=punct, root=root, seed=decoding.seed, scores=scores).items()}
+                       baseline_scores(task, golds, punct=punct, root=root, seed=decoding.seed, scores=scores,
+                                       faithful=faithful, names=names).items()}
     base = {name: figures[headline_key(task)] for name, figures in base_scores.items()}   # the plot's lines
     model, impact = source.describe_model(), source.impact_settings()
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),

@@ -69,7 +69,7 @@ function edgeKeys(heads) {
 function arcDiagram(s) {
   const n = s.words.length;
   const predEdges = edgeKeys(s.pred), goldEdges = edgeKeys(s.gold);
-  const layout = wordLayout(s.words, WORD_FONT, ARC_GAP);
+  const layout = wordLayout(s.labels || s.words, WORD_FONT, ARC_GAP);   // labels: a document's EDUs, shortened
   let upArc = 0, downArc = 0;
   for (let k = 1; k <= n; k++) {
     if (s.pred[k - 1] !== 0) upArc = Math.max(upArc, arcHeight(k, s.pred[k - 1], layout.xs) * 0.75);
@@ -94,7 +94,7 @@ function arcDiagram(s) {
     }
     const isRoot = g === 0;
     add(wordsG, sv("text", {x: layout.xs[k - 1], y: textY, "text-anchor": "middle", class: "word" + (isRoot ? " root" : ""),
-      "data-word": k}, s.words[k - 1]));
+      "data-word": k}, (s.labels || s.words)[k - 1]));
     add(wordsG, sv("text", {x: layout.xs[k - 1], y: textY + 13, "text-anchor": "middle", class: "index"}, k));
   }
   return add(svg, predG, goldG, wordsG);

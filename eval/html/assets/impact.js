@@ -53,7 +53,7 @@ function drawImpact(canvas, k, s, layerPos, geo) {
   ctx.textAlign = "right";
   const clip = function (w) { return w.length > 14 ? w.slice(0, 13) + "…" : w; };
   if (D.impacts.chart === "span") { drawSpanMarks(ctx, s, geo, clip); return; }
-  for (let i = 0; i < n; i++) ctx.fillText(clip(s.words[i]), geo.left - 4, geo.top + (i + 0.5) * c);
+  for (let i = 0; i < n; i++) ctx.fillText(clip((s.labels || s.words)[i]), geo.left - 4, geo.top + (i + 0.5) * c);
   drawColumnLabels(ctx, s, geo, clip);
   // arcs: gold = white ring, predicted = dot (blue if correct, red if wrong), at (row dep, column head)
   for (let d = 1; d <= n; d++) {
@@ -80,7 +80,7 @@ function drawColumnLabels(ctx, s, geo, clip) {
     ctx.translate(geo.left + (j + 0.5) * c, geo.top - 4);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "left";
-    ctx.fillText(clip(s.words[j]), 0, 0);
+    ctx.fillText(clip((s.labels || s.words)[j]), 0, 0);
     ctx.restore();
   }
 }
@@ -126,7 +126,7 @@ function drawSpanMarks(ctx, s, geo, clip) {
 function impactGeometry(s) {
   const n = s.words.length, cell = Math.max(7, Math.min(26, Math.floor(560 / n)));
   const font = Math.max(9, Math.min(12, cell - 2)) + "px system-ui, sans-serif";
-  const label = Math.min(110, 8 + Math.max(...s.words.map(function (w) { return textWidth(w.length > 14 ? w.slice(0, 13) + "…" : w, font); })));
+  const label = Math.min(110, 8 + Math.max(...(s.labels || s.words).map(function (w) { return textWidth(w.length > 14 ? w.slice(0, 13) + "…" : w, font); })));
   // a span chart's rows are labelled "length k", which may be wider than any word
   const left = D.impacts.chart === "span" ? Math.max(label, 8 + textWidth("length " + n, font)) : label;
   return {cell: cell, font: font, left: left, top: label, W: left + n * cell + 8, H: label + n * cell + 8};

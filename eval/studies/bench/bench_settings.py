@@ -15,6 +15,7 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
+from pmask.corpora.sentence import is_documents
 from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
@@ -55,6 +56,8 @@ class BenchSettings:
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
     hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
     _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
+    # documents of EDUs (every treebank): their metric outranks a model's recorded one, as in resolve
+    _inputs: Inputs = field(default=Inputs(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
@@ -77,16 +80,20 @@ class BenchSettings:
         default; the head only for a probe keeping every head."""
         impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
                                                                   subword=self._subword)
-        return probe_request(Request(replace(self.model, impact=impact)), probe).model
+        return probe_request(Request(replace(self.model, impact=impact)), probe, self._inputs).model
 
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
-        run (root gold when every sentence of the dependency treebanks has gold heads)."""
+        run (root gold when every sentence of the dependency treebanks has gold heads); when every treebank is
+        documents of EDUs, each probe's metric unless given is theirs (``dist``, not a model's recorded one)."""
         dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
         gold = all(s.root is not None for s in dependency)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
                        Inputs(gold_heads=gold))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
+        firsts = [tb.sentences[0] for tb in treebanks if tb.sentences]
+        if firsts and all(is_documents([s]) for s in firsts):
+            self._inputs = Inputs.of(firsts[:1])
 
     def metric_for(self, probe: str) -> str:
         """The metric ``probe`` runs with (with several :attr:`metrics`: the first)."""

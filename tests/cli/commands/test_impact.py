@@ -180,3 +180,15 @@ def small(tmp_path: Path) -> Path:
 def test_an_existing_store_names_the_flags_that_resume_or_replace_it(small, store, capsys, tiny_bert_dir):
     code, _, err = run(["impact", small, "--model", tiny_bert_dir, "--layers", "2,3", "-q", "-o", store], capsys)
     assert code == 1 and "--resume" in err and "--overwrite" in err, err
+
+
+def test_impact_of_documents_takes_their_metric_over_the_models_recorded_one(tmp_path, capsys):
+    """Issue 37: pmask-tiny-en records metric prob, which cannot pool an EDU's pieces; ``pmask impact`` on SciDTB
+    (docs/discourse.md's figures command) failed on main after writing the store's manifest."""
+    from scidtb_counts import SCIDTB
+
+    store = tmp_path / "store"
+    assert main(["impact", str(SCIDTB), "--model", "pmask-tiny-en", "-q", "-o", str(store)]) == 0, \
+        capsys.readouterr().err
+    manifest = read_manifest(store)
+    assert manifest["metric"] == "dist" and manifest["complete"]

@@ -97,3 +97,58 @@ def test_a_corpus_source_is_compared_by_its_model_spec(made, tmp_path, capsys, t
     assert main(["heatmap", str(corpus), "--model", str(tiny_bert_dir), "--probe", "attention", "-s", "a1",
                  "--pred", str(attention), "-q", "-o", str(tmp_path / "y.svg")]) == 1
     assert "head: the model" in capsys.readouterr().err and not (tmp_path / "y.svg").exists()
+
+
+# ------------------------------------------------------------------ documents of EDUs (issue 37)
+
+@pytest.fixture(scope="module")
+def doc_model(tmp_path_factory):
+    from scidtb_counts import WORDS
+
+    from pmask.perturb.testing import make_tiny_bert
+
+    return make_tiny_bert(tmp_path_factory.mktemp("docs"), WORDS + ["which", "beats", "the", "state", "of", "art"],
+                          max_positions=64, seed=1)
+
+
+def test_a_documents_map_labels_each_edu_by_its_index_and_first_words(doc_model, tmp_path, monkeypatch):
+    """Labels "k first words…" (cut after a whole word, at most 24 characters), axes and title name EDUs and the
+    document; the HTML map keeps each EDU's whole text on hover. On main: the bare EDU text, "word j (masked)"."""
+    import matplotlib
+
+    monkeypatch.setitem(matplotlib.rcParams, "svg.fonttype", "none")   # text stays text in the SVG
+    edus = tmp_path / "long.edus"
+    edus.write_text("# doc_id = d1\nWe present a parser\nwhich beats the state of the art on four treebanks .\n"
+                    "It is fast .\n", encoding="utf-8")
+    # hand-cut: "2 which beats the state" is 23 characters, its last word may go on: cut before it
+    labels = ["1 We present a parser", "2 which beats the…", "3 It is fast ."]
+    assert main(["heatmap", str(edus), "--model", str(doc_model), "-s", "d1", "-q", "-o", str(tmp_path / "m.svg")]) == 0
+    svg = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert all(texts.count(label) == 2 for label in labels)   # both axes
+    assert "EDU j (masked)" in texts and "EDU i (measured)" in texts
+    assert any(t.startswith("document d1, layer 3") for t in texts)
+    assert main(["heatmap", str(edus), "--model", str(doc_model), "-s", "0", "-q", "-o", str(tmp_path / "m.html")]) == 0
+    page = (tmp_path / "m.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<th class="row" id="r\d+" title="([^"]*)">([^<]*)</th>', page)
+    assert rows == [("We present a parser", labels[0]),
+                    ("which beats the state of the art on four treebanks .", labels[1]), ("It is fast .", labels[2])]
+    assert "impact of masking EDU j (column) on EDU i (row)" in page and "3 EDUs." in page
+
+
+def test_a_faithful_prediction_is_drawn_without_a_dot_for_the_dropped_edu(doc_model, tmp_path, capsys):
+    """``--faithful`` leaves each abstract's last EDU without a head (-1): main refused the map ("predicted head
+    -1 … out of range"); now every other EDU has its dot, the last none."""
+    from scidtb_counts import SCIDTB
+
+    pred = tmp_path / "f.conllu"
+    assert main(["parse", str(SCIDTB), "--model", str(doc_model), "--faithful", "-q", "-o", str(pred)]) == 0
+    heads = [line.split("\t")[6] for line in pred.read_text(encoding="utf-8").splitlines()[3:7]]   # A-1
+    assert heads[-1] == "_"
+    assert main(["heatmap", str(SCIDTB), "--model", str(doc_model), "-s", "A-1", "--pred", str(pred), "-q",
+                 "-o", str(tmp_path / "f.html")]) == 0, capsys.readouterr().err
+    page = (tmp_path / "f.html").read_text(encoding="utf-8")
+    dots = [(int(i), int(j)) for i, cells in re.findall(r'<tr data-i="(\d+)"[^>]*>(.*?)</tr>', page, re.S)
+            for j, cls in re.findall(r'<td data-j="(\d+)"(?: class="([^"]*)")?', cells) if "pred" in cls.split()]
+    want = [(k, (int(h) or k + 1) - 1) for k, h in enumerate(heads[:-1])]   # the predicted root's dot: its diagonal
+    assert sorted(dots) == sorted(want)

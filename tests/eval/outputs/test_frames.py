@@ -112,3 +112,31 @@ def test_to_pandas_keeps_whole_numbers_whole(tmp_path):
     frame = evaluate_files(pred, DATA / "mini.conllu", baselines=True).to_pandas()
     assert str(frame["settings.seed"].dtype) == "Int64"   # the baselines' rows have no settings
     assert frame["settings.seed"].iloc[0] == 0 and frame["settings.seed"].isna().sum() == len(frame) - 1
+
+
+# ------------------------------------------------------------------ documents of EDUs (issue 37)
+
+def test_frames_of_a_documents_eval_and_sweep(tmp_path, capsys):
+    """``to_pandas`` on documents: eval's comparison and arc-length frames and the sweep's, against UAS counted
+    from the SciDTB JSON the prediction was written as and the gold parents (json read here)."""
+    from scidtb_counts import SCIDTB, WORDS, count, parents
+
+    import pmask
+    from pmask.perturb.testing import make_tiny_bert
+
+    model = str(make_tiny_bert(tmp_path / "m", WORDS, max_positions=64, seed=1))
+    pred = tmp_path / "pred"
+    assert main(["parse", str(SCIDTB), "--model", model, "-q", "-o", str(pred)]) == 0
+    capsys.readouterr()
+    right, undirected, total = count(parents(pred), parents(SCIDTB))
+    evaluation = evaluate_files(pred, SCIDTB, baselines=True)
+    frame = evaluation.to_pandas()
+    model_row = frame[frame["kind"] == "model"].iloc[0]
+    assert model_row["uas"] == pytest.approx(100 * right / total)
+    assert model_row["uuas"] == pytest.approx(100 * undirected / total)
+    assert {"right-chain", "left-chain"} <= set(frame[frame["kind"] == "baseline"]["name"])
+    lengths = evaluation.to_pandas("arc_length")
+    assert lengths["total"].sum() == total   # every EDU's gold arc once, roots included
+    sweep = pmask.sweep(SCIDTB, model=model).to_pandas()
+    assert list(sweep.index) == [1, 2, 3]
+    assert sweep.loc[3, "uas"] == pytest.approx(100 * right / total)   # parse decodes the last layer

@@ -108,3 +108,59 @@ def test_a_sweep_with_a_span_decoder_refuses_symmetrize(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and err.count("pmask: error:") == 1 and "--decoder cky takes no --symmetrize" in err
     assert "/nonexistent" not in err   # before any model work
+
+
+# ------------------------------------------------------------------ documents of EDUs (issue 37)
+
+@pytest.fixture(scope="module")
+def doc_model(tmp_path_factory):
+    from scidtb_counts import WORDS
+
+    from pmask.perturb.testing import make_tiny_bert
+
+    return make_tiny_bert(tmp_path_factory.mktemp("docs"), WORDS, max_positions=64, seed=1)
+
+
+# right-chain / left-chain on tests/data/scidtb (12 gold arcs), counted by hand: (UAS arcs, UUAS arcs)
+CHAINS = {"right-chain": (4, 7), "left-chain": (8, 8)}
+CHAINS_FAITHFUL = {"right-chain": (4, 7), "left-chain": (5, 5)}   # the last EDU of each abstract: no head
+
+
+@pytest.mark.parametrize("faithful", [False, True])
+def test_sweep_of_scidtb_equals_each_layers_parse_counted_against_the_gold_json(doc_model, tmp_path, capsys, faithful):
+    """Each layer's row is the trees ``parse --layer L`` writes, scored here against the gold parents; the
+    baselines are the chains (Wu et al.'s under --faithful). Failed on main with --faithful: the sweep
+    computed its matrices from the clean EDU texts, parse from the authors' (layer 3: 41.67 against 58.33),
+    and showed the clean baselines."""
+    from scidtb_counts import SCIDTB, count, parents
+
+    flag = ["--faithful"] if faithful else []
+    js = tmp_path / "s.json"
+    assert main(["sweep", str(SCIDTB), "--model", str(doc_model), "--baselines", "-q", "--json", str(js), *flag]) == 0
+    capsys.readouterr()
+    data = json.loads(js.read_text(encoding="utf-8"))
+    gold = parents(SCIDTB)
+    assert [r["layer"] for r in data["rows"]] == [1, 2, 3]
+    for row in data["rows"]:
+        out = tmp_path / f"layer{row['layer']}"
+        assert main(["parse", str(SCIDTB), "--model", str(doc_model), "--layer", str(row["layer"]), "-q",
+                     "-o", str(out), *flag]) == 0
+        right, undirected, total = count(parents(out), gold)
+        assert (row["correct"], row["correct_undirected"], row["total"], row["sentences"]) == \
+               (right, undirected, total, 3)
+        assert row["uas"] == pytest.approx(100 * right / 12) and row["uuas"] == pytest.approx(100 * undirected / 12)
+    chains = CHAINS_FAITHFUL if faithful else CHAINS
+    baselines = {b["name"]: b for b in data["baselines"]}
+    assert set(chains) <= set(baselines) and (set(baselines) == set(chains)) == faithful
+    for name, (uas, uuas) in chains.items():
+        assert baselines[name]["uas"] == pytest.approx(100 * uas / 12)
+        assert baselines[name]["uuas"] == pytest.approx(100 * uuas / 12)
+
+
+def test_sweep_of_edus_without_gold_is_one_line_naming_the_gold_formats(doc_model, tmp_path, capsys):
+    from scidtb_counts import DATA
+
+    assert main(["sweep", str(DATA / "docs.edus"), "--model", str(doc_model), "-q"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "(document first)" in err and "no gold heads" in err
+    assert "scidtb" in err   # main named CoNLL-U, .dp or PTB only
