@@ -84,7 +84,7 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
     for probe in probes:
         if all(probe in out[tb.name] for tb in treebanks) and _pipeline(settings, probe, None) is not None:
             raise SettingError(not_scored_line(probe, treebanks[0], settings).split(": not scored")[0] +
-                               "; leave it out of {probe}, or bench one of its decoders with {decoders}")
+                               "; leave it out of {probe}, or bench a treebank whose trees its decoders make")
         if all(probe in out[tb.name] for tb in treebanks):
             given = (f"none of the decoders {', '.join(settings.decoders)} reads them" if settings.decoders
                      else f"no decoder of a {tasks} treebank reads them")

@@ -121,7 +121,8 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
                 and metrics[probe] != now["metrics"][probe]):
             out.append(f"{{metric}} of probe {probe} {metrics[probe]} (this run: {now['metrics'][probe]})")
     if bool(old.get("faithful")) != bool(now.get("faithful")):   # the authors' pipelines: other stores, other rows
-        out.append(_difference("faithful", bool(old.get("faithful")), bool(now.get("faithful"))))
+        # the pipelines fill the impact settings: their differences would only repeat this one
+        return out + [_difference("faithful", bool(old.get("faithful")), bool(now.get("faithful")))]
     both_several = all(isinstance(m, list) for m in [*metrics.values(), *now["metrics"].values()])
     out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS
             if old.get(key, _UNRECORDED.get(key)) != now[key]
