@@ -7,7 +7,6 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.labels import either
-from pmask.common.probe_entries import Faithful
 from pmask.common.options import (
     PUNCT_MODES,
     ROOT_MODES,
@@ -16,6 +15,7 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
+from pmask.common.probe_entries import Faithful
 from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
@@ -113,12 +113,12 @@ class BenchSettings:
         return (pipeline is not None, "none" if plain else symmetrize,
                 self.absolute and "absolute" not in dec.ignores and (pipeline is None or dec.undirected))
 
-    def store_path(self, out_dir: Any, treebank: str, probe: str, metric: str) -> Any:
+    def store_path(self, out_dir: Any, treebank: str, probe: str, metric: str | None) -> Any:
         """Where the impacts of ``treebank`` under ``probe`` and ``metric`` are kept
         (:func:`pmask.eval.studies.bench.probe_stores.store_dir`; an authors' pipeline's in a folder of its own)."""
         from pmask.eval.studies.bench.probe_stores import store_dir
 
-        return store_dir(out_dir, treebank, probe, self.store_metric(metric),
+        return store_dir(out_dir, treebank, probe, None if metric is None else self.store_metric(metric),
                          faithful=self.pipeline(probe, metric) is not None)
 
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:

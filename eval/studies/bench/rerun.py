@@ -9,7 +9,8 @@ with it before any work:
   else the same:
   extended (new stores, layers added to the stored sentences); every earlier row comes out the same;
 * **other stores**, another model or weights, metric, subword policy or tokenisation, ``--faithful`` asked or
-  no longer asked (the authors' pipelines: other impacts, other decodings), or other sentences (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
+  no longer asked (the authors' pipelines: other impacts, other decodings), or other sentences
+  (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
 * **other scores**, another root, punctuation, seed, bias or head, an optional score (``hoover_uuas``)
   asked or no longer asked, or a narrower study (a

@@ -30,8 +30,8 @@ from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.eval.studies.bench.bench_settings import BenchSettings
-from pmask.eval.studies.bench.faithful import check_faithful
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
+from pmask.eval.studies.bench.faithful import check_faithful
 from pmask.eval.studies.bench.probe_stores import best_heads
 from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
@@ -218,8 +218,8 @@ def _treebank_record(tb: Treebank, stores: dict[Any, Any], settings: BenchSettin
             "store": str(store.path), "skipped_too_long": len(store.skipped),
             **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
                            for k, s in stores.items()}} if len(stores) > 1 else {}),
-            "decoders": list(dict.fromkeys(d for p, m in settings.runs or [(None, None)]
-                                           for d in decoders_for(tb, settings, p, m))),
+            "decoders": list(dict.fromkeys(d for p, m in settings.runs or [("", "")]
+                                           for d in decoders_for(tb, settings, p or None, m or None))),
             "decoders_not_run": not_run, **({"probes_not_run": skipped} if skipped else {})}
 
 

@@ -24,7 +24,8 @@ def task_of(decoder: str) -> str:
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
                   punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
-                  absolute: bool = False, scores: Sequence[str] = (), faithful: bool = False) -> tuple[ScoreSet, list[Any]]:
+                  absolute: bool = False, scores: Sequence[str] = (),
+                  faithful: bool = False) -> tuple[ScoreSet, list[Any]]:
     """(scores, scored gold sentences) of ``decoder`` on one layer's ``impacts``
     (``bias``: distance-split's λ, given to the decoders that read it; ``symmetrize``, ``absolute``: how F is
     made symmetric first; ``scores``: the optional scores asked; ``faithful``: the authors' decoding, as

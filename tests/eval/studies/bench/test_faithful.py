@@ -57,7 +57,8 @@ def test_every_row_is_parse_faithful_then_eval(faithful_bench, tiny_bert_dir, tm
     rows = json.loads((faithful_bench / "results.json").read_text(encoding="utf-8"))["rows"]
     # each pipeline's own decoders, all of them, and nothing else (cpmi: Hoover et al.'s two)
     assert sorted((r["metric"], r["decoder"]) for r in rows) == sorted(
-        [("dist", d) for d in ("eisner", "cle", "mst-projective", "mst")] + [("cpmi", "mst-projective"), ("cpmi", "mst")])
+        [("dist", d) for d in ("eisner", "cle", "mst-projective", "mst")]
+        + [("cpmi", "mst-projective"), ("cpmi", "mst")])
     gold = _heads(PUD, int(LIMIT))
     for row in rows:
         pred = tmp_path / f"{row['metric']}-{row['decoder']}.conllu"
