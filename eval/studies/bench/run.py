@@ -29,9 +29,9 @@ from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
+from pmask.eval.studies.bench.authors_pipelines import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
-from pmask.eval.studies.bench.faithful import check_faithful
 from pmask.eval.studies.bench.probe_stores import best_heads
 from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
