@@ -55,8 +55,8 @@ from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_ze
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_info
 
-__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "check_context", "check_request", "default_decoders",
-           "prepare", "probe_request", "resolve"]
+__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_pipeline", "check_context", "check_request",
+           "default_decoders", "prepare", "probe_request", "resolve"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -221,7 +221,7 @@ def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: 
 
 def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: dict[str, str]) -> Decoding:
     """The decoder, root and symmetrisation of a run with the resolved ``impact`` (layers 2 and 4)."""
-    pipeline = _pipeline(impact) if given.faithful else None
+    pipeline = authors_pipeline(impact) if given.faithful else None
     decoder, origins["decoder"] = given.decoder, "given"
     if decoder is None and pipeline is not None:   # the pipeline's first decoder of the corpus's task
         decoder = next((d for d in pipeline.decoders if get_decoder(d).task == inputs.task), None)
@@ -240,8 +240,13 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     return replace(given, decoder=decoder, root=root, symmetrize=symmetrize)
 
 
-def _pipeline(impact: ImpactSettings) -> Faithful | None:
-    """The authors' pipeline ``--faithful`` runs: the metric's own, else the probe's (None: none)."""
+def authors_pipeline(impact: ImpactSettings) -> Faithful | None:
+    """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
+
+    Example:
+        >>> authors_pipeline(ImpactSettings("cpmi", None, None, "pair", None)).authors
+        'Hoover et al.'
+    """
     entry = PROBE_ENTRIES.get(impact.probe or "")
     return metric_pipeline(impact.metric) or (entry.faithful if entry else None)
 
@@ -332,7 +337,7 @@ def _context_reason(request: Request) -> str:
         return ""
     impact = request.impact
     metric = impact.metric if metric_pipeline(impact.metric) else None
-    pipeline = _pipeline(impact)
+    pipeline = authors_pipeline(impact)
     who = f"{pipeline.authors}'s pipeline" if pipeline else "the authors' pipeline"
     via = f"{{faithful}} {{metric}} {metric}" if metric else f"{{faithful}} with {{probe}} {impact.probe}"
     return f"{via} gives each sentence {impact.context} words of context ({who})"

@@ -48,6 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="add UUAS as Hoover et al. 2021 score CPMI trees to every row and baseline of the dependency "
                         "treebanks (results.json, results.csv; the columns hoover_uuas, hoover_uuas_mean), as eval "
                         "--hoover-uuas does")
+    p.add_argument("--faithful", action="store_true",
+                   help="each probe or metric with an authors' pipeline runs it, as parse --faithful does (its "
+                        "settings, decoders and decoding; a store of its own); the others run clean; each row "
+                        "records faithful")
     p.add_argument("--rescore", action="store_true",
                    help="OUTDIR holds a study with other scoring settings (--root, --punct, --seed, --bias, --head) "
                         "or more treebanks, probes, metrics, layers or decoders: replace its results, reusing its "
@@ -65,7 +69,8 @@ def run(args: argparse.Namespace) -> Outcome:
         model=request.model, layers=args.layers, root=given.root, limit=args.limit, punct=args.punct,
         seed=given.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
         probes=args.probe, metrics=args.metrics, bias=given.bias, max_words=args.max_words,
-        symmetrize=given.symmetrize, absolute=given.absolute, hoover_uuas=args.hoover_uuas)
+        symmetrize=given.symmetrize, absolute=given.absolute, hoover_uuas=args.hoover_uuas,
+        faithful=args.faithful)
     if (dry := announce(args, bench_works(args, settings))) is not None:
         return dry
     result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)

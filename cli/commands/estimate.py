@@ -96,12 +96,11 @@ def corpus_works(args: argparse.Namespace, path: Path, probes: Sequence[str], st
 
 def bench_works(args: argparse.Namespace, settings: Any) -> list[Work]:
     """``bench``'s stores: every treebank x probe (x metric), each counted for what it lacks."""
-    from pmask.eval.studies.bench.probe_stores import store_dir
     from pmask.eval.studies.bench.treebanks import find_treebanks
 
     treebanks = find_treebanks(args.inputs, settings.limit, settings.max_words)
     return [Work(tb.sentences, settings.spec_for(probe, metric),
-                 store_dir(Path(args.output), tb.name, probe, settings.store_metric(metric)))
+                 settings.store_path(Path(args.output), tb.name, probe, metric))
             for probe, metric in settings.runs for tb in treebanks]
 
 

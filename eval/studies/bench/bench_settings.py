@@ -15,13 +15,14 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
+from pmask.common.probe_entries import Faithful
 from pmask.corpora.sentence import is_documents
 from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline.induce import refuse_layer_zero
-from pmask.pipeline.request import Decoding, Inputs, Request, probe_request, resolve
-from pmask.trees.registry import DECODERS
+from pmask.pipeline.request import Decoding, Inputs, Request, authors_pipeline, probe_request, resolve
+from pmask.trees.registry import DECODERS, get_decoder
 
 __all__ = ["BenchSettings"]
 
@@ -38,7 +39,9 @@ class BenchSettings:
     first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
     N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
     distance-split decoder's right-branching bias; ``hoover_uuas``: add Hoover et al.'s UUAS to the rows
-    and baselines of dependency treebanks (recorded only when set).
+    and baselines of dependency treebanks (recorded only when set); ``faithful``: every probe (and metric)
+    with an authors' pipeline (:meth:`pipeline`) runs it, as ``pmask parse --faithful`` does, into a store of
+    its own, the others their clean pipeline (recorded only when set; each row says which).
     """
 
     model: ModelSpec
@@ -55,9 +58,12 @@ class BenchSettings:
     absolute: bool = False     # |F| before that
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
     hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
+    faithful: bool = False     # the authors' pipelines where a probe or metric has one
     _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
     # documents of EDUs (every treebank): their metric outranks a model's recorded one, as in resolve
     _inputs: Inputs = field(default=Inputs(), init=False, repr=False)
+    _given: Any = field(default=None, init=False, repr=False)   # the impact settings as given (--faithful fills them)
+    _symmetrize: str | None = field(default=None, init=False, repr=False)   # symmetrize as given
 
     def __post_init__(self) -> None:
         spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
@@ -69,7 +75,8 @@ class BenchSettings:
                 raise SettingError("{metric} and {metrics} both given: name every metric in {metrics}")
             if len(self.metrics) == 1:   # the one-metric case is --metric's
                 impact, self.metrics = replace(impact, metric=self.metrics[0]), None
-        self._subword = impact.subword
+        self._subword, self._symmetrize = impact.subword, self.symmetrize
+        self._given = replace(impact, probe=None)
         # the probe and (unless given) the metric are chosen per probe by spec_for; the shared settings now
         shared = resolve(Request(replace(spec, impact=replace(impact, probe=None)))).impact
         self.model = replace(spec, impact=replace(shared, probe=None, metric=impact.metric))
@@ -80,7 +87,42 @@ class BenchSettings:
         default; the head only for a probe keeping every head."""
         impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
                                                                   subword=self._subword)
-        return probe_request(Request(replace(self.model, impact=impact)), probe, self._inputs).model
+        if self.faithful:   # the pipeline fills what was not given: the given settings, not the shared defaults
+            impact = replace(self._given, metric=impact.metric)
+        return probe_request(Request(replace(self.model, impact=impact), Decoding(faithful=self.faithful)),
+                             probe, self._inputs).model
+
+    @property
+    def given_impact(self) -> Any:
+        """The impact settings as given (None: not given; the probe left out), which ``--faithful``'s pipelines fill."""
+        return self._given
+
+    def pipeline(self, probe: str, metric: str | None = None) -> Faithful | None:
+        """The authors' pipeline ``probe`` (with ``metric``) runs under :attr:`faithful`: the metric's own, else the
+        probe's (:func:`pmask.pipeline.request.authors_pipeline`); None without :attr:`faithful` or without one."""
+        return authors_pipeline(self.spec_for(probe, metric).impact) if self.faithful else None
+
+    def decoding_for(self, probe: str, metric: str | None, decoder: str) -> tuple[bool, str, bool]:
+        """``(faithful, symmetrize, absolute)`` of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse``
+        decodes them: a faithful run decodes with the pipeline's mode, its undirected decoders symmetrised as given,
+        else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take neither (``parse --faithful`` refuses
+        them there); a decoder that reads span charts takes neither either."""
+        dec = get_decoder(decoder)
+        pipeline = self.pipeline(probe, metric)
+        symmetrize = str(self.symmetrize)
+        if pipeline is not None and self._symmetrize is None and dec.undirected and pipeline.symmetrize:
+            symmetrize = pipeline.symmetrize
+        plain = "symmetrize" in dec.ignores or (pipeline is not None and not dec.undirected)
+        return (pipeline is not None, "none" if plain else symmetrize,
+                self.absolute and "absolute" not in dec.ignores and (pipeline is None or dec.undirected))
+
+    def store_path(self, out_dir: Any, treebank: str, probe: str, metric: str | None) -> Any:
+        """Where the impacts of ``treebank`` under ``probe`` and ``metric`` are kept
+        (:func:`pmask.eval.studies.bench.probe_stores.store_dir`; an authors' pipeline's in a folder of its own)."""
+        from pmask.eval.studies.bench.probe_stores import store_dir
+
+        return store_dir(out_dir, treebank, probe, None if metric is None else self.store_metric(metric),
+                         faithful=self.pipeline(probe, metric) is not None)
 
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
@@ -148,6 +190,8 @@ class BenchSettings:
         # several metrics: {probe: [metric, ...]}, and subword the one given (None: each metric's default)
         metrics: dict[str, Any] = {p: list(self.metrics) if self.metrics else self.metric_for(p) for p in probes}
         impact = spec.impact if not self.metrics else replace(spec.impact, subword=self._subword)
+        if self.faithful:   # as given: each pipeline fills the rest (from_dict gives them back as given)
+            impact = replace(self._given, metric=spec.impact.metric)
         metric = impact.metric or (metrics[probes[0]] if len(probes) == 1 and not self.metrics else None)
         return {"model": spec.name, "layers": self.layers if isinstance(self.layers, str) else list(self.layers),
                 "decoders": None if self.decoders is None else list(self.decoders), "root": self.root,
@@ -157,7 +201,8 @@ class BenchSettings:
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
                 "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
-                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {})}
+                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {}),
+                **({"faithful": True} if self.faithful else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BenchSettings:
@@ -177,4 +222,4 @@ class BenchSettings:
                    punct=data.get("punct", "include"), seed=data.get("seed", 0), probes=data.get("probes") or None,
                    bias=data.get("bias", 0.0), max_words=data.get("max_words"), symmetrize=data.get("symmetrize"),
                    absolute=bool(data.get("absolute")), metrics=several,
-                   hoover_uuas=bool(data.get("hoover_uuas")))
+                   hoover_uuas=bool(data.get("hoover_uuas")), faithful=bool(data.get("faithful")))

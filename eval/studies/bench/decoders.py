@@ -20,31 +20,50 @@ def _gives(probe: str | None) -> str:
     return "span charts" if probe in SPAN_PROBES else "word-pair matrices"
 
 
-def not_scored_line(probe: str, treebank: Treebank) -> str:
+def not_scored_line(probe: str, treebank: Treebank, settings: Any = None) -> str:
     """The line saying that ``probe`` is not scored on ``treebank`` (no benched decoder of its task reads
-    what the probe gives)."""
+    what the probe gives, or, under ``--faithful``, none is its authors' pipeline's)."""
+    pipeline = _pipeline(settings, probe, None)
+    if pipeline is not None:
+        return (f"probe {probe} runs {pipeline.authors}'s pipeline (faithful), which decodes with "
+                f"{', '.join(pipeline.decoders)}, and none of them is benched on a {treebank.task} treebank: "
+                f"not scored on {treebank.name}")
     return (f"probe {probe} gives {_gives(probe)}, which no benched decoder of a {treebank.task} treebank reads: "
             f"not scored on {treebank.name}")
 
 
-def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None) -> list[str]:
+def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None, metric: str | None = None) -> list[str]:
     """The requested decoders that fit the treebank's task (the task's defaults when none were given) and,
     given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices);
-    empty when none does (the probe is not scored on that treebank: :func:`probes_not_run`)."""
+    empty when none does (the probe is not scored on that treebank: :func:`probes_not_run`). Under
+    ``bench --faithful`` a probe (with ``metric``, default its one) that has an authors' pipeline is decoded by
+    that pipeline's decoders alone: those requested, or all of the task's when none were."""
     from pmask.eval.studies.bench.scoring import task_of
     from pmask.trees.registry import decoder_reads_spans
 
+    pipeline = _pipeline(settings, probe, metric)
+
     def fits(decoder: str) -> bool:
+        if pipeline is not None and decoder not in pipeline.decoders:
+            return False
         return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
     if settings.decoders is None:   # the defaults of every run (pmask.pipeline.request), each one benched
-        candidates = default_decoders(treebank.task, probe) if probe in SPAN_PROBES else default_decoders(treebank.task)
+        candidates = (pipeline.decoders if pipeline is not None else default_decoders(treebank.task, probe)
+                      if probe in SPAN_PROBES else default_decoders(treebank.task))
         return [d for d in candidates if task_of(d) == treebank.task and fits(d)]
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:
         raise PmaskError(f"{treebank.path}: none of the decoders {', '.join(settings.decoders)} "
                          f"produces {treebank.task} trees")
     return [d for d in chosen if fits(d)]
+
+
+def _pipeline(settings: Any, probe: str | None, metric: str | None) -> Any:
+    """The authors' pipeline ``probe`` runs in this bench (None: its clean one)."""
+    if probe is None or not getattr(settings, "faithful", False):
+        return None
+    return settings.pipeline(probe, metric)
 
 
 def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, list[str]]:
@@ -63,6 +82,9 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
                                f"leave {{{name}}} out")
     out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
     for probe in probes:
+        if all(probe in out[tb.name] for tb in treebanks) and _pipeline(settings, probe, None) is not None:
+            raise SettingError(not_scored_line(probe, treebanks[0], settings).split(": not scored")[0] +
+                               "; leave it out of {probe}, or bench a treebank whose trees its decoders make")
         if all(probe in out[tb.name] for tb in treebanks):
             given = (f"none of the decoders {', '.join(settings.decoders)} reads them" if settings.decoders
                      else f"no decoder of a {tasks} treebank reads them")

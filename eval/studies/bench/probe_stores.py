@@ -45,11 +45,19 @@ def pick(items: Sequence[Any], positions: Sequence[int]) -> list[Any]:
     return [items[k] for k in positions]
 
 
-def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = None) -> Path:
+def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = None, faithful: bool = False) -> Path:
     """Where ``bench`` keeps the impacts of ``treebank`` under ``probe`` (and ``metric``, when a bench
-    runs several metrics: ``<treebank>.<metric>`` for pair, ``<treebank>.<probe>.<metric>`` else)."""
+    runs several metrics: ``<treebank>.<metric>`` for pair, ``<treebank>.<probe>.<metric>`` else); an authors'
+    pipeline's (``bench --faithful``) with ``.faithful`` added, so that a clean store never serves a faithful
+    row, nor the other way round.
+
+    Example:
+        >>> store_dir(Path("out"), "pud", "pair", "cpmi", faithful=True).as_posix()
+        'out/stores/pud.cpmi.faithful'
+    """
     name = treebank if probe == DEFAULT_PROBE else f"{treebank}.{probe}"
-    return Path(out_dir) / "stores" / (name if metric is None else f"{name}.{metric}")
+    name = name if metric is None else f"{name}.{metric}"
+    return Path(out_dir) / "stores" / (f"{name}.faithful" if faithful else name)
 
 
 def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[int],

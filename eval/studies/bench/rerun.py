@@ -8,8 +8,9 @@ with it before any work:
 * **a wider study**, more treebanks, probes, metrics (``--metrics``), layers or decoders and everything
   else the same:
   extended (new stores, layers added to the stored sentences); every earlier row comes out the same;
-* **other stores**, another model or weights, metric, subword policy or tokenisation, or other
-  sentences (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
+* **other stores**, another model or weights, metric, subword policy or tokenisation, ``--faithful`` asked or
+  no longer asked (the authors' pipelines: other impacts, other decodings), or other sentences
+  (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
 * **other scores**, another root, punctuation, seed, bias or head, an optional score (``hoover_uuas``)
   asked or no longer asked, or a narrower study (a
@@ -34,7 +35,6 @@ from pmask.common.errors import SettingError, StoreError
 from pmask.common.files import read_json
 from pmask.common.options import resolve_layers, split_random
 from pmask.eval.scores.columns import optional_scores
-from pmask.eval.studies.bench.probe_stores import store_dir
 from pmask.perturb.fill.model_spec import absolute_if_local
 from pmask.perturb.store import read_manifest
 
@@ -121,6 +121,9 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
         if (probe in metrics and metrics[probe] is not None and not several
                 and metrics[probe] != now["metrics"][probe]):
             out.append(f"{{metric}} of probe {probe} {metrics[probe]} (this run: {now['metrics'][probe]})")
+    if bool(old.get("faithful")) != bool(now.get("faithful")):   # the authors' pipelines: other stores, other rows
+        # the pipelines fill the impact settings: their differences would only repeat this one
+        return out + [_difference("faithful", bool(old.get("faithful")), bool(now.get("faithful")))]
     both_several = all(isinstance(m, list) for m in [*metrics.values(), *now["metrics"].values()])
     out += [_difference(key, old.get(key), now[key]) for key in STORE_FIELDS
             if old.get(key, _UNRECORDED.get(key)) != now[key]
@@ -147,10 +150,10 @@ def _cells(rows: Sequence[dict[str, Any]], with_layers: bool, settings: dict[str
 def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[..., list[str]],
                   num_layers: int | None) -> set[Cell]:
     """The (treebank, probe, metric, layer, decoder) rows this run will give (layers None when
-    ``num_layers`` is unknown); ``decoders_for(treebank, probe)``."""
+    ``num_layers`` is unknown); ``decoders_for(treebank, probe, metric)``."""
     layers: Sequence[int | None] = [None] if num_layers is None else resolve_layers(settings.layers, num_layers)
     return {(tb.name, probe, metric, layer, decoder) for tb in treebanks for probe, metric in settings.runs
-            for layer in layers for decoder in decoders_for(tb, probe)}
+            for layer in layers for decoder in decoders_for(tb, probe, metric)}
 
 
 def _by_dimension(cells: set[Cell], other: set[Cell]) -> list[str]:
@@ -192,7 +195,7 @@ def _selection_differences(out_dir: Path, settings: Any, treebanks: Sequence[Any
     out = []
     for tb in treebanks:
         for probe, metric in settings.runs:
-            path = store_dir(out_dir, tb.name, probe, settings.store_metric(metric))
+            path = settings.store_path(out_dir, tb.name, probe, metric)
             try:
                 selection = read_manifest(path)["corpus"].get("selection") if path.is_dir() else None
             except StoreError:

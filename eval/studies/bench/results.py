@@ -50,8 +50,10 @@ __all__ = ["best_layers", "best_table", "primary_key", "row_probe", "several_met
 
 def csv_fields(scores: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The columns of ``results.csv``: the row's fields, every score's per-layer columns (:func:`pmask.eval.scores.
-    columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus; optional ones in ``scores``), the counts, the metric."""
-    return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", *all_layer_keys(scores),
+    columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus; optional ones in ``scores``), the counts, the metric;
+    ``faithful``: whether the row is an authors' pipeline (empty for baselines)."""
+    return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "faithful",
+            *all_layer_keys(scores),
             "sentences", "words", "metric")
 
 

@@ -6,6 +6,8 @@ Example:
     ('uuas', 'uas')
     >>> row_probe({"probe": "pair", "metric": "cpmi"}, frozenset({"pair"}))
     'pair cpmi'
+    >>> row_probe({"probe": "pair", "metric": "dist", "faithful": True})
+    'pair faithful'
 """
 from __future__ import annotations
 
@@ -32,9 +34,11 @@ def primary_key(row: dict[str, Any]) -> str:
 
 def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str:
     """The row's probe, and its metric (``pair cpmi``) when the probe is one of ``several``, the
-    probes benched with several metrics (:func:`several_metrics`)."""
+    probes benched with several metrics (:func:`several_metrics`); ``faithful`` added to a row of an authors'
+    pipeline (``bench --faithful``)."""
     probe = row.get("probe") or DEFAULT_PROBE
-    return f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
+    label = f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
+    return f"{label} faithful" if row.get("faithful") else label
 
 
 def several_metrics(rows: Any) -> frozenset[str]:

@@ -29,9 +29,10 @@ from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
 from pmask.common.progress import progress_bar
+from pmask.eval.studies.bench.authors_pipelines import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
-from pmask.eval.studies.bench.probe_stores import best_heads, store_dir
+from pmask.eval.studies.bench.probe_stores import best_heads
 from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
 from pmask.perturb.fill.compute import FillRequest
@@ -137,7 +138,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
     make_output_folder(out_dir)
     make_output_folder(out_dir / "stores")
     requests = [FillRequest.for_model(settings.spec_for(probe, metric), tb.sentences,
-                                      store_dir(out_dir, tb.name, probe, metric),
+                                      settings.store_path(out_dir, tb.name, probe, metric),
                                       corpus_path=tb.path, layers=settings.layers, resume=True, progress=progress,
                                       selection={"format": tb.fmt, "limit": settings.limit,
                                                  "max_words": settings.max_words})
@@ -164,7 +165,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
 
     if settings.root is None or settings.symmetrize is None:   # not run by run_bench: chosen now, as it would
         settings.resolve_decoding([tb])
-    root_mode, symmetrize = str(settings.root), str(settings.symmetrize)
+    root_mode = str(settings.root)
     stores = stores if isinstance(stores, dict) else {"pair": stores}
     root = settings.root if tb.task == "dependency" else None
     base = {"treebank": tb.name, "language": tb.language}
@@ -173,30 +174,31 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     scores = settings.scores_for(tb.task)
     for run, store in stores.items():
         probe, metric = run if isinstance(run, tuple) else (run, settings.metric_for(run))
-        if not decoders_for(tb, settings, probe):   # nothing reads what it gives on this treebank's task
+        decoders = decoders_for(tb, settings, probe, metric)
+        if not decoders:   # nothing reads what it gives on this treebank's task
             continue
         layers = _layers(settings, store)
         head = settings.head_for(probe)
+        faithful = settings.pipeline(probe, metric) is not None   # the [CLS] layout: the authors' decoders read it
         impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
-                               model=ModelSpec(head=head)).impacts_by_layers(layers)
+                               model=ModelSpec(head=head)).impacts_by_layers(layers, include_cls=faithful)
         labels = {"probe": probe, "metric": metric,
-                  **({"head": "mean" if head is None else head} if store.heads else {})}
+                  **({"head": "mean" if head is None else head} if store.heads else {}), "faithful": faithful}
         for layer in layers:
-            for decoder in decoders_for(tb, settings, probe):
-                ignores = get_decoder(decoder).ignores   # cky reads span charts: nothing to make symmetric
+            for decoder in decoders:
+                faithful, symmetrize, absolute = settings.decoding_for(probe, metric, decoder)
                 score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
                                                 root=root_mode, punct=settings.punct, seed=settings.seed,
-                                                bias=settings.bias,
-                                                symmetrize="none" if "symmetrize" in ignores else symmetrize,
-                                                absolute=settings.absolute and "absolute" not in ignores, scores=scores)
+                                                bias=settings.bias, symmetrize=symmetrize, absolute=absolute,
+                                                scores=scores, faithful=faithful)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:
                     out["breakdowns"].append({**key, **details})
         if store.heads:
             out["best_heads"] += [{**b, "metric": metric} for b in
-                                  best_heads(tb, store, settings, probe, layers, decoders_for(tb, settings, probe))]
-    undirected = any(get_decoder(d).undirected for p in settings.probes or () for d in decoders_for(tb, settings, p))
+                                  best_heads(tb, store, settings, probe, layers, decoders)]
+    undirected = any(get_decoder(d).undirected for p, m in settings.runs for d in decoders_for(tb, settings, p, m))
     for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct, seed=settings.seed,
                                           scores=scores, undirected=undirected).items():
         key = {**base, "baseline": name, "root": root}
@@ -216,8 +218,8 @@ def _treebank_record(tb: Treebank, stores: dict[Any, Any], settings: BenchSettin
             "store": str(store.path), "skipped_too_long": len(store.skipped),
             **({"stores": {" ".join(k) if isinstance(k, tuple) else k: str(s.path)
                            for k, s in stores.items()}} if len(stores) > 1 else {}),
-            "decoders": list(dict.fromkeys(d for p in settings.probes or (None,)
-                                           for d in decoders_for(tb, settings, p))),
+            "decoders": list(dict.fromkeys(d for p, m in settings.runs or [("", "")]
+                                           for d in decoders_for(tb, settings, p or None, m or None))),
             "decoders_not_run": not_run, **({"probes_not_run": skipped} if skipped else {})}
 
 
@@ -259,10 +261,12 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:
             raise PmaskError(f"{missing.where()} has no gold heads to score against; bench needs gold treebanks")
-    check_rerun(out, settings, treebanks, lambda tb, probe=None: decoders_for(tb, settings, probe), rescore)
+    check_faithful(treebanks, settings)
+    check_rerun(out, settings, treebanks, lambda tb, probe=None, metric=None: decoders_for(tb, settings, probe, metric),
+                rescore)
     for tb in treebanks:
         for probe in skipped[tb.name]:   # one line each; no store is made for it there
-            logger.warning("bench: %s", not_scored_line(probe, tb))
+            logger.warning("bench: %s", not_scored_line(probe, tb, settings))
     info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress, skipped)
     if not is_main_rank():
         return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
@@ -270,7 +274,7 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     result = BenchResult(settings=settings, model={}, treebanks=[])
     for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
         stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
-            store_dir(out, tb.name, probe, settings.store_metric(metric))) for probe, metric in settings.runs
+            settings.store_path(out, tb.name, probe, metric)) for probe, metric in settings.runs
             if probe not in skipped[tb.name]}
         store = next(iter(stores.values()))
         result.model = result.model or dict(store.manifest.get("model") or {})

@@ -24,11 +24,13 @@ def task_of(decoder: str) -> str:
 
 def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
                   punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
-                  absolute: bool = False, scores: Sequence[str] = ()) -> tuple[ScoreSet, list[Any]]:
+                  absolute: bool = False, scores: Sequence[str] = (),
+                  faithful: bool = False) -> tuple[ScoreSet, list[Any]]:
     """(scores, scored gold sentences) of ``decoder`` on one layer's ``impacts``
     (``bias``: distance-split's λ, given to the decoders that read it; ``symmetrize``, ``absolute``: how F is
-    made symmetric first; ``scores``: the optional scores asked)."""
-    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed,
+    made symmetric first; ``scores``: the optional scores asked; ``faithful``: the authors' decoding, as
+    ``pmask parse --faithful``, on impacts read with their [CLS] row)."""
+    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed, faithful=faithful,
                              bias=bias if "bias" in get_decoder(decoder).settings else 0.0, symmetrize=symmetrize,
                              absolute=absolute)
     return score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)

@@ -55,7 +55,7 @@ def test_the_built_in_scores_give_the_columns_the_lists_held():
     assert {t: columns.layer_keys(t) for t in ("dependency", "constituency")} == {
         "dependency": ("uas", "uuas"), "constituency": ("f1_sentence", "f1_corpus")}
     assert results.csv_fields() == ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root",
-                                  "uas", "uuas", "f1_sentence", "f1_corpus", "sentences", "words", "metric")
+                                  "faithful", "uas", "uuas", "f1_sentence", "f1_corpus", "sentences", "words", "metric")
     assert columns.labels() == {"uas": "UAS", "uuas": "UUAS", "hoover_uuas": "Hoover UUAS",
                                 "hoover_uuas_mean": "Hoover mean UUAS", "f1_sentence": "Sentence F1",
                                 "f1_corpus": "Corpus F1", "precision": "P", "recall": "R", "words": "Words",

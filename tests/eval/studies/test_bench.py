@@ -208,7 +208,7 @@ def test_hoover_uuas_in_the_rows_and_baselines_of_dependency_treebanks(tmp_path,
         (expected["hoover_uuas"], expected["hoover_uuas_mean"]))
     assert all(b["hoover_uuas"] is not None for b in result.baselines)
     header = (out / "results.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert header[8:12] == ["uas", "uuas", "hoover_uuas", "hoover_uuas_mean"]
+    assert header[8:13] == ["faithful", "uas", "uuas", "hoover_uuas", "hoover_uuas_mean"]
     assert json.loads((out / "results.json").read_text(encoding="utf-8"))["settings"]["hoover_uuas"] is True
     with pytest.raises(SettingError, match="hoover_uuas"):
         run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"]), progress=False)
