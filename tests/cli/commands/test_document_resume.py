@@ -47,6 +47,11 @@ def test_a_document_half_computed_when_killed_is_kept_and_resumed_bit_identical(
     assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
     assert read_manifest(out)["sentences"] == []                  # the long document is first: none finished
     assert (out / "partial.safetensors").is_file()               # pmask.perturb.store.layout.PARTIAL
+    # the cost line counts only what the store lacks: the long document's sequences after the 18 kept, the short one
+    left = long_total - 18 + _sequences(_units(SHORT))
+    tokens = (long_total - 18) * length + _sequences(_units(SHORT)) * (2 + sum(len(e.split()) for e in SHORT))
+    assert main([*(a for a in impact if a != "-q"), "--resume", "--dry-run"]) == 0
+    assert f"2 documents to compute: {left} sequences, {tokens:,} tokens" in capsys.readouterr().err
 
     assert main([*(a for a in impact if a != "-q"), "--resume"]) == 0
     summary = capsys.readouterr().err
@@ -54,7 +59,7 @@ def test_a_document_half_computed_when_killed_is_kept_and_resumed_bit_identical(
     run = re.search(r"2 computed, 0 reused, .*\((\d+) sequences,", summary)
     assert run, summary
     # the 6 batches done (18 sequences) are not run again; the rest of the long document and the short one are
-    assert int(run[1]) == long_total - 18 + _sequences(_units(SHORT)), summary
+    assert int(run[1]) == left, summary
     assert not (out / "partial.safetensors").exists()
 
     assert main([*impact[:-1], str(tmp_path / "ref")]) == 0         # uninterrupted, the same settings
