@@ -243,5 +243,5 @@ def total(estimates: Iterable[Estimate]) -> Estimate:
     return out
 
 
-__all__ = ["BATCH_ROWS", "OVERHEAD", "Estimate", "record_cost", "duration", "encoder_flop", "estimate", "matmul_rate", "sentence_cost", "total",
-           "counting_parts", "max_input"]
+__all__ = ["BATCH_ROWS", "OVERHEAD", "Estimate", "counting_parts", "duration", "encoder_flop", "estimate",
+           "matmul_rate", "max_input", "record_cost", "sentence_cost", "total"]

@@ -16,7 +16,8 @@ import pytest
 from pmask.cli import main
 
 SCIDTB = Path(__file__).resolve().parents[2] / "data" / "scidtb"
-LINE = re.compile(r"pmask: (\d+) (?:document|sentence)s? to compute: ([\d,]+) sequences, ([\d,]+) tokens, about .+ on this machine")
+LINE = re.compile(r"pmask: (\d+) (?:document|sentence)s? to compute: ([\d,]+) sequences, ([\d,]+) tokens, "
+                  r"about .+ on this machine")
 ENGINE = re.compile(r"\((\d+) sequences, (\d+) tokens")
 
 
