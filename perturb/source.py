@@ -34,6 +34,7 @@ from pmask.perturb.models.bundled import DEFAULT_MODEL
 from pmask.perturb.probes.attention_heads import check_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
+from pmask.perturb.store.plan import check_unit
 from pmask.perturb.store.state import check_finished, store_state
 from pmask.perturb.store.store_settings import StoreSettings
 
@@ -210,6 +211,7 @@ class ImpactSource:
             opened = ImpactStore.open(source.path)
             state = check_finished(opened.path, opened.manifest, allow_incomplete=allow_incomplete)
             picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
+            check_unit(opened.path, opened.manifest, picked.sentences)   # words never read as EDUs, nor the reverse
             spec = (model or ModelSpec()).check_store(opened)
             check_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
@@ -228,6 +230,7 @@ class ImpactSource:
             spec = replace(spec, impact=replace(spec.impact, metric=DOCUMENT_METRICS[0]))
         if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
             manifest = read_manifest(store)
+            check_unit(store, manifest, sentences)
             state = check_finished(store, manifest, allow_incomplete=allow_incomplete)
             held = _held(manifest)
             if not state.complete:

@@ -32,20 +32,42 @@ class Work:
     spec: Any                       # a resolved pmask.perturb.fill.model_spec.ModelSpec
     store: Path | None = None       # a store being resumed: only what it lacks is counted
     resume: bool = True
+    include_cls: bool = True        # documents of EDUs run with the [CLS] unit (any store; --faithful)
 
 
-def _todo(work: Work) -> list[Any]:
+def _todo(work: Work) -> tuple[list[Any], int]:
+    """The records a store lacks, and the sequences of the first of them it kept part done (a killed run's)."""
     from pmask.perturb.store.layout import MANIFEST, read_manifest
     from pmask.perturb.store.plan import remaining
 
     if work.store is None or not work.resume or not (Path(work.store) / MANIFEST).is_file():
-        return list(work.sentences)
-    return [work.sentences[k] for k in remaining(read_manifest(work.store), len(work.sentences))]
+        return list(work.sentences), 0
+    left = remaining(read_manifest(work.store), len(work.sentences))
+    return [work.sentences[k] for k in left], _kept(Path(work.store), left[0] if left else None)
+
+
+def _kept(store: Path, first: int | None) -> int:
+    """Sequences a store's ``partial.safetensors`` holds of the record at position ``first`` (0: none)."""
+    import json
+
+    from pmask.perturb.store.layout import PARTIAL
+
+    if first is None or not (store / PARTIAL).is_file():
+        return 0
+    try:
+        import safetensors
+
+        with safetensors.safe_open(str(store / PARTIAL), framework="numpy") as f:
+            index = json.loads((f.metadata() or {})["pmask_partial"])["index"]
+            done = int(f.get_tensor("done_sequences")[0])
+    except Exception:  # noqa: BLE001 - a damaged file is only recomputed by the run: count it whole
+        return 0
+    return done if index == first else 0
 
 
 def cost_of(works: Sequence[Work]) -> Any:
     """The summed :class:`~pmask.perturb.probes.cost.Estimate` of ``works`` (one tokenizer load per model)."""
-    from pmask.perturb.probes.cost import counting_parts, estimate, matmul_rate, max_input, total
+    from pmask.perturb.probes.cost import BATCH_ROWS, counting_parts, estimate, matmul_rate, max_input, total
 
     parts: dict[str, tuple[Any, Any]] = {}
     estimates, rate = [], None
@@ -56,11 +78,14 @@ def cost_of(works: Sequence[Work]) -> Any:
         tokenizer, config = parts[spec.name]
         if rate is None:
             d = int(getattr(config, "hidden_size", 768))
-            rate = matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
+            rows = min(spec.batch_tokens or BATCH_ROWS, BATCH_ROWS * 4)   # the engine's batches' rows
+            rate = matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)), rows=rows)
         impact = spec.impact
-        estimates.append(estimate(_todo(work), str(impact.probe), impact.metric, tokenizer,
+        todo, kept = _todo(work)
+        estimates.append(estimate(todo, str(impact.probe), impact.metric, tokenizer,
                                   tokenize=str(impact.tokenize or "words"), context=impact.context or 0,
-                                  config=config, max_length=max_input(tokenizer, config), rate=rate))
+                                  config=config, max_length=max_input(tokenizer, config), rate=rate,
+                                  include_cls=work.include_cls, kept=kept))
     return total(estimates)
 
 
@@ -80,9 +105,16 @@ def announce(args: argparse.Namespace, works: Sequence[Work]) -> Outcome | None:
 
 
 def corpus_works(args: argparse.Namespace, path: Path, probes: Sequence[str], store: Any = None,
-                 resume: bool = True) -> list[Work]:
-    """One :class:`Work` per probe over the corpus at ``path`` (none when ``path`` is a store: it holds its impacts)."""
+                 resume: bool = True, authors_texts: bool = False) -> list[Work]:
+    """One :class:`Work` per probe over the corpus at ``path`` (none when ``path`` is a store: it holds its impacts).
+
+    Documents of EDUs run with the [CLS] unit into a store or under ``--faithful``; ``authors_texts``: a
+    ``--faithful`` run without a store computes them on the EDU texts as Wu et al.'s reader leaves them
+    (``parse``: :func:`pmask.corpora.scidtb.authors_documents`).
+    """
     from pmask.cli.commands.shared import corpus_spec, request_of
+    from pmask.corpora.scidtb import authors_documents
+    from pmask.corpora.sentence import is_documents
     from pmask.perturb.source import is_store
     from pmask.pipeline.request import Inputs, probe_request
 
@@ -90,7 +122,11 @@ def corpus_works(args: argparse.Namespace, path: Path, probes: Sequence[str], st
         return []
     sentences = corpus_spec(args, path).read()
     request, inputs = request_of(args), Inputs.of(sentences)
-    return [Work(sentences, probe_request(request, p, inputs).model, None if store is None else Path(store), resume)
+    faithful = bool(getattr(args, "faithful", False))
+    counted = (authors_documents(sentences) if authors_texts and faithful and store is None and is_documents(sentences)
+               else sentences)
+    return [Work(counted, probe_request(request, p, inputs).model, None if store is None else Path(store), resume,
+                 include_cls=store is not None or faithful)
             for p in probes]
 
 

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> Outcome:
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
-    work = corpus_works(args, args.source, probes_of(args), args.store) if needs_model else []
+    work = corpus_works(args, args.source, probes_of(args), args.store, authors_texts=True) if needs_model else []
     if (dry := announce(args, work)) is not None:
         return dry
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,

@@ -31,19 +31,11 @@ from pmask.common.errors import PmaskError
 from pmask.common.labels import plural
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.alignment import WordAlignment, get_aligner
-from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS
+from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, document_sequences
 from pmask.perturb.engine.jobs import NO_WORD, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
 
-
-def document_sequences(units: int) -> int:
-    """Forward sequences for a document of ``units`` masked units: U(U+1)/2.
-
-    Example:
-        >>> document_sequences(15)   # 14 EDUs and the [CLS] unit
-        120
-    """
-    return units * (units + 1) // 2
+__all__ = ["DocumentJob", "GroupReads", "check_document_lengths", "document_run", "document_sequences"]
 
 
 def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: Callable, documents: Sequence[Any]

@@ -32,6 +32,18 @@ from pmask.perturb.alignment import get_aligner
 DOCUMENT_METRICS = ("dist", "cos")
 
 
+def document_sequences(units: int) -> int:
+    """Forward sequences of the pair probe over a document of ``units`` masked units: U(U+1)/2 (each unit
+    alone, each pair u < v once: the input with {u, v} masked serves F[u][v] and F[v][u]). Torch-free, so
+    that the cost of a run (:mod:`pmask.perturb.probes.cost`) is counted by the engine's own formula.
+
+    Example:
+        >>> document_sequences(15)   # 14 EDUs and the [CLS] unit
+        120
+    """
+    return units * (units + 1) // 2
+
+
 @dataclass(frozen=True)
 class ImpactSettings:
     """The impact metric, the subword policy, the tokenisation mode and the probe (see :mod:`pmask.common.options`).

@@ -8,17 +8,24 @@ pieces: its metric entry's ``sequences``, :func:`pmask.perturb.probes.cpmi.cpmi_
 sentence's model input length
 (every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
 probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
-about 1.25x on PUD). The time is
-a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`) divided by the
-float32 matrix-multiply rate this machine reaches in a short numpy measurement (:func:`matmul_rate`,
-about 0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM
-head, the fast path's shortcuts and other processes on the machine.
+about 1.25x on PUD). A document of EDUs (``Sentence.unit == "edu"``) runs the pair probe over whole
+units: U(U+1)/2 sequences for U units (its EDUs, and the [CLS] unit 0 that a store and ``--faithful``
+mask like an EDU: :func:`pmask.perturb.engine.impact_settings.document_sequences`), each its whole input
+long. The time is a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`)
+divided by the float32 matrix-multiply rate this machine reaches in a short numpy measurement shaped as
+the engine's batches are (:func:`matmul_rate`: ``batch_tokens`` rows, the median of many products, about
+0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM head, the
+fast path's shortcuts and other processes on the machine. (A product of 512 rows measured a small model's
+rate 5-15x too low: at hidden size 128 it lasts tens of microseconds, and its threads' start-up, not its
+arithmetic, was timed.)
 
 This module imports no torch (a probe's formula is imported from its module when it is asked for).
 
 Example:
     >>> Estimate(sentences=2, sequences=13, tokens=91, seconds=200.0).describe()
     '2 sentences to compute: 13 sequences, 91 tokens, about 3 min 20 s on this machine'
+    >>> Estimate(sentences=1, sequences=120, tokens=9000, record="document").describe()
+    '1 document to compute: 120 sequences, 9,000 tokens'
 """
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ import numpy as np
 
 from pmask.common.labels import plural
 from pmask.common.options import metric_entry, probe_entry
+from pmask.perturb.engine.impact_settings import document_sequences
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +57,7 @@ class Estimate:
         tokens: model-input tokens in those sequences.
         seconds: rough wall time on this machine (None: unknown).
         rate: the measured float32 FLOP/s the time was computed from (None: unknown).
+        record: what one of ``sentences`` is: ``"sentence"``, or ``"document"`` (of EDUs).
     """
 
     sentences: int
@@ -56,16 +65,19 @@ class Estimate:
     tokens: int
     seconds: float | None = None
     rate: float | None = None
+    record: str = "sentence"
 
     def __add__(self, other: Estimate) -> Estimate:
         secs = None if self.seconds is None or other.seconds is None else self.seconds + other.seconds
+        record = self.record if not other.sentences else other.record if not self.sentences else \
+            self.record if self.record == other.record else "record"
         return Estimate(self.sentences + other.sentences, self.sequences + other.sequences,
-                        self.tokens + other.tokens, secs, self.rate or other.rate)
+                        self.tokens + other.tokens, secs, self.rate or other.rate, record)
 
     def describe(self) -> str:
         """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min …``."""
         tokens = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 1_000_000 else f"{self.tokens:,} tokens"
-        line = f"{plural(self.sentences, 'sentence')} to compute: {self.sequences:,} sequences, {tokens}"
+        line = f"{plural(self.sentences, self.record)} to compute: {self.sequences:,} sequences, {tokens}"
         if self.sentences and self.seconds is not None:
             line += f", about {duration(self.seconds)} on this machine"
         return line
@@ -118,21 +130,41 @@ def encoder_flop(length: int, config: Any, layers: int | None = None) -> float:
     return n * length * (2 * (4 * d * d + 2 * d * ff) + 4 * length * d)
 
 
-def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2) -> float:
-    """Float32 FLOP/s of a [512, d] x [d, ff] matrix product on this machine, measured for about ``seconds``."""
+#: Rows of the measured product: the engine's tokens per batch on CPU (``DEFAULT_BATCH_TOKENS``), every
+#: feed-forward product's rows.
+BATCH_ROWS = 2048
+
+
+def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2, rows: int = BATCH_ROWS) -> float:
+    """Float32 FLOP/s of a [rows, d] x [d, ff] matrix product on this machine: the median of the products
+    run in about ``seconds`` (a few slowed by other processes move it little)."""
     rng = np.random.default_rng(0)
-    a, b = rng.random((512, d), dtype=np.float32), rng.random((d, ff), dtype=np.float32)
+    a, b = rng.random((rows, d), dtype=np.float32), rng.random((d, ff), dtype=np.float32)
     a @ b   # warm-up
-    runs, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
+    times: list[float] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds or len(times) < 3:
+        began = time.perf_counter()
         a @ b
-        runs += 1
-    return 2 * 512 * d * ff * runs / elapsed
+        times.append(time.perf_counter() - began)
+    return 2 * rows * d * ff / max(float(np.median(times)), 1e-9)
+
+
+def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool) -> tuple[int, int]:
+    """Forward sequences and tokens of one record: a sentence by its probe's formula (:func:`sentence_cost`),
+    a document of EDUs (``unit == "edu"``) by the document job's, U(U+1)/2 for its U units (its EDUs, and
+    the [CLS] unit with ``include_cls``), every sequence its whole input long."""
+    length = len(alignment)
+    if getattr(sentence, "unit", "word") == "edu":
+        sequences = document_sequences(alignment.n_words + int(include_cls))
+        return sequences, sequences * length
+    pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
+    return sentence_cost(probe, metric, pieces, length)
 
 
 def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
              context: int = 0, config: Any = None, max_length: int | None = None,
-             rate: float | None = None) -> Estimate:
+             rate: float | None = None, include_cls: bool = True, kept: int = 0) -> Estimate:
     """The cost of computing ``sentences`` (all of them: pass only those still to compute) with ``probe``.
 
     Args:
@@ -144,6 +176,8 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
         config: the model config (hidden sizes, layers); None: no time.
         max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.
         rate: FLOP/s; None: :func:`matmul_rate` at the config's sizes.
+        include_cls: documents of EDUs run with the [CLS] unit (a store, ``--faithful``).
+        kept: sequences of the first of ``sentences`` a resumed store kept (its part done: not run again).
 
     Returns:
         An :class:`Estimate`.
@@ -161,21 +195,22 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
 
     n = sequences = tokens = 0
     flop = 0.0
-    for sentence in chosen:
+    for k, sentence in enumerate(chosen):
         alignment = aligner(tokenizer, sentence)
         length = len(alignment)
         if max_length is not None and length > max_length:
             continue
-        pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
-        seqs, toks = sentence_cost(probe, metric, pieces, length)
-        n, sequences, tokens = n + 1, sequences + seqs, tokens + toks
+        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls)
+        seqs -= min(kept, seqs) if k == 0 else 0
+        n, sequences, tokens = n + 1, sequences + seqs, tokens + seqs * length
         if config is not None:
             flop += seqs * encoder_flop(length, config)
+    record = str(getattr(chosen[0], "noun", "sentence")) if chosen else "sentence"
     if config is None:
-        return Estimate(n, sequences, tokens)
+        return Estimate(n, sequences, tokens, record=record)
     d = int(getattr(config, "hidden_size", 768))
     rate = rate or matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
-    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate)
+    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate, record)
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
@@ -208,5 +243,5 @@ def total(estimates: Iterable[Estimate]) -> Estimate:
     return out
 
 
-__all__ = ["OVERHEAD", "Estimate", "duration", "encoder_flop", "estimate", "matmul_rate", "sentence_cost", "total",
-           "counting_parts", "max_input"]
+__all__ = ["BATCH_ROWS", "OVERHEAD", "Estimate", "counting_parts", "duration", "encoder_flop", "estimate",
+           "matmul_rate", "max_input", "record_cost", "sentence_cost", "total"]

@@ -11,7 +11,13 @@ from typing import Any, Sequence
 from pmask.common.errors import LayerError, StoreError, StoreSettingError
 from pmask.perturb.store.layout import MANIFEST, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE
-from pmask.perturb.store.store_settings import CorpusInfo, StoreSettings, settings_mismatches
+from pmask.perturb.store.store_settings import (
+    CorpusInfo,
+    StoreSettings,
+    corpus_unit,
+    settings_mismatches,
+    unit_mismatch,
+)
 
 
 def _contents(path: Path) -> list[Path]:
@@ -51,6 +57,9 @@ def check_matches(path: Path, manifest: dict[str, Any], settings: StoreSettings,
     """
     problems = settings_mismatches(StoreSettings.from_manifest(manifest), settings, more_layers=more_layers)
     stored_corpus = manifest["corpus"]
+    unit = unit_mismatch(stored_corpus, corpus.unit)
+    if unit is not None:
+        problems.append(unit)
     if (stored_corpus.get("sentences_sha256") != corpus.sentences_sha256
             or stored_corpus.get("n_sentences") != corpus.n_sentences) and not _same_prefix(stored_corpus, corpus):
         theirs = CorpusInfo(stored_corpus.get("n_sentences", 0), stored_corpus.get("sentences_sha256", ""),
@@ -58,6 +67,18 @@ def check_matches(path: Path, manifest: dict[str, Any], settings: StoreSettings,
         problems.append(f"corpus: store has {theirs.describe()}, requested {corpus.describe()}")
     if problems:
         raise StoreError(f"{path}: store was made with other settings: " + "; ".join(problems))
+
+
+def check_unit(path: str | os.PathLike, manifest: dict[str, Any], sentences: Sequence[Any]) -> None:
+    """StoreError when the store at ``path`` was made over other units than ``sentences`` hold (words read
+    as documents of EDUs, or the reverse): its numbers mean something else for them.
+
+    Raises:
+        StoreError: "STORE: store was made with other settings: unit: store has 'word', requested 'edu'".
+    """
+    problem = unit_mismatch(manifest.get("corpus") or {}, corpus_unit(sentences))
+    if problem is not None:
+        raise StoreError(f"{path}: store was made with other settings: {problem}")
 
 
 def check_existing(path: Path, settings: StoreSettings, corpus: CorpusInfo,

@@ -117,7 +117,10 @@ class CorpusInfo:
     stored ones extends the store (e.g. a larger ``--limit``); a shorter prefix needs nothing new.
     The file ``path`` and its ``sha256`` are recorded for provenance, and ``selection`` (the
     ``format``, ``limit`` and ``max_words`` the sentences were read with) so that a reader of the
-    store selects the same sentences (absent in stores written before it was recorded).
+    store selects the same sentences (absent in stores written before it was recorded). ``unit`` is
+    what a record's ``words`` hold (``Sentence.unit``: ``"word"``, or ``"edu"`` for documents of EDUs):
+    the same texts read as words or as EDUs give other numbers, so a store is never resumed or read
+    for the other unit (None: a store written before it was recorded, not compared).
     """
 
     n_sentences: int
@@ -126,6 +129,7 @@ class CorpusInfo:
     sha256: str | None = None
     digests: tuple[str, ...] = ()
     selection: dict[str, Any] | None = None
+    unit: str | None = None
 
     @classmethod
     def of(cls, sentences: Sequence[Any], path: str | os.PathLike | None = None,
@@ -146,11 +150,26 @@ class CorpusInfo:
                 file_sha = sha256_file(path)
             path = str(path.resolve())
         return cls(len(sentences), h.hexdigest(), path, file_sha, tuple(digests),
-                   None if selection is None else dict(selection))
+                   None if selection is None else dict(selection), corpus_unit(sentences))
 
     def describe(self) -> str:
         where = f" from {self.path}" if self.path else ""
         return f"{plural(self.n_sentences, 'sentence')}{where} (sha256 {self.sentences_sha256[:12]})"
+
+
+def corpus_unit(sentences: Sequence[Any]) -> str | None:
+    """What the records of ``sentences`` hold: the first one's ``unit`` (``"word"`` when it has none), None
+    for no sentence (one unit per corpus, as :func:`pmask.corpora.sentence.is_documents` reads it)."""
+    return str(getattr(sentences[0], "unit", "word")) if len(sentences) else None
+
+
+def unit_mismatch(stored_corpus: dict[str, Any], unit: str | None) -> str | None:
+    """``"unit: store has 'edu', requested 'word'"`` when a store's recorded unit is not ``unit`` (None when
+    they agree, or either is not known)."""
+    held = stored_corpus.get("unit")
+    if held is None or unit is None or held == unit:
+        return None
+    return f"unit: store has {held!r}, requested {unit!r}"
 
 
 def norm_model(name: str) -> str:
