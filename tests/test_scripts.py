@@ -214,3 +214,60 @@ def test_discourse_settings_reads_the_store_and_gold_given(tmp_path, tiny_bert_d
     layers = plain.count("| eisner | raw |")
     assert layers >= 2 and "| eisner |" not in with_prior
     assert with_prior.count("| cle | raw + prior 3 |") == with_prior.count("| cle | columns + prior 3 |") == layers
+
+
+# ---------------------------------------------------------------------------- benchmarks/cpmi_equality.py
+
+FAKE_AUTHORS = '''
+import json, sys
+from pathlib import Path
+args = dict(zip(sys.argv[2::2], sys.argv[3::2]))          # argv[1] is tools/cpmi_authors.py
+repo, conllu, n = Path(args["--repo"]), Path(args["--conllu"]), int(args["--n"])
+sizes, words = [], 0
+for line in conllu.read_text(encoding="utf-8").splitlines() + [""]:
+    if line and not line.startswith("#"):
+        words += line.split("\\t")[0].isdigit()
+    elif not line and words:
+        sizes.append(words)
+        words = 0
+out = {"sentences": [{"matrix": [[1000.0] * k for _ in range(k)]} for k in sizes[:n]],
+       "matrix_seconds": float((repo / "seconds.txt").read_text())}
+Path(args["-o"]).write_text(json.dumps(out))
+(repo / "called-with.json").write_text(json.dumps(sys.argv[1:]))
+'''
+
+
+def test_cpmi_equality_runs_the_authors_python_on_their_repo_and_the_conllu_given(tmp_path, tiny_bert_dir,
+                                                                                   monkeypatch, capsys):
+    """--authors-python: the interpreter run (a stand-in here, whose output JSON the script reads: its matrices of
+    1000s and its seconds are what is compared and printed); --authors-repo: the checkout it is given (its
+    seconds.txt decides the figure printed); --conllu: the sentences both sides read (4 or 1)."""
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_AUTHORS}", encoding="utf-8")
+    fake.chmod(0o755)
+    one = tmp_path / "one.conllu"
+    one.write_text((ROOT / "tests" / "data" / "mini.conllu").read_text(encoding="utf-8").split("\n\n")[0] + "\n\n",
+                   encoding="utf-8")
+    equality = script("benchmarks/cpmi_equality.py")
+    printed = {}
+    for name, seconds, conllu in (("a", "12.5", ROOT / "tests" / "data" / "mini.conllu"), ("b", "3.25", one)):
+        repo = tmp_path / f"repo-{name}"
+        repo.mkdir()
+        (repo / "seconds.txt").write_text(seconds, encoding="utf-8")
+        monkeypatch.setattr(sys, "argv", ["cpmi_equality.py", "--model", str(tiny_bert_dir), "--conllu", str(conllu),
+                                          "--n", "10", "--authors-python", str(fake), "--authors-repo", str(repo),
+                                          "--workdir", str(tmp_path)])
+        with pytest.raises(SystemExit) as done:
+            equality.main()
+        assert done.value.code == 1                                   # 1000s are no CPMI matrix
+        printed[name] = capsys.readouterr().out
+        called = json.loads((repo / "called-with.json").read_text(encoding="utf-8"))
+        assert called[0].endswith("tools/cpmi_authors.py") and called[called.index("--repo") + 1] == str(repo)
+        assert called[called.index("--conllu") + 1] == str(conllu)
+    sentences = sum(1 for block in (ROOT / "tests" / "data" / "mini.conllu").read_text(encoding="utf-8")
+                    .split("\n\n") if block.strip())
+    assert f"{sentences} sentences, context 0" in printed["a"] and "1 sentences, context 0" in printed["b"]
+    assert "theirs: 12.50 s" in printed["a"] and "theirs: 3.25 s" in printed["b"]
+    for out in printed.values():                                      # their matrices of 1000s, as read
+        diff, scale = map(float, re.search(r"largest \|difference\| (\S+) \(largest \|CPMI\| (\S+)\)", out).groups())
+        assert abs(diff - 1000.0) <= 1.01 * scale + 5.0                  # both printed to 3 digits
