@@ -64,11 +64,17 @@ def stdin_sha256() -> str | None:
     return _stdin_digest[-1] if _stdin_digest else None
 
 
+_stdin_kept: list[tuple[object, bytes]] = []   # (the stream, its bytes): a command reads its input more than once
+
+
 def _read_bytes(path: Path) -> bytes:
     if is_stdin(path):
+        if _stdin_kept and _stdin_kept[0][0] is sys.stdin:   # read already (the cost line, then the run)
+            return _stdin_kept[0][1]
         stream = getattr(sys.stdin, "buffer", None)
         data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
         _stdin_digest[:] = [hashlib.sha256(data).hexdigest()]
+        _stdin_kept[:] = [(sys.stdin, data)]
         return data
     try:
         return path.read_bytes()
