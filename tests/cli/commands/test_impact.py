@@ -254,3 +254,18 @@ def test_a_document_half_computed_when_killed_is_kept_and_resumed_bit_identical(
         assert np.abs(x.cls_matrix[:, 1:, 0]).min() > 0             # ... so its column is no zero column
         np.testing.assert_array_equal(x.cls_matrix, y.cls_matrix)
 
+
+
+def test_impact_of_standard_input_reads_it_once_for_the_cost_line_and_the_run(tmp_path, tiny_bert_dir, monkeypatch):
+    """``pmask impact -``: the cost line read standard input before the run, which then found it empty ("no
+    sentences in file", exit 1); every sentence piped in is now in the store."""
+    import io
+
+    text = (Path(__file__).resolve().parents[2] / "data" / "mini.conllu").read_text(encoding="utf-8")
+    ids = [line.split("=", 1)[1].strip() for line in text.splitlines() if line.startswith("# sent_id")]
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
+    store = tmp_path / "st"
+    assert main(["impact", "-", "--format", "conllu", "--model", str(tiny_bert_dir), "-q", "-o", str(store)]) == 0
+    stored = [s["id"] for s in read_manifest(store)["sentences"]]
+    assert len(stored) == len(blocks) == 5 and [i for i in stored if i in ids] == ids
