@@ -11,7 +11,7 @@ from typing import Any
 from pmask.common.options import DEFAULT_PROBE
 from pmask.eval.outputs.writers import new_figure, save_figure
 from pmask.eval.scores.columns import decoder_headline, short_label
-from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
+from pmask.eval.studies.bench.rows import baseline_label, primary_key, row_probe, several_metrics
 from pmask.trees.registry import get_decoder
 
 __all__ = ["HEATMAP_DPI", "plot_heatmap", "plot_layers"]
@@ -31,7 +31,7 @@ def _line_styles(result: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]
     coloured by their place in their task's list (right-chain and right-branching share a colour).
 
     Returns:
-        ``({label: matplotlib line properties}, {baseline name: its label})`` (a baseline named like a
+        ``({label: matplotlib line properties}, {baseline label: its line's label})`` (a baseline named like a
         model line, e.g. decoder right-chain, is labelled ``right-chain (baseline)``).
     """
     metrics = several_metrics(result.rows)
@@ -42,10 +42,10 @@ def _line_styles(result: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str]
     styles = {_line_label(p, d, several): {"color": _colour(palette[k % len(palette)]), "linestyle": "-",
                                                "marker": _MARKERS[probes.index(p) % len(_MARKERS)], "markersize": 3}
               for k, (p, d) in enumerate(lines)}
-    labels = {b["baseline"]: _line_label("", b["baseline"], False) + (" (baseline)" if b["baseline"] in styles else "")
-              for b in result.baselines}
+    labels = {baseline_label(b): baseline_label(b) + (" (UUAS)" if get_decoder(b["baseline"]).undirected else "")
+              + (" (baseline)" if baseline_label(b) in styles else "") for b in result.baselines}
     for name in dict.fromkeys(t["treebank"] for t in result.treebanks):
-        mine = [b["baseline"] for b in result.baselines if b["treebank"] == name]
+        mine = [baseline_label(b) for b in result.baselines if b["treebank"] == name]
         for k, baseline in enumerate(mine):
             styles.setdefault(labels[baseline], {"color": _BASELINE_COLOURS[k % len(_BASELINE_COLOURS)],
                                                  "linestyle": "--", "linewidth": 1})
@@ -117,7 +117,7 @@ def plot_layers(result: Any, path: Path, dpi: int = 150) -> Path:
             label = _line_label(probe, decoder, several)
             ax.plot(*zip(*pts), label=label, **styles[label])
         for b in (b for b in result.baselines if b["treebank"] == name):
-            label = baseline_labels[b["baseline"]]
+            label = baseline_labels[baseline_label(b)]
             ax.axhline(b[primary_key(b)], label=label, **styles[label])
         ax.set_title(f"{name} ({languages[name]})" if languages.get(name) else name, fontsize=10)
         ax.tick_params(labelsize=8)

@@ -38,7 +38,7 @@ from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import DEFAULT_PROBE, has_heads
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
-from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
+from pmask.eval.studies.bench.rows import baseline_label, primary_key, row_baselines, row_probe, several_metrics
 from pmask.trees.registry import decoder_task, get_decoder
 from pmask.trees.tasks import task_info
 
@@ -51,7 +51,7 @@ __all__ = ["best_layers", "best_table", "primary_key", "row_probe", "several_met
 def csv_fields(scores: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The columns of ``results.csv``: the row's fields, every score's per-layer columns (:func:`pmask.eval.scores.
     columns.all_layer_keys`: uas, uuas, f1_sentence, f1_corpus; optional ones in ``scores``), the counts, the metric;
-    ``faithful``: whether the row is an authors' pipeline (empty for baselines)."""
+    ``faithful``: whether the row is an authors' pipeline (a baseline row: Wu et al.'s discourse chains)."""
     return ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root", "faithful",
             *all_layer_keys(scores),
             "sentences", "words", "metric")
@@ -99,15 +99,14 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
     for (treebank, probe, decoder), rows in groups.items():
         key = decoder_headline(decoder)
         best = max(rows, key=lambda r: (r[key], -r["layer"]))
-        mine = [b for b in result.baselines if b["treebank"] == treebank and b.get(key) is not None
-                and b.get("root") == best.get("root")]
+        mine = [b for b in row_baselines(best, result.baselines) if b.get(key) is not None]
         top = max(mine, key=lambda b: b[key], default=None)
         reference = task_info(decoder_task(decoder)).reference(get_decoder(decoder).undirected)
         ref = next((b for b in mine if b["baseline"] == reference), None)
         out.append({"treebank": treebank, "language": best["language"], "probe": probe,
                     "impact_metric": best.get("metric"), "head": best.get("head"),
                     "decoder": decoder, "metric": key,
-                    "layer": best["layer"], "score": best[key], "baseline": top["baseline"] if top else None,
+                    "layer": best["layer"], "score": best[key], "baseline": baseline_label(top) if top else None,
                     "baseline_score": top[key] if top else None, "margin": _margin(best[key], top, key),
                     "reference_baseline": reference, "reference_score": ref[key] if ref else None,
                     "reference_margin": _margin(best[key], ref, key)})
@@ -184,14 +183,14 @@ def to_markdown(result: Any) -> str:
         lines.append(f"| {treebank} | {probe} | {decoder} | {short_label(decoder_headline(decoder))} | "
                      + " | ".join(_fmt(by_layer.get(k)) for k in layers) + " |")
     lines += best_heads_markdown(getattr(result, "best_heads", None) or [])
-    names = list(dict.fromkeys(b["baseline"] for b in result.baselines))
+    names = list(dict.fromkeys(baseline_label(b) for b in result.baselines))
     lines += ["", "## Baselines (same sentences)", "", "| treebank | score | " + " | ".join(names) + " |",
               "|---|---|" + "---:|" * len(names)]
     for treebank in dict.fromkeys(b["treebank"] for b in result.baselines):
         mine = [b for b in result.baselines if b["treebank"] == treebank]
         keys = dict.fromkeys(primary_key(r) for r in [*mine, *(r for r in result.rows if r["treebank"] == treebank)])
         for key in keys:   # each score a row or baseline of it is judged by (UUAS too when undirected decoders ran)
-            by_name = {b["baseline"]: b.get(key) for b in mine}
+            by_name = {baseline_label(b): b.get(key) for b in mine}
             lines.append(f"| {treebank} | {short_label(key)} | " + " | ".join(_fmt(by_name.get(n)) for n in names)
                          + " |")
     not_run = [f"{t['treebank']} ({t.get('task', '?')}): {', '.join(t['decoders_not_run'])}"

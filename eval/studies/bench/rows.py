@@ -17,7 +17,7 @@ from pmask.common.errors import PmaskError
 from pmask.common.options import DEFAULT_PROBE
 from pmask.eval.scores.columns import decoder_headline, row_headline
 
-__all__ = ["primary_key", "row_probe", "several_metrics"]
+__all__ = ["baseline_label", "primary_key", "row_probe", "row_baselines", "several_metrics"]
 
 
 def primary_key(row: dict[str, Any]) -> str:
@@ -39,6 +39,24 @@ def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str
     probe = row.get("probe") or DEFAULT_PROBE
     label = f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
     return f"{label} faithful" if row.get("faithful") else label
+
+
+def baseline_label(row: dict[str, Any]) -> str:
+    """A baseline row's name, ``faithful`` added to Wu et al.'s chains (``bench --faithful`` on documents).
+
+    Example:
+        >>> baseline_label({"baseline": "left-chain", "faithful": True})
+        'left-chain faithful'
+    """
+    return f"{row['baseline']} faithful" if row.get("faithful") else str(row["baseline"])
+
+
+def row_baselines(row: dict[str, Any], baselines: Any) -> list[dict[str, Any]]:
+    """The baseline rows a model row is compared with: its treebank's, of its root mode, and of its pipeline
+    (Wu et al.'s chains for a faithful row where the treebank has them, else the clean ones)."""
+    mine = [b for b in baselines if b["treebank"] == row["treebank"] and b.get("root") == row.get("root")]
+    faithful = bool(row.get("faithful")) and any(b.get("faithful") for b in mine)
+    return [b for b in mine if bool(b.get("faithful")) == faithful]
 
 
 def several_metrics(rows: Any) -> frozenset[str]:

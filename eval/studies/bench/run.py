@@ -172,6 +172,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
     scores = settings.scores_for(tb.task)
+    pipelines: set[bool] = set()   # whether the rows were decoded clean, faithful or both: their baselines too
     for run, store in stores.items():
         probe, metric = run if isinstance(run, tuple) else (run, settings.metric_for(run))
         decoders = decoders_for(tb, settings, probe, metric)
@@ -191,6 +192,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
                                                 root=root_mode, punct=settings.punct, seed=settings.seed,
                                                 bias=settings.bias, symmetrize=symmetrize, absolute=absolute,
                                                 scores=scores, faithful=faithful)
+                pipelines.add(faithful)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:
@@ -199,12 +201,14 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders)]
     undirected = any(get_decoder(d).undirected for p, m in settings.runs for d in decoders_for(tb, settings, p, m))
-    for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct, seed=settings.seed,
-                                          scores=scores, undirected=undirected).items():
-        key = {**base, "baseline": name, "root": root}
-        out["baselines"].append({**key, **sc.summary(score, golds)})
-        if (details := sc.breakdown(score)) is not None:
-            out["breakdowns"].append({**key, **details})
+    for faithful in sorted({sc.faithful_baselines(tb.task, f, golds) for f in pipelines or {False}}):
+        for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct,
+                                              seed=settings.seed, scores=scores, undirected=undirected,
+                                              faithful=faithful).items():
+            key = {**base, "baseline": name, "root": root, "faithful": faithful}
+            out["baselines"].append({**key, **sc.summary(score, golds)})
+            if (details := sc.breakdown(score)) is not None:
+                out["breakdowns"].append({**key, **details})
     return out
 
 

@@ -110,7 +110,7 @@ def test_rows_record_faithful_and_a_probe_without_a_pipeline_runs_clean(mixed, t
         table = list(csv.DictReader(f))
     assert {(r["probe"], r["faithful"]) for r in table if r["kind"] == "model"} == {("pair", "True"),
                                                                                    ("single", "False")}
-    assert {r["faithful"] for r in table if r["kind"] == "baseline"} == {""}
+    assert {r["faithful"] for r in table if r["kind"] == "baseline"} == {"False"}   # sentences: the clean baselines
     md = (faithful / "results.md").read_text(encoding="utf-8")
     assert "| pair faithful | eisner |" in md and "| single | eisner |" in md
     # single reads the clean store; pair its own: no clean pair store in the faithful bench
@@ -146,3 +146,31 @@ def test_a_faithful_bench_reads_back(mixed, tiny_bert_dir):
     again = run_bench([PUD], faithful, read.settings, progress=False, write=False,
                       model_loader=lambda: pytest.fail("the model was loaded"))
     assert again.timing["computed"] == 0 and again.rows == recorded["rows"]
+
+
+def test_a_faithful_bench_of_documents_compares_with_wu_et_al_s_chains(tmp_path, capsys):
+    """Issue 47 item 1: ``bench --faithful`` on SciDTB compared Wu et al.'s trees (the last EDU dropped and counted
+    wrong) with the clean chains (left-chain 8 of 12), as ``parse --faithful --decoder left-chain`` + ``eval`` do not.
+    Their chains, counted by hand on tests/data/scidtb (parents A-1 [0 1 1 3], A-2 [2 0 2], A-3 [0 0 2 1 4]; the
+    gold root is ROOT's, every other EDU k heads to k - 1 or k + 1, the last EDU has none): left-chain 2 + 1 + 2 = 5
+    of 12, right-chain 1 + 2 + 1 = 4."""
+    from scidtb_counts import SCIDTB, WORDS
+
+    from pmask.perturb.testing import make_tiny_bert
+
+    model = make_tiny_bert(tmp_path / "m", WORDS, max_positions=64, seed=1)
+    out = tmp_path / "out"
+    assert main(["bench", str(SCIDTB), "--model", str(model), "--faithful", "--decoders", "eisner", "--layers", "1",
+                 "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+    written = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    row, = written["rows"]
+    best, = written["best"]
+    assert row["faithful"] is True
+    assert best["baseline_score"] == pytest.approx(100 * 5 / 12)   # main: the clean left-chain's 66.67
+    assert best["margin"] == pytest.approx(row["uas"] - 100 * 5 / 12, abs=1e-3)
+    assert {b["baseline"]: b["uas"] for b in written["baselines"]} == pytest.approx(
+        {"right-chain": 100 * 4 / 12, "left-chain": 100 * 5 / 12})
+    assert {b["faithful"] for b in written["baselines"]} == {True} and best["baseline"] == "left-chain faithful"
+    assert best["reference_score"] == pytest.approx(100 * 4 / 12)
+    md = (out / "results.md").read_text(encoding="utf-8")
+    assert "| scidtb | UAS | 33.33 | 41.67 |" in md and "| right-chain faithful | left-chain faithful |" in md
