@@ -158,7 +158,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
     return list(parse_sentences(sents, found, settings))
 
 
-def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequence[int] = -1,
+def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequence[int] | str = -1,
             probe: str | None = None, metric: str | None = None, subword: str | None = None,
             tokenize: str | None = None, context: int | None = None, head: str | int | None = None,
             faithful: bool = False, device: str = "auto", dtype: str = "auto", batch_tokens: int | None = None,
@@ -168,7 +168,8 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
 
     Args:
         sentences: whitespace-tokenised strings, word lists, or :class:`~pmask.corpora.Sentence`s.
-        layers: one layer (-1 = last) or several (0 = embeddings, negative from the end).
+        layers: one layer (-1 = last) or several (0 = embeddings, negative from the end), or ``"all"``
+            (1..L, as ``pmask impact --layers all``).
         model, probe, metric, subword, tokenize, context, head, faithful, device, dtype, batch_tokens, threads,
             progress, unit: as for :func:`parse`.
 
@@ -188,7 +189,12 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
     from pmask.pipeline.request import prepare
 
     one = isinstance(layers, int)
-    chosen = [layers] if isinstance(layers, int) else list(layers)
+    chosen: list[int] | str = [layers] if isinstance(layers, int) else layers if isinstance(layers, str) \
+        else list(layers)   # "all": every layer but 0, known once the model is
+    if isinstance(chosen, str) and chosen != "all":   # refused before the model loads, as the commands refuse it
+        from pmask.common.errors import LayerError
+
+        raise LayerError(f"layers must be integers or 'all', not {chosen!r}")
     request, sents, loaded = _request(
         sentences, model, device=device, dtype=dtype, batch_tokens=batch_tokens, threads=threads, head=head,
         probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, faithful=faithful,
@@ -198,7 +204,7 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
     per_layer = source.impacts_by_layers(chosen)
     out = []
     for k in range(len(sents)):
-        found = [per_layer[layer][k] for layer in chosen]
+        found = [per_layer[layer][k] for layer in per_layer]
         out.append(None if any(f is None for f in found) else found[0].F if one else np.stack([f.F for f in found]))
     return out
 

@@ -200,6 +200,25 @@ def test_faithful_measures_distances_with_the_bundled_model_in_python():
         np.testing.assert_allclose(a.F, c.F, rtol=1e-5, atol=1e-6)
 
 
+def test_impacts_of_every_layer_as_the_commands_take_all(tmp_path):
+    """Issue 47 item 6: ``pmask.impacts(..., layers="all")`` read "all" as the layers 'a', 'l', 'l' and failed with a
+    traceback after the model loaded; now it gives layers 1..L (as ``--layers all``), [L, n, n] per sentence, and a
+    string other than "all" is refused in one line before the model loads (a model folder that does not exist)."""
+    from authors_reference import reference
+
+    words = [s.words for s in read_corpus(MINI)[:2]]
+    every = pmask.impacts(words, layers="all", metric="dist", dtype="float64")
+    num_layers = json.loads((ROOT / "models" / DEFAULT_MODEL / "config.json").read_text())["num_hidden_layers"]
+    for F, w in zip(every, words):
+        assert F.shape == (num_layers, len(w), len(w))
+        np.testing.assert_allclose(F, reference(DEFAULT_MODEL, w, list(range(1, num_layers + 1)), "dist", "avg"),
+                                   rtol=1e-6, atol=1e-8)
+    from pmask.common.errors import LayerError
+
+    with pytest.raises(LayerError, match="^layers must be integers or 'all', not 'last'$"):
+        pmask.impacts(words, layers="last", model=str(tmp_path / "no-such-model"))
+
+
 # -------------------------------------------------------------- pmask.parse and pmask parse: one set of defaults
 
 MRG, CONLLU, TEXT = DATA / "mini.mrg", DATA / "mini.conllu", DATA / "mini.txt"
