@@ -200,6 +200,19 @@ def test_faithful_measures_distances_with_the_bundled_model_in_python():
         np.testing.assert_allclose(a.F, c.F, rtol=1e-5, atol=1e-6)
 
 
+def test_impacts_with_faithful_are_the_authors_distances_not_the_models_recorded_metric():
+    """Issue 47 item 15: ``pmask.impacts(..., faithful=True)`` was called by no test (a planted bug that dropped
+    ``faithful`` there went unseen). The bundled model records metric prob; under ``faithful`` the impacts are Wu et
+    al.'s distances (their code re-implemented in ``authors_reference``, the model loaded by transformers)."""
+    from authors_reference import reference
+
+    words = [s.words for s in read_corpus(MINI)[:2]]
+    faithful = pmask.impacts(words, faithful=True, dtype="float64")
+    for F, w in zip(faithful, words):
+        np.testing.assert_allclose(F, reference(DEFAULT_MODEL, w, [-1], "dist", "avg")[0], rtol=1e-6, atol=1e-8)
+        assert not np.allclose(F, reference(DEFAULT_MODEL, w, [-1], "prob", "avg")[0], rtol=1e-2, atol=1e-3)
+
+
 def test_impacts_of_every_layer_as_the_commands_take_all(tmp_path):
     """Issue 47 item 6: ``pmask.impacts(..., layers="all")`` read "all" as the layers 'a', 'l', 'l' and failed with a
     traceback after the model loaded; now it gives layers 1..L (as ``--layers all``), [L, n, n] per sentence, and a
