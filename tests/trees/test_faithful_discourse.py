@@ -21,11 +21,12 @@ def _cut_nudged(F_cls, root):
     return F
 
 
+@pytest.mark.parametrize("scale", [1.0, 4.0], ids=["below-1", "above-1"])
 @pytest.mark.parametrize("seed", range(6))
-def test_eisner_is_the_best_projective_tree_of_the_cut_nudged_matrix(seed):
+def test_eisner_is_the_best_projective_tree_of_the_cut_nudged_matrix(seed, scale):
     rng = np.random.default_rng(seed)
     n = 6                                                  # EDUs; the last is dropped: 5 decoded
-    F_cls = rng.random((n + 1, n + 1))
+    F_cls = scale * rng.random((n + 1, n + 1))
     root = int(rng.integers(1, n))
     F = _cut_nudged(F_cls, root)
     trees = all_trees(n - 1, projective=True)
@@ -35,19 +36,34 @@ def test_eisner_is_the_best_projective_tree_of_the_cut_nudged_matrix(seed):
     assert got.tolist() == best.tolist() + [NO_HEAD]
 
 
+@pytest.mark.parametrize("scale", [1.0, 4.0], ids=["below-1", "above-1"])
 @pytest.mark.parametrize("seed", range(6))
-def test_cle_is_the_best_product_arborescence(seed):
+def test_cle_is_the_best_product_arborescence(seed, scale):
+    """Impacts below 1 and up to 4 (real ``dist`` values are above 1): then the gold root's nudge (its row zeroed,
+    ROOT = 1) is what keeps the root under ROOT; with the row kept, a planted bug, the greedy tree or the product
+    picks a word head for it (issue 47 item 15: values below 1 let the nudge win anyway)."""
     rng = np.random.default_rng(100 + seed)
     n = 6
-    F_cls = rng.random((n + 1, n + 1))
+    F_cls = scale * rng.random((n + 1, n + 1))
     root = int(rng.integers(1, n))
     F = _cut_nudged(F_cls, root)
     F[0] = 0
-    trees = all_trees(n - 1)
-    trees = trees[trees[:, root - 1] == 0]                 # any other tree has product 0 at the root row
+    trees = all_trees(n - 1)                               # every tree; a root row's zeros rule out the others
     product = np.prod(F[np.arange(1, n), trees], axis=1)
     got = faithful_discourse("cle", F_cls, root)
     assert got.tolist() == trees[np.argmax(product)].tolist() + [NO_HEAD]
+    assert got[root - 1] == 0
+
+
+def test_cle_keeps_the_gold_root_under_root_when_its_row_is_above_1():
+    """By hand: 3 EDUs (the third dropped), gold root EDU 1, whose row prefers EDU 2 (impact 3 > ROOT's nudged 1);
+    EDU 2 prefers ROOT ([CLS], masked like an EDU: 2) to EDU 1 (1). Their nudge zeroes row 1, so the greedy tree is
+    1 <- ROOT, 2 <- ROOT (no cycle: the answer); with row 1 kept it would be 1 <- 2, 2 <- ROOT."""
+    F_cls = np.array([[0, 0, 0, 0],
+                      [0, 0, 3, 0],
+                      [2, 1, 0, 0],
+                      [0, 0, 0, 0]], dtype=float)
+    assert faithful_discourse("cle", F_cls, 1).tolist() == [0, 0, NO_HEAD]
 
 
 def test_zero_matrices_give_the_issue_trees():
