@@ -32,6 +32,7 @@ from typing import Any
 
 from pmask.common.errors import CorpusError, OutputError
 from pmask.common.files import write_output
+from pmask.common.output_folders import write_output_folder
 from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select
 from pmask.corpora.head_maps import find_cycle
 from pmask.corpora.sentence import NO_HEAD, Sentence
@@ -223,10 +224,12 @@ def format_scidtb(sent: Sentence, heads: Sequence[int] | None) -> str:
 def write_scidtb(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[int] | None],
                  path: str | os.PathLike) -> None:
     """Write predicted trees as SciDTB JSON: one document to a ``.dep``/``.json`` file, or a folder
-    (created; its parent must exist) of one ``<id>.edu.txt.dep`` file (the input's name) per document.
+    (its parent must exist) of one ``<id>.edu.txt.dep`` file (the input's name) per document. Either replaces
+    what was there, as shell redirection replaces a file: a folder whole, and only one that holds nothing
+    but ``.dep`` files (:func:`pmask.common.output_folders.write_output_folder`).
 
     Raises:
-        OutputError: several documents for one file, or a folder that cannot be made.
+        OutputError: several documents for one file, or a folder that cannot be written.
     """
     path = Path(path)
     if path.suffix and not path.is_dir():   # a file (.dep or .json): one document
@@ -235,13 +238,8 @@ def write_scidtb(sentences: Sequence[Sentence], heads_list: Sequence[Sequence[in
                               f"to write one file per document")
         write_output(path, format_scidtb(sentences[0], heads_list[0]))
         return
-    try:
-        path.mkdir(exist_ok=True)
-    except OSError as err:
-        raise OutputError(f"{path}: cannot make the folder: {err.strerror or err}") from None
-    for sent, heads in zip(sentences, heads_list):
-        name = sent.meta.get("file_name") or f"{sent.id}.edu.txt{SUFFIX}"
-        write_output(path / name, format_scidtb(sent, heads))
+    write_output_folder(path, {sent.meta.get("file_name") or f"{sent.id}.edu.txt{SUFFIX}": format_scidtb(sent, heads)
+                               for sent, heads in zip(sentences, heads_list)}, SUFFIX)
 
 
 def authors_documents(documents: Sequence[Sentence]) -> list[Sentence]:

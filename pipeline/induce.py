@@ -23,7 +23,7 @@ import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
-from pmask.common.files import check_outputs, is_stdout
+from pmask.common.files import Output, check_outputs, is_stdout
 from pmask.common.labels import either, plural, unit_noun
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
 from pmask.common.probe_entries import PROBE_ENTRIES
@@ -341,7 +341,8 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     t0 = time.perf_counter()
     output = Path(output)
     dec = get_decoder(settings.decoder)
-    check_outputs([output, None if is_stdout(output) else meta_path(output)], source.inputs())   # before any work
+    check_outputs([Output(output, folder=output.is_dir()), None if is_stdout(output) else meta_path(output)],
+                  source.inputs())   # before any work; a folder (of SciDTB files) is replaced whole
     check_trees_file(output, settings.decoder, source.sentences)
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")

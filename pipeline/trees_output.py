@@ -12,7 +12,9 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
+from pmask.common.output_folders import check_output_folder
 from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
+from pmask.corpora.scidtb import SUFFIX as SCIDTB_SUFFIX
 from pmask.corpora.scidtb import write_scidtb
 from pmask.corpora.sentence import is_documents
 from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
@@ -54,6 +56,8 @@ def check_trees_file(output: str | Path, decoder: str, sentences: Sequence[Sente
         if not Path(output).is_dir() and Path(output).suffix and len(sentences) > 1:
             raise SettingError(f"{output}: one SciDTB file holds one document, not {len(sentences)}; name a folder "
                                f"to write one .dep file per document")
+        if Path(output).is_dir():   # replaced whole (as > replaces a file): only a folder of earlier predictions
+            check_output_folder(output, SCIDTB_SUFFIX)
         return
     if task == "dependency" and not conllu:
         other = task_info("constituency").default_decoder

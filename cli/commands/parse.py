@@ -52,7 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deprel", default="_", choices=("_", "dep"), help="DEPREL written for every word")
     add_seed(p)
     add_dry_run(p)
-    add_output(p, "output .conllu or bracket file")
+    add_output(p, "output .conllu or bracket file; documents also SciDTB: a .dep file, or a folder of .dep files. "
+                  "An existing output is replaced, as shell redirection replaces a file: a folder whole, and only "
+                  "one that holds nothing but .dep files")
 
 
 def run(args: argparse.Namespace) -> Outcome:
@@ -77,7 +79,7 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     from pmask.corpora.provenance import meta_path
 
     side = [] if is_stdout(args.output) else [Output(meta_path(args.output))]
-    return [Output(args.output), *side]
+    return [Output(args.output, folder=Path(args.output).is_dir()), *side]   # a folder of .dep files: replaced
 
 
 def check(args: argparse.Namespace) -> None:
@@ -85,6 +87,11 @@ def check(args: argparse.Namespace) -> None:
     from pmask.pipeline.trees_output import is_scidtb_output
 
     check_cache_store(args)
+    if Path(args.output).is_dir():   # replaced whole: only a folder of SciDTB predictions (an earlier run's)
+        from pmask.common.output_folders import check_output_folder
+        from pmask.corpora.scidtb import SUFFIX
+
+        check_output_folder(args.output, SUFFIX)
     if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
     if reads_impacts(args):

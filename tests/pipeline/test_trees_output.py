@@ -70,6 +70,36 @@ def test_store_then_parse_from_it(doc_model, tmp_path, capsys):
     assert [len(s.heads) for s in read_corpus(tmp_path / "p.conllu")] == [4, 3, 5]
 
 
+def _parents(folder: Path) -> dict[str, list[int]]:
+    """``{file name: SciDTB parents}`` of a folder of .dep files, read with :mod:`json`."""
+    return {p.name: [node["parent"] for node in json.loads(p.read_text(encoding="utf-8-sig"))["root"]]
+            for p in sorted(folder.glob("*.dep"))}
+
+
+def test_parse_of_a_store_into_a_folder_runs_twice_and_replaces_the_folder(doc_model, tmp_path, capsys):
+    """Issue 47 item 7: ``pmask parse STORE -o FOLDER`` failed the second time ("cannot write: it is a folder, not
+    a file") though the first run made the folder; files are replaced as shell redirection replaces them. Now a
+    folder output is replaced whole, as a file is: the second run (one document, left-chain: A-1's gold root is
+    EDU 1, so EDU k heads k - 1) leaves A-1 alone in it, with its new tree, and ``pred.meta.json`` says so. A folder
+    holding anything but .dep files is refused in one line before any work, nothing in it touched."""
+    store, pred = tmp_path / "store", tmp_path / "pred"
+    assert run(["impact", DATA / "scidtb", "--model", doc_model, "-o", store], capsys)[0] == 0
+    code, _, err = run(["parse", store, "-o", pred], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in pred.iterdir()) == ["A-1.edu.txt.dep", "A-2.edu.txt.dep", "A-3.edu.txt.dep"]
+    code, _, err = run(["parse", store, "--limit", "1", "--decoder", "left-chain", "-o", pred], capsys)
+    assert code == 0, err
+    assert [p.name for p in pred.iterdir()] == ["A-1.edu.txt.dep"]
+    assert _parents(pred) == {"A-1.edu.txt.dep": [-1, 0, 1, 2, 3]}
+    assert json.loads((tmp_path / "pred.meta.json").read_text())["settings"]["decoder"] == "left-chain"
+    (pred / "notes.txt").write_text("mine")
+    code, _, err = run(["parse", store, "--decoder", "right-chain", "-o", pred], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert (f"{pred}: cannot write: the folder holds the file notes.txt, not only the .dep files of an earlier run"
+            in err), err
+    assert _parents(pred)["A-1.edu.txt.dep"] == [-1, 0, 1, 2, 3] and (pred / "notes.txt").read_text() == "mine"
+
+
 def test_edus_file_and_api(doc_model, tmp_path, capsys):
     code, _, err = run(["parse", DATA / "docs.edus", "--model", doc_model, "--root", "free", "-o",
                         tmp_path / "d.conllu"], capsys)
