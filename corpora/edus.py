@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pmask.common.errors import CorpusError
-from pmask.corpora._util import display_name, file_lines, read_utf8, select
+from pmask.corpora._util import display_name, file_lines, looks_like_conllu, looks_like_dep3, read_utf8, select
 from pmask.corpora.sentence import Sentence
 
 SUFFIX = ".edus"
@@ -43,15 +43,30 @@ def _document(block: list[tuple[int, str]], name: str, number: int) -> Sentence:
                     line=block[0][0], unit="edu", meta={"word_lines": [k for k, _ in block]})
 
 
+def _refuse_word_rows(lines: list[str], name: str) -> None:
+    """Refuse a file whose first line that is not a ``#`` comment is a word row of CoNLL-U or of a 3-column
+    dependency file: read as EDUs, each row (and each comment) would be one, and the trees nonsense."""
+    number, line = next(((k, line) for k, line in enumerate(lines, start=1)
+                         if line.strip() and not line.lstrip().startswith("#")), (0, ""))
+    kind = ("CoNLL-U (10 tab-separated columns)", "conllu") if looks_like_conllu(line) else \
+        ("a 3-column dependency file", "dep3") if looks_like_dep3(line) else None
+    if kind is not None:
+        raise CorpusError(f"{name}:{number}: read as EDUs (one per line), but it looks like {kind[0]}: each word row "
+                          f"would be an EDU; read it with format {kind[1]}")
+
+
 def parse_edus(text: str, name: str) -> Iterator[Sentence]:
     """The documents of ``.edus`` text (``name`` in messages and ``Sentence.path``).
 
     Raises:
-        CorpusError: a document of one EDU, or no document at all.
+        CorpusError: a document of one EDU, no document at all, or a file of one word per row (CoNLL-U or
+            3-column dependencies), whose every row would be read as an EDU.
     """
+    lines = file_lines(text)
+    _refuse_word_rows(lines, name)
     block: list[tuple[int, str]] = []
     count = 0
-    for number, line in enumerate(file_lines(text) + [""], start=1):   # a final blank line ends the last one
+    for number, line in enumerate(lines + [""], start=1):   # a final blank line ends the last one
         if line.strip():
             block.append((number, line))
         elif block:
