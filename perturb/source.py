@@ -20,10 +20,11 @@ from typing import Any, Iterator, Sequence, cast
 import numpy as np
 
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
+from pmask.common.labels import plural
 from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.corpora.scidtb import authors_documents
+from pmask.corpora.scidtb import authors_documents, authors_texts_differ
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
@@ -109,6 +110,8 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
     """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
     probe = getattr(store, "probe", "pair")
     too_long = {int(e["index"]) for e in getattr(store, "skipped", ())}
+    if include_cls and is_documents(sentences):
+        _say_clean_texts(store, sentences)
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
         if item is None and pos not in too_long:   # only what the store skipped as too long reads as None
@@ -125,6 +128,18 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
             raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
         full = item.cls_matrix if include_cls else item.matrix
         yield [_impact(full[item.layer_index(layer)], include_cls, probe, head) for layer in layers]
+
+
+def _say_clean_texts(store: Any, documents: Sequence[Sentence]) -> None:
+    """One line when a store's matrices, of the clean EDU texts, are decoded faithfully where Wu et al.'s texts
+    differ (``--faithful`` on the corpus computes theirs, so its trees can differ there)."""
+    differ = authors_texts_differ(documents)
+    if differ:
+        names = ", ".join(d.id for d, _ in differ[:3]) + (", …" if len(differ) > 3 else "")
+        logger.warning("%s: faithful decoding reads this store's impacts of the clean EDU texts, but Wu et al.'s "
+                       "reader keeps \"<S>\" inside %s of %s (%s): their trees can differ from a faithful run on "
+                       "the corpus without a store, which computes the texts as theirs", store.path,
+                       plural(sum(k for _, k in differ), "EDU"), plural(len(differ), "document"), names)
 
 
 def _held(manifest: dict[str, Any]) -> set[int]:
