@@ -20,8 +20,9 @@ Every writer in pmask (corpora, reports, heatmaps, stores, the CLI) goes through
 
 The outputs that are folders a command creates (an impact store, ``bench -o DIR``, heatmaps or
 exports into a folder) are made with :func:`make_output_folder`: the folder itself is created,
-never its parents. A folder that *is* one output (``parse DOCS -o FOLDER``: one SciDTB file per document)
-follows the rule of files: it is replaced whole (:mod:`pmask.common.output_folders`). :func:`check_outputs` is the one validation step a command runs before any
+never its parents. A folder that *is* one output (``parse DOCS -o FOLDER``: one SciDTB file per
+document) follows the rule of files: it is replaced whole (:mod:`pmask.common.output_folders`).
+:func:`check_outputs` is the one validation step a command runs before any
 work (every output writable, of a supported type, none of them an input);
 :func:`refuse_overwriting_inputs` refuses an output that is one of a command's inputs.
 

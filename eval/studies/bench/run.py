@@ -201,7 +201,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
             out["best_heads"] += [{**b, "metric": metric} for b in
                                   best_heads(tb, store, settings, probe, layers, decoders)]
     undirected = any(get_decoder(d).undirected for p, m in settings.runs for d in decoders_for(tb, settings, p, m))
-    for faithful in sorted({sc.faithful_baselines(tb.task, f, golds) for f in pipelines or {False}}):
+    for faithful in sorted({sc.faithful_chains(tb.task, f, golds) for f in pipelines or {False}}):
         for name, score in sc.score_baselines(golds, tb.task, root=root_mode, punct=settings.punct,
                                               seed=settings.seed, scores=scores, undirected=undirected,
                                               faithful=faithful).items():

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pmask.eval.comparison.compare import baseline_scores, faithful_baselines as _faithful_baselines
-from pmask.eval.comparison.compare import score_against_gold
+from pmask.eval.comparison.compare import baseline_scores, faithful_baselines, score_against_gold
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import ParseSettings
@@ -37,10 +36,10 @@ def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: 
     return score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
 
 
-def faithful_baselines(task: str, faithful: bool, golds: Sequence[Any]) -> bool:
+def faithful_chains(task: str, faithful: bool, golds: Sequence[Any]) -> bool:
     """Whether rows decoded with ``faithful`` on ``golds`` are compared with Wu et al.'s discourse chains (documents
     under their pipeline, as ``pmask eval`` compares a ``parse --faithful`` prediction), not the clean baselines."""
-    return _faithful_baselines(task, faithful, golds)[0]
+    return faithful_baselines(task, faithful, golds)[0]
 
 
 def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int,
@@ -48,9 +47,9 @@ def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, s
                     faithful: bool = False) -> dict[str, ScoreSet]:
     """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``, and its
     undirected ones (connect-adjacent) with ``undirected`` (undirected decoders are benched); with ``faithful``
-    (see :func:`faithful_baselines`) Wu et al.'s two chains, the last EDU dropped, as ``parse --faithful`` gives."""
+    (see :func:`faithful_chains`) Wu et al.'s two chains, the last EDU dropped, as ``parse --faithful`` gives."""
     if faithful:
-        names: tuple[str, ...] | None = _faithful_baselines(task, True, golds)[1]
+        names: tuple[str, ...] | None = faithful_baselines(task, True, golds)[1]
     else:
         info = task_info(task)
         names = (*info.short_baselines, *(info.undirected_baselines if undirected else ()))

@@ -63,8 +63,9 @@ def test_the_score_needs_upos_tags():
 def test_a_sym_word_counts_and_a_sentence_without_gold_edges_is_left_out_of_the_mean():
     """Issue 47 item 15 (planted bugs no test caught), counted by hand through the score the tables use:
     s1's SYM word counts (the docstring says so; punctuation is UPOS PUNCT only): gold edges 1-2 and 2-3, the
-    prediction has 1-3 and 2-3: 1 of 2 (the SYM word's edge), and with three counted words it is a long sentence; s2 has one counted
-    word, so no gold edge and no sentence UUAS: it is in the pooled figure (0 of 0) but not in the mean; s3 1 of 1."""
+    prediction has 1-3 and 2-3: 1 of 2 (the SYM word's edge), and with three counted words it is a long sentence;
+    s2 has one counted word, so no gold edge and no sentence UUAS: it is in the pooled figure (0 of 0) but not in
+    the mean; s3 1 of 1."""
     score = HooverUuasScore()
     assert score.add([3, 0, 2], [2, 0, 2], ["NOUN", "VERB", "SYM"]) == HooverUuas(1, 2)
     assert score.add([0, 1], [0, 1], ["NOUN", "PUNCT"]) == HooverUuas(0, 0)
