@@ -102,3 +102,28 @@ def test_round_trips(tmp_path):
     conll = read_corpus(tmp_path / "pred.conllu")
     assert [(d.unit, d.words) for d in conll] == [("edu", d.words) for d in docs]
     assert conll[0].heads == [0, 1, 1, -1]
+
+
+def test_a_document_with_several_edus_under_root_says_which_is_its_gold_root(tmp_path, capsys):
+    """Issue 47 item 11: a document with two EDUs under ROOT (SciDTB test D14-1004, dev D14-1052 and P14-1127) was
+    taken silently, its gold root the first. Refusing it would refuse the standard test set, and Wu et al.'s
+    ``find_root`` takes the first too (their figures need it); so it is kept, and one line names the file, the line
+    of the second EDU under ROOT, the EDUs and the gold root. Under root gold that EDU alone is ROOT's child (the
+    left chain here: 1 <- ROOT, k <- k - 1), and the line comes before any tree is made; one root: no line."""
+    from pmask.cli import main
+
+    # EDU 3's "id" is on line 22 of the JSON (six lines a node)
+    (tmp_path / "two.dep").write_text(_doc([("a b", 0), ("c", 1), ("d e", 0), ("f", 3)]), encoding="utf-8")
+    (tmp_path / "one.dep").write_text(_doc([("a b", 0), ("c", 1)]), encoding="utf-8")
+    assert main(["parse", str(tmp_path / "two.dep"), "--decoder", "left-chain", "--root", "gold", "-o",
+                 str(tmp_path / "two.conllu")]) == 0
+    err = capsys.readouterr().err
+    assert (f"pmask: {tmp_path / 'two.dep'}:22: EDUs 1 and 3 are both under ROOT (document two): its gold root is "
+            "EDU 1, the first, as Wu et al. take it; root gold gives ROOT EDU 1 alone (faithful decoding nudges EDU 1 "
+            "alone), and EDU 3 is scored as any other\n") in err, err
+    heads = [int(line.split("\t")[6]) for line in (tmp_path / "two.conllu").read_text(encoding="utf-8").splitlines()
+             if line and not line.startswith("#")]
+    assert heads == [0, 1, 2, 3]
+    assert main(["parse", str(tmp_path / "one.dep"), "--decoder", "left-chain", "-o",
+                 str(tmp_path / "one.conllu")]) == 0
+    assert "under ROOT" not in capsys.readouterr().err
