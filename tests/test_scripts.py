@@ -271,3 +271,67 @@ def test_cpmi_equality_runs_the_authors_python_on_their_repo_and_the_conllu_give
     for out in printed.values():                                      # their matrices of 1000s, as read
         diff, scale = map(float, re.search(r"largest \|difference\| (\S+) \(largest \|CPMI\| (\S+)\)", out).groups())
         assert abs(diff - 1000.0) <= 1.01 * scale + 5.0                  # both printed to 3 digits
+
+
+# ---------------------------------------------------------------------------- benchmarks/cost_estimate.py
+
+FAKE_PMASK = r'''
+import json, os, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+busy = 0
+for pid in os.listdir("/proc"):
+    try:
+        busy += pid.isdigit() and b"pmask-cost-estimate-busy" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        pass
+log = Path(os.environ["FAKE_PMASK_LOG"])
+log.write_text(log.read_text() + json.dumps({"args": args, "busy": busy}) + "\n" if log.exists() else
+               json.dumps({"args": args, "busy": busy}) + "\n")
+named = f" (busy now: load 7.5 on {busy} cores, so longer)" if busy else ""
+print(f"pmask: 3 sentences to compute: 10 sequences, 100 tokens, about 2 min 5 s on this machine when idle{named}",
+      file=sys.stderr)
+Path(args[args.index("-o") + 1]).write_text("")
+time.sleep(0.3)
+'''
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the stand-in finds the spinning processes in /proc")
+def test_cost_estimate_runs_the_command_given_on_the_corpus_and_model_given_quiet_then_loaded(tmp_path, tiny_bert_dir,
+                                                                                             monkeypatch, capsys):
+    """--pmask: the command run (a stand-in here, which sees the spinning processes and says a cost line of 125 s,
+    naming a load when it sees them); --corpus, --model, --limit: what it is asked to parse; --runs: rows per
+    condition; --busy: the spinning processes it sees in the loaded condition (none in the quiet one, none left
+    after); --settle 0: no wait. The table holds the line's estimate, the load it named and the real time (the
+    stand-in sleeps 0.3 s)."""
+    fake = tmp_path / "fake_pmask.py"
+    fake.write_text(FAKE_PMASK, encoding="utf-8")
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("FAKE_PMASK_LOG", str(log))
+    corpus = ROOT / "tests" / "data" / "mini.conllu"
+    monkeypatch.setattr(sys, "argv", ["cost_estimate.py", "--corpus", str(corpus), "--model", str(tiny_bert_dir),
+                                      "--limit", "3", "--runs", "2", "--busy", "2", "--settle", "0",
+                                      "--pmask", f"{sys.executable} {fake}"])
+    script("benchmarks/cost_estimate.py").main()
+    out = capsys.readouterr().out
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["busy"] for c in calls] == [0, 0, 2, 2]
+    for call in calls:
+        assert call["args"][:6] == ["parse", str(corpus), "--model", str(tiny_bert_dir), "--limit", "3"]
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| quiet") or line.startswith("| loaded")]
+    assert [(r[0], r[1], r[3], r[6]) for r in rows] == [("| quiet", "1", "125", "-"), ("| quiet", "2", "125", "-"),
+                                                        ("| loaded", "1", "125", "7.5 on 2"),
+                                                        ("| loaded", "2", "125", "7.5 on 2")]
+    assert all(float(r[4]) >= 0.3 and float(r[5]) == pytest.approx(float(r[4]) / 125, abs=0.006) for r in rows)
+    assert _spinning() == 0
+
+
+def _spinning() -> int:
+    """The processes whose command line carries cost_estimate.py's marker."""
+    import contextlib
+
+    count = 0
+    for p in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):   # gone meanwhile
+            count += p.name.isdigit() and b"pmask-cost-estimate-busy" in (p / "cmdline").read_bytes()
+    return count

@@ -11,19 +11,29 @@ probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens 
 about 1.25x on PUD). A document of EDUs (``Sentence.unit == "edu"``) runs the pair probe over whole
 units: U(U+1)/2 sequences for U units (its EDUs, and the [CLS] unit 0 that a store and ``--faithful``
 mask like an EDU: :func:`pmask.perturb.engine.impact_settings.document_sequences`), each its whole input
-long. The time is a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`)
-divided by the float32 matrix-multiply rate this machine reaches in a short numpy measurement shaped as
-the engine's batches are (:func:`matmul_rate`: ``batch_tokens`` rows, the median of many products, about
-0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM head, the
-fast path's shortcuts and other processes on the machine. (A product of 512 rows measured a small model's
-rate 5-15x too low: at hidden size 128 it lasts tens of microseconds, and its threads' start-up, not its
-arithmetic, was timed.)
+long. The time is that of the *idle* machine, and the line says so: the encoder's multiply-adds for those
+tokens (:func:`encoder_flop`) times :data:`OVERHEAD`, spread over the engine's threads, plus
+:data:`SEQUENCE_FLOP` per sequence (what a small model's run spends beside its products: pmask-tiny-en
+spends most of its time there), over the rate one thread reaches on products of the model's sizes
+(:func:`matmul_rate`). That rate is read from the CPU time of short products run on one thread: other
+processes take time from this one, not CPU time of it, and the best of several leaves out those slowed by
+a process on the same core, so the figure holds still on a busy machine (five starts of one command under a
+load of 16 on 2 cores: 16 s to 23 s; the best wall-clock timing gave 2 s to 17 s, and the median wall time,
+used before, 2 s to 35 s for a 72 s run). When other
+processes keep every core busy (the 1-minute load average above the cores, :func:`machine_load`) the line
+names the load: the run will take longer. Rough, a factor of about 2 either way (calibrated on
+pmask-tiny-en and a random bert-base-sized BERT on one 2-core machine; ``benchmarks/cost_estimate.py``
+prints estimate against real time, quiet and loaded).
 
-This module imports no torch (a probe's formula is imported from its module when it is asked for).
+This module imports no torch when it is imported (a probe's formula is imported from its module when it is asked
+for; :func:`matmul_rate` times torch's products, imported by then with the tokenizer).
 
 Example:
     >>> Estimate(sentences=2, sequences=13, tokens=91, seconds=200.0).describe()
-    '2 sentences to compute: 13 sequences, 91 tokens, about 3 min 20 s on this machine'
+    '2 sentences to compute: 13 sequences, 91 tokens, about 3 min 20 s on this machine when idle'
+    >>> Estimate(sentences=2, sequences=13, tokens=91, seconds=200.0, load=(9.1, 2)).describe().endswith(
+    ...     "about 3 min 20 s on this machine when idle (busy now: load 9.1 on 2 cores, so longer)")
+    True
     >>> Estimate(sentences=1, sequences=120, tokens=9000, record="document").describe()
     '1 document to compute: 120 sequences, 9,000 tokens'
 """
@@ -31,11 +41,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
-
-import numpy as np
 
 from pmask.common.labels import plural
 from pmask.common.options import metric_entry, probe_entry
@@ -56,8 +65,9 @@ class Estimate:
         sequences: forward sequences the engine runs for them.
         tokens: model-input tokens in those sequences.
         seconds: rough wall time on this machine (None: unknown).
-        rate: the measured float32 FLOP/s the time was computed from (None: unknown).
+        rate: the measured float32 FLOP/s of one thread the time was computed from (None: unknown).
         record: what one of ``sentences`` is: ``"sentence"``, or ``"document"`` (of EDUs).
+        load: ``(1-minute load average, cores)`` when the time was estimated (:func:`machine_load`; None: unknown).
     """
 
     sentences: int
@@ -66,20 +76,29 @@ class Estimate:
     seconds: float | None = None
     rate: float | None = None
     record: str = "sentence"
+    load: tuple[float, int] | None = None
 
     def __add__(self, other: Estimate) -> Estimate:
         secs = None if self.seconds is None or other.seconds is None else self.seconds + other.seconds
         record = self.record if not other.sentences else other.record if not self.sentences else \
             self.record if self.record == other.record else "record"
         return Estimate(self.sentences + other.sentences, self.sequences + other.sequences,
-                        self.tokens + other.tokens, secs, self.rate or other.rate, record)
+                        self.tokens + other.tokens, secs, self.rate or other.rate, record, self.load or other.load)
+
+    @property
+    def busy(self) -> bool:
+        """Whether other processes kept every core busy when the time was estimated (load average above the cores)."""
+        return self.load is not None and self.load[0] > self.load[1]
 
     def describe(self) -> str:
-        """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min …``."""
+        """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min on this
+        machine when idle``, and ``(busy now: load 9.1 on 2 cores, so longer)`` when :attr:`busy`."""
         tokens = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 1_000_000 else f"{self.tokens:,} tokens"
         line = f"{plural(self.sentences, self.record)} to compute: {self.sequences:,} sequences, {tokens}"
         if self.sentences and self.seconds is not None:
-            line += f", about {duration(self.seconds)} on this machine"
+            line += f", about {duration(self.seconds)} on this machine when idle"
+            if self.busy and self.load is not None:
+                line += f" (busy now: load {self.load[0]:.1f} on {plural(self.load[1], 'core')}, so longer)"
         return line
 
 
@@ -130,24 +149,62 @@ def encoder_flop(length: int, config: Any, layers: int | None = None) -> float:
     return n * length * (2 * (4 * d * d + 2 * d * ff) + 4 * length * d)
 
 
-#: Rows of the measured product: the engine's tokens per batch on CPU (``DEFAULT_BATCH_TOKENS``), every
-#: feed-forward product's rows.
+#: Rows of the engine's batches on CPU (``DEFAULT_BATCH_TOKENS``): the most a measured product has.
 BATCH_ROWS = 2048
+#: The fewest rows of a measured product (fewer run below the engine's efficiency).
+MIN_ROWS = 256
+#: About the multiply-adds of one measured product (a few milliseconds on one thread).
+PRODUCT_FLOP = 2.5e8
+#: Products timed at the least: the rate is the best of them.
+TIMINGS = 10
+#: What the engine spends on one sequence beside the encoder's products (masking, hidden states, distances,
+#: Python), in multiply-adds of the measured rate: 3.3 ms of CPU time per sequence of pmask-tiny-en on a machine
+#: whose thread reaches 65-80 GFLOP/s (2% of a bert-base sequence).
+SEQUENCE_FLOP = 2e8
 
 
-def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2, rows: int = BATCH_ROWS) -> float:
-    """Float32 FLOP/s of a [rows, d] x [d, ff] matrix product on this machine: the median of the products
-    run in about ``seconds`` (a few slowed by other processes move it little)."""
-    rng = np.random.default_rng(0)
-    a, b = rng.random((rows, d), dtype=np.float32), rng.random((d, ff), dtype=np.float32)
-    a @ b   # warm-up
-    times: list[float] = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds or len(times) < 3:
-        began = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - began)
-    return 2 * rows * d * ff / max(float(np.median(times)), 1e-9)
+def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.1, rows: int = BATCH_ROWS,
+                timings: int = TIMINGS) -> float:
+    """Float32 FLOP/s one of the engine's threads reaches on [r, d] x [d, ff] products (torch's, as the engine's):
+    the best of short timings (at least ``timings`` products, as many as fit in about ``seconds``) of their CPU time
+    on one thread, r at most ``rows``, at least :data:`MIN_ROWS`, about :data:`PRODUCT_FLOP` multiply-adds. CPU
+    time is what the product needs, whatever else the machine runs (wall time is not: module docstring); the best
+    of them leaves out those slowed by a process on the same core's other hardware thread."""
+    import torch
+
+    r = max(MIN_ROWS, min(rows, int(PRODUCT_FLOP / (2 * d * ff))))
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.rand(r, d, generator=generator), torch.rand(d, ff, generator=generator)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a @ b   # warm-up
+        times: list[float] = []
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds or len(times) < timings:
+            began = time.thread_time()
+            a @ b
+            times.append(time.thread_time() - began)
+    finally:
+        torch.set_num_threads(threads)
+    return 2 * r * d * ff / max(min(times), 1e-9)
+
+
+def engine_threads() -> int:
+    """The threads the engine's products run on (torch's intra-op threads)."""
+    import torch
+
+    return max(1, int(torch.get_num_threads()))
+
+
+def machine_load() -> tuple[float, int] | None:
+    """``(1-minute load average, cores this process may run on)``; None where the system gives no load average."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):   # Windows
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return float(load), int(cores)
 
 
 def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool) -> tuple[int, int]:
@@ -164,7 +221,8 @@ def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, i
 
 def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
              context: int = 0, config: Any = None, max_length: int | None = None,
-             rate: float | None = None, include_cls: bool = True, kept: int = 0) -> Estimate:
+             rate: float | None = None, include_cls: bool = True, kept: int = 0,
+             threads: int | None = None) -> Estimate:
     """The cost of computing ``sentences`` (all of them: pass only those still to compute) with ``probe``.
 
     Args:
@@ -175,9 +233,10 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
         context: words of neighbouring sentences (``--context``): counted in each input's length.
         config: the model config (hidden sizes, layers); None: no time.
         max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.
-        rate: FLOP/s; None: :func:`matmul_rate` at the config's sizes.
+        rate: one thread's FLOP/s; None: :func:`matmul_rate` at the config's sizes (the load is read either way).
         include_cls: documents of EDUs run with the [CLS] unit (a store, ``--faithful``).
         kept: sequences of the first of ``sentences`` a resumed store kept (its part done: not run again).
+        threads: the engine's threads (None: :func:`engine_threads`).
 
     Returns:
         An :class:`Estimate`.
@@ -210,7 +269,8 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
         return Estimate(n, sequences, tokens, record=record)
     d = int(getattr(config, "hidden_size", 768))
     rate = rate or matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
-    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate, record)
+    seconds = (flop * OVERHEAD / (threads or engine_threads()) + sequences * SEQUENCE_FLOP) / rate
+    return Estimate(n, sequences, tokens, seconds, rate, record, machine_load())
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
@@ -243,5 +303,6 @@ def total(estimates: Iterable[Estimate]) -> Estimate:
     return out
 
 
-__all__ = ["BATCH_ROWS", "OVERHEAD", "Estimate", "counting_parts", "duration", "encoder_flop", "estimate",
-           "matmul_rate", "max_input", "record_cost", "sentence_cost", "total"]
+__all__ = ["BATCH_ROWS", "MIN_ROWS", "OVERHEAD", "PRODUCT_FLOP", "SEQUENCE_FLOP", "TIMINGS", "Estimate",
+           "counting_parts", "duration", "encoder_flop", "engine_threads", "estimate", "machine_load", "matmul_rate",
+           "max_input", "record_cost", "sentence_cost", "total"]
