@@ -11,8 +11,8 @@ The package is six wings over shared basics, each importing only the ones before
 - ``pmask.cli``      the ``pmask`` command
 
 ``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call, ``pmask.impacts`` gives
-the impact matrices and ``pmask.sweep`` scores every layer; they take the commands' defaults (one
-request, resolved in :mod:`pmask.pipeline.request`).
+the impact matrices, ``pmask.sweep`` scores every layer and ``pmask.evaluate`` scores a prediction file;
+they take the commands' defaults (one request, resolved in :mod:`pmask.pipeline.request`).
 """
 from __future__ import annotations
 
@@ -36,7 +36,15 @@ def _show(fmt: str) -> Any:
 for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ... draw themselves in notebooks
     _display.connect(_fmt, _show(_fmt))
 
-__all__ = ["__version__", "impacts", "parse", "sweep"]
+__all__ = ["__version__", "evaluate", "impacts", "parse", "sweep"]
+
+#: The package's wings (``pmask.eval`` …), public too.
+_WINGS = ("cli", "common", "corpora", "eval", "perturb", "pipeline", "trees")
+
+
+def __dir__() -> list[str]:
+    """The public names only (not the typing helpers this module imports): the functions, the version, the wings."""
+    return sorted({*__all__, *_WINGS})
 
 
 def _as_sentences(sentences: Any, unit: str = "word") -> list[Any]:
@@ -248,3 +256,34 @@ def sweep(corpus: str | Path, *, model: str | None = None, probes: str | Sequenc
         tokenize=tokenize, context=context, decoder=decoder, layers=layers, root=root, faithful=faithful, seed=seed,
         bias=bias, symmetrize=symmetrize, absolute=absolute, corpus=spec)
     return sweep_probes(request, several, progress=progress, punct=punct, baselines=baselines)
+
+
+def evaluate(pred: str | Path, gold: str | Path, *, punct: str = "include", baselines: bool = False,
+             root: str | None = None, seed: int = 0, max_words: int | None = None, subtypes: bool = False,
+             hoover_uuas: bool = False) -> Any:
+    """Score a prediction file against its gold trees: ``pmask eval`` as a function, with its defaults.
+
+    Args:
+        pred: the prediction (``pmask parse``'s output: CoNLL-U, SciDTB, or bracketed trees one per line); the
+            ``.meta.json`` beside it names its row and gives the baselines' root and the corpus's ``max_words``.
+        gold: the gold corpus (CoNLL-U, .dp, PTB .mrg file or folder, SciDTB).
+        punct: "include" or "exclude" punctuation words (dependencies).
+        baselines: also score every baseline of the task on the same sentences.
+        root, max_words: the baselines' root mode and the gold filter (default: what the prediction recorded).
+        seed: the random baselines' seed.
+        subtypes: keep relation subtypes apart in the breakdown by relation (``nmod:poss``).
+        hoover_uuas: add Hoover et al.'s UUAS (dependencies).
+
+    Returns:
+        A :class:`pmask.eval.comparison.compare.Evaluation`: ``score`` (``.uas``, ``.uuas`` / ``.f1_sentence``),
+        ``baselines``, ``to_pandas()``, ``write_json(path)``; ``print()`` shows the comparison.
+
+    Example:
+        >>> import pmask
+        >>> result = pmask.evaluate("pred.conllu", "en_pud-ud-test.conllu", baselines=True)  # doctest: +SKIP
+        >>> round(result.score.uas, 2), sorted(result.baselines)  # doctest: +SKIP
+    """
+    from pmask.eval.comparison.compare import evaluate_files
+
+    return evaluate_files(Path(pred), Path(gold), punct=punct, baselines=baselines, root=root, seed=seed,
+                          max_words=max_words, subtypes=subtypes, hoover_uuas=hoover_uuas)

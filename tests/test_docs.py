@@ -95,6 +95,9 @@ def test_docs_python_runs(tiny_bert_dir, tmp_path, monkeypatch):
     assert score.uas == pytest.approx(100 * score.correct / score.total)
     assert [p.root for p in pred] == [g.root for g in gold]  # the gold root is given, as the docs say
     assert namespace["tree"].leaves() == namespace["sents"][-1].words
+    evaluation = namespace["evaluation"]   # pmask.evaluate on the file written above: the same words, the same UAS
+    assert (evaluation.score.total, evaluation.score.correct) == (score.total, score.correct)
+    assert "right-chain" in evaluation.baselines
 
 
 def main_job(path: Path) -> list[str]:

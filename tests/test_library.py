@@ -232,6 +232,59 @@ def test_impacts_of_every_layer_as_the_commands_take_all(tmp_path):
         pmask.impacts(words, layers="last", model=str(tmp_path / "no-such-model"))
 
 
+# -------------------------------------------------------------- pmask.evaluate, dir(pmask), print(sweep) (issue 47 item 13)
+
+def _heads_upos(path: Path) -> list[tuple[int, str]]:
+    """(HEAD, UPOS) of every word row of a CoNLL-U file, read here as text."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    return [(int(r[6]), r[3]) for r in rows if r[0].isdigit()]
+
+
+def test_evaluate_scores_a_prediction_file_as_pmask_eval_does(tiny_bert_dir, tmp_path, capsys):
+    """``pmask.evaluate(pred, gold, ...)`` beside parse, impacts and sweep (main had none: scoring in Python meant
+    importing pmask.eval.comparison.compare.evaluate_files). Its UAS is counted here from the two files; punct
+    "exclude" leaves out the PUNCT and SYM words, counted here; its baselines are ``pmask eval --baselines``'s;
+    ``hoover_uuas`` adds Hoover et al.'s UUAS; ``print()`` shows the comparison."""
+    from pmask.cli import main
+
+    pred = tmp_path / "pred.conllu"
+    assert main(["parse", str(MINI), "--model", str(tiny_bert_dir), "-q", "-o", str(pred)]) == 0
+    got, gold = _heads_upos(pred), _heads_upos(MINI)
+    result = pmask.evaluate(pred, MINI)
+    assert result.score.total == len(gold)
+    assert result.score.uas == pytest.approx(100 * sum(p == g for (p, _), (g, _) in zip(got, gold)) / len(gold))
+    kept = [(p, g) for (p, _), (g, u) in zip(got, gold) if u not in ("PUNCT", "SYM")]
+    assert pmask.evaluate(pred, MINI, punct="exclude").score.total == len(kept) < len(gold)
+    with_baselines = pmask.evaluate(pred, MINI, baselines=True, seed=3, hoover_uuas=True)
+    assert main(["eval", str(pred), "--gold", str(MINI), "--baselines", "--seed", "3", "--json",
+                 str(tmp_path / "eval.json")]) == 0
+    cli = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
+    assert {k: v.uas for k, v in with_baselines.baselines.items()} == {k: v["uas"] for k, v in cli["baselines"].items()}
+    assert "hoover_uuas" in with_baselines.score.to_dict() and "hoover_uuas" not in result.score.to_dict()
+    shown = str(with_baselines)
+    assert shown.startswith("Evaluation (dependency) of ") and "right-chain" in shown
+
+
+def test_dir_of_pmask_names_only_its_public_api():
+    assert dir(pmask) == ["__version__", "cli", "common", "corpora", "eval", "evaluate", "impacts", "parse", "perturb",
+                          "pipeline", "sweep", "trees"]
+    assert set(pmask.__all__) == {"__version__", "evaluate", "impacts", "parse", "sweep"}
+
+
+def test_printing_a_sweep_shows_its_table(tiny_bert_dir):
+    """``print(pmask.sweep(...))`` showed the dataclass's fields (``SweepResult(sweep=LayerSweep(rows=[(1, {...``);
+    now the title and the table, one row per layer and per baseline, as an Evaluation prints its comparison."""
+    result = pmask.sweep(MINI, model=str(tiny_bert_dir), baselines=True)
+    lines = str(result).splitlines()
+    assert lines[0].startswith("SweepResult (dependency): ") and "eisner" in lines[0]
+    assert [c.strip() for c in lines[1].split("|")[1:-1]] == ["Layer", "UAS", "UUAS"]
+    first = [line.split("|")[1].strip() for line in lines[3:]]
+    layers = json.loads((Path(tiny_bert_dir) / "config.json").read_text())["num_hidden_layers"]
+    assert first[:layers] == [str(k) for k in range(1, layers + 1)] and "right-chain (baseline)" in first[layers:]
+    assert repr(result) == str(result)
+
+
 # -------------------------------------------------------------- pmask.parse and pmask parse: one set of defaults
 
 MRG, CONLLU, TEXT = DATA / "mini.mrg", DATA / "mini.conllu", DATA / "mini.txt"

@@ -37,10 +37,10 @@ from pmask.trees.registry import decoder_task
 logger = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(repr=False)   # printed as its table (__repr__), as an Evaluation is
 class SweepResult(RichDisplay):
     """A scored layer sweep, the baselines' headline scores and a plot title (a notebook shows the
-    table and the plot)."""
+    table and the plot; ``print()`` the title and the table)."""
 
     sweep: LayerSweep
     task: str
@@ -55,6 +55,10 @@ class SweepResult(RichDisplay):
     def to_pandas(self) -> Any:
         """The sweep's rows, one per layer (see :meth:`LayerSweep.to_pandas`)."""
         return self.sweep.to_pandas()
+
+    def __repr__(self) -> str:
+        """The title and the table ``pmask sweep`` prints (every layer, the best in bold, then the baselines)."""
+        return "\n".join([f"SweepResult ({self.task}): {self.title}", self.sweep.to_markdown(header=False).rstrip()])
 
 
 def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
