@@ -260,7 +260,8 @@ def test_evaluate_scores_a_prediction_file_as_pmask_eval_does(tiny_bert_dir, tmp
     assert main(["eval", str(pred), "--gold", str(MINI), "--baselines", "--seed", "3", "--json",
                  str(tmp_path / "eval.json")]) == 0
     cli = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
-    assert {k: v.uas for k, v in with_baselines.baselines.items()} == {k: v["uas"] for k, v in cli["baselines"].items()}
+    assert {k: v.uas for k, v in with_baselines.baselines.items()} == \
+        {k: v["uas"] for k, v in cli["baselines"].items()}
     assert "hoover_uuas" in with_baselines.score.to_dict() and "hoover_uuas" not in result.score.to_dict()
     shown = str(with_baselines)
     assert shown.startswith("Evaluation (dependency) of ") and "right-chain" in shown
