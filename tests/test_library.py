@@ -232,7 +232,7 @@ def test_impacts_of_every_layer_as_the_commands_take_all(tmp_path):
         pmask.impacts(words, layers="last", model=str(tmp_path / "no-such-model"))
 
 
-# -------------------------------------------------------------- pmask.evaluate, dir(pmask), print(sweep) (issue 47 item 13)
+# ------------------------------------------- pmask.evaluate, dir(pmask), print(sweep) (issue 47 item 13)
 
 def _heads_upos(path: Path) -> list[tuple[int, str]]:
     """(HEAD, UPOS) of every word row of a CoNLL-U file, read here as text."""
