@@ -20,6 +20,24 @@ def at(where: str | None) -> str:
     return f"{where}: " if where else ""
 
 
+def json_problem(err: ValueError) -> str:
+    """What a ``json.JSONDecodeError`` found and the column, as a whole phrase (its ``msg`` may end mid-phrase:
+    "Unterminated string starting at"); the line is the caller's to name.
+
+    Example:
+        >>> import json
+        >>> try:
+        ...     json.loads('{"root": [{"text": "We stu')
+        ... except json.JSONDecodeError as err:
+        ...     print(json_problem(err))
+        Unterminated string starting at column 20
+    """
+    msg, column = str(getattr(err, "msg", err)), getattr(err, "colno", None)
+    if column is None:
+        return msg
+    return f"{msg} column {column}" if msg.endswith(" at") else f"{msg} at column {column}"
+
+
 class OutputError(PmaskError):
     """An output cannot be written: not writable, a folder in the way, or it would overwrite an input."""
 

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pmask.common.errors import CorpusError, OutputError
+from pmask.common.errors import CorpusError, OutputError, json_problem
 from pmask.common.files import write_output
 from pmask.common.output_folders import write_output_folder
 from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select
@@ -155,7 +155,7 @@ def parse_scidtb(text: str, name: str, doc: str) -> Sentence:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise CorpusError(f"{name}:{err.lineno}: not JSON: {err.msg}") from None
+        raise CorpusError(f"{name}:{err.lineno}: not JSON: {json_problem(err)}") from None
     nodes = _nodes(data, name)
     lines = _node_lines(text, len(nodes))
     _check_nodes(nodes, name, lines, doc)

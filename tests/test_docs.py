@@ -126,6 +126,20 @@ def test_readme_main_job_runs_offline_with_the_bundled_model(tmp_path, monkeypat
     assert "pmask-tiny-en" in out and "right-chain" in out   # the eval table: the model's row and the baselines
 
 
+def test_the_main_jobs_outputs_land_where_git_ignores_them():
+    """Issue 47 item 14: the README's main job wrote mini-pred.conllu and its .meta.json as untracked files in the
+    repository's root. Each output it names (``-o``), and the .meta.json beside it, matches a root pattern of
+    .gitignore (read here, matched with fnmatch as git matches a pattern without a slash in its middle)."""
+    import fnmatch
+
+    patterns = [line.strip().lstrip("/") for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")]
+    outputs = [c[c.index("-o") + 1] for c in map(shlex.split, main_job(ROOT / "README.md")) if "-o" in c]
+    assert outputs
+    for name in outputs + [f"{o}.meta.json" for o in outputs]:
+        assert "/" not in name and any(fnmatch.fnmatch(name, p.rstrip("/")) for p in patterns), name
+
+
 def _pmask_args(command: str) -> list[str] | None:
     """The arguments after ``pmask`` (or ``-m pmask`` under torchrun), environment assignments left out."""
     command = re.sub(r"\$\(.*?\)", "HOST", command).replace("$D", "../shared/data")

@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "probe must take every one; instead of --metric, which is the one-metric case)")
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
-                   help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
+                   help="comma-separated decoders (default: {} for CoNLL-U and SciDTB documents, {} for PTB)".format(*(
                        ",".join(task_info(t).default_decoders) for t in ("dependency", "constituency"))))
     add_bias(p)
     add_symmetrize(p)

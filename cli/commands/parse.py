@@ -37,7 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", type=Path, help="corpus file/directory, or an impact store directory")
     add_input(p)
     add_model(p)
-    add_decoder(p, None, "one of: {}; default: {} for CoNLL-U and text, {} for PTB".format(
+    add_decoder(p, None, "one of: {}; default: {} for CoNLL-U, text and documents of EDUs (SciDTB, .edus; with "
+                         "--faithful Wu et al.'s eisner, cle, right-chain or left-chain), {} for PTB".format(
         ", ".join(decoder_names()), *(task_info(t).default_decoder for t in ("dependency", "constituency"))))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)

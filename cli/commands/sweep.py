@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input(p)
     add_model(p, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all'")
-    add_decoder(p, None, "default: {} for CoNLL-U, {} for PTB".format(*(
+    add_decoder(p, None, "default: {} for CoNLL-U and documents of EDUs (SciDTB), {} for PTB".format(*(
         task_info(t).default_decoder for t in ("dependency", "constituency"))))
     add_root(p)
     p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")

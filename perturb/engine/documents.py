@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from pmask.common.errors import PmaskError
+from pmask.common.errors import PmaskError, SettingError
 from pmask.common.labels import plural
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.alignment import WordAlignment, get_aligner
@@ -40,10 +40,11 @@ __all__ = ["DocumentJob", "GroupReads", "check_document_lengths", "document_run"
 
 def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: Callable, documents: Sequence[Any]
                            ) -> list[WordAlignment]:
-    """Every document's model input; a :class:`PmaskError` naming all that exceed ``max_length`` positions.
+    """Every document's model input; a :class:`SettingError` naming all that exceed ``max_length`` positions.
 
     Raises:
-        PmaskError: "N documents exceed the 512 positions of MODEL: D14-1030 (530 pieces), …".
+        SettingError: "N documents exceed the 512 positions of MODEL: D14-1030 (530 pieces), …", naming the
+            settings that leave documents out as ``{limit}`` and ``{max_words}`` (the CLI shows its flags).
     """
     alignments = [aligner(tokenizer, doc) for doc in documents]
     long = [(getattr(d, "id", str(k)), len(a)) for k, (d, a) in enumerate(zip(documents, alignments))
@@ -52,10 +53,9 @@ def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: 
         listed = ", ".join(f"{doc} ({length} pieces)" for doc, length in long[:10])
         more = f" and {len(long) - 10} more" if len(long) > 10 else ""
         verb = "exceeds" if len(long) == 1 else "exceed"
-        raise PmaskError(f"{plural(len(long), 'document')} {verb} the {max_length} positions of {name}: "
-                         f"{listed}{more}; "
-                         f"pmask never truncates a document: split it, leave it out (--limit, --max-words) or use a "
-                         f"model with more positions")
+        raise SettingError(f"{plural(len(long), 'document')} {verb} the {max_length} positions of {name}: "
+                           f"{listed}{more}; pmask never truncates a document: split it, leave it out (reading "
+                           f"with {{limit}} or {{max_words}}) or use a model with more positions")
     return alignments
 
 

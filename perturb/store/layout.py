@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pmask.common.errors import StoreError
+from pmask.common.errors import StoreError, json_problem
 from pmask.common.files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as err:
-        raise StoreError(f"{mf}:{err.lineno}: corrupt manifest: {err.msg}") from None
+        raise StoreError(f"{mf}:{err.lineno}: corrupt manifest: {json_problem(err)}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise StoreError(f"{mf}: not a pmask impact store manifest")
     if manifest.get("format_version") != FORMAT_VERSION:

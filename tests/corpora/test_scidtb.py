@@ -127,3 +127,18 @@ def test_a_document_with_several_edus_under_root_says_which_is_its_gold_root(tmp
     assert main(["parse", str(tmp_path / "one.dep"), "--decoder", "left-chain", "-o",
                  str(tmp_path / "one.conllu")]) == 0
     assert "under ROOT" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ('{"root": [{"id": 0, "parent": -1, "text": "RO', "Unterminated string starting at column {}"),
+    ('{"root": [{"id": 0, "parent": -1,', "Expecting property name enclosed in double quotes at column {}"),
+])
+def test_a_truncated_file_is_one_whole_phrase_with_its_column(tmp_path, text, phrase):
+    """Issue 47 item 14: a truncated SciDTB file's error ended mid-phrase ("not JSON: Unterminated string starting
+    at"); now it says where (the column counted here: the opening quote, or just past the end of the text)."""
+    path = tmp_path / "x.dep"
+    path.write_text(text, encoding="utf-8")
+    column = text.index('"RO') + 1 if '"RO' in text else len(text) + 1
+    with pytest.raises(CorpusError) as err:
+        read_corpus(path)
+    assert str(err.value) == f"{path}:1: not JSON: {phrase.format(column)}"

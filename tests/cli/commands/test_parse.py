@@ -612,3 +612,20 @@ def test_raw_text_is_parsed_with_a_free_root_by_default(tmp_path, capsys):
     code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "--root", "gold", "-o", tmp_path / "g.conllu"],
                        capsys)
     assert code == 1 and "has none; use --root free" in err   # asked for: refused as before
+
+
+@pytest.mark.parametrize("command, flag", [("parse", "--decoder"), ("sweep", "--decoder"), ("bench", "--decoders")])
+def test_the_decoder_help_names_the_default_for_documents(command, flag, capsys):
+    """Issue 47 item 14: the decoder help named the defaults of CoNLL-U, text and PTB, not of documents of EDUs
+    (SciDTB); parse's also names Wu et al.'s decoders under --faithful."""
+    from pmask.cli import main
+    from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
+
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index(f"\n  {flag} "):]
+    line = " ".join(block[:block.index("\n  -", 1)].split())   # the option's help, its lines joined
+    assert "SciDTB" in line and "documents" in line, line
+    if command == "parse":
+        names = ", ".join(DISCOURSE_DECODERS[:-1]) + f" or {DISCOURSE_DECODERS[-1]}"
+        assert f"--faithful Wu et al.'s {names}" in line

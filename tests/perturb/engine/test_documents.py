@@ -93,3 +93,23 @@ def test_long_documents_refused_before_model_work(doc_lm):
 def test_settings_that_do_not_pool_are_refused(doc_lm, metric, subword):
     with pytest.raises(PmaskError, match="documents of EDUs"):
         list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword))
+
+
+def test_the_long_document_error_names_the_apis_keywords_in_python_and_the_flags_at_the_command_line(
+        doc_lm, tmp_path, capsys):
+    """Issue 47 item 14: the error suggested ``(--limit, --max-words)`` in Python too. It names the settings that
+    leave documents out: read_corpus's and pmask.sweep's keywords in Python, the flags at the command line."""
+    from pmask.cli import main
+
+    long = ["the cat sat on the mat"] * 8
+    with pytest.raises(PmaskError) as err:
+        list(impact_matrices(doc_lm, _docs() + [Sentence(id="long", words=long, unit="edu")]))
+    message = str(err.value)
+    assert "--" not in message and "leave it out (reading with limit or max_words)" in message
+    path = tmp_path / "d.edus"
+    path.write_text("\n".join(EDUS[0]) + "\n\n# doc_id = long\n" + "\n".join(long) + "\n", encoding="utf-8")
+    assert main(["parse", str(path), "--model", str(doc_lm.name), "--root", "free", "-o",
+                 str(tmp_path / "p.conllu")]) == 1
+    err_text = capsys.readouterr().err
+    assert "long (50 pieces); pmask never truncates a document: split it, leave it out (reading with --limit or " \
+           "--max-words) or use a model with more positions" in err_text
