@@ -7,12 +7,14 @@ Each condition runs ``pmask parse CORPUS --model MODEL --limit N -o OUT`` as a w
   seconds before the first run (the load average that the line names lags by about a minute).
 
 Per run it prints the time the cost line estimated (read from the command's standard error), the real wall
-time, their ratio, the load the line named (``busy now: load …``, or ``-``) and the 1-minute load average
-when the run began. Per condition it also times this machine's matrix-multiply rate at the model's sizes
-in-process, two ways: the cost line's (one thread's best CPU time, times the engine's threads) and the old
-line's (the median wall time of numpy products, which swung with the load). The line's time is the idle
-machine's: on a quiet machine real / estimate should be near 1 (a factor of about 2 either way), on a loaded
-one above 1, with the load named, and the estimate about the same in both.
+time, their ratio, the CPU time of the run (user and system: what the run needs whatever the load; on an
+idle machine its wall time lies between that over the cores and that), the load the line named (``busy now:
+load …``, or ``-``) and the 1-minute load average when the run began. Per condition it also times this
+machine's matrix-multiply rate at the model's sizes in-process, two ways: the cost line's (one thread's best
+CPU time, times the engine's threads) and the old line's (the median wall time of numpy products, which
+swung with the load). The line's time is the idle machine's: on a quiet machine real / estimate should be
+near 1 (a factor of about 2 either way), on a loaded one above 1, with the load named, and the estimate
+about the same in both.
 
 Usage::
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -87,17 +90,20 @@ def rates(d: int, ff: int, products: int = 9) -> tuple[float, float]:
 def one_run(command: list[str], corpus: Path, model: str, limit: int, out: Path) -> dict:
     """Run ``pmask parse`` once; its estimate (seconds), the load its line named, real seconds and the load before."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)   # the spinning children are reaped only at the end
     began = time.perf_counter()
     done = subprocess.run([*command, "parse", str(corpus), "--model", model, "--limit", str(limit), "-o", str(out)],
                           capture_output=True, text=True)
     real = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode != 0:
         raise SystemExit(f"pmask parse failed ({done.returncode}):\n{done.stderr}")
     found = ESTIMATE.search(done.stderr)
     if found is None:
         raise SystemExit(f"no cost line in pmask's standard error:\n{done.stderr}")
     named = f"{found['load']} on {found['cores']}" if found["load"] else "-"
-    return {"estimate": seconds_of(found["time"]), "real": real, "named": named, "load": load}
+    return {"estimate": seconds_of(found["time"]), "real": real, "cpu": cpu, "named": named, "load": load}
 
 
 def main() -> None:
@@ -118,9 +124,9 @@ def main() -> None:
     command = shlex.split(args.pmask)
     print(f"# pmask parse {args.corpus.name} --limit {args.limit} --model {args.model}: the cost line's time against "
           f"the real one ({cores()} cores, {args.busy} busy processes when loaded)\n")
-    print("| condition | run | load average before | estimate s | real s | real / estimate | load named by the line "
-          "| rate now GFLOP/s | old rate GFLOP/s |")
-    print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("| condition | run | load average before | estimate s | real s | real / estimate | CPU s of the run "
+          "| load named by the line | rate now GFLOP/s | old rate GFLOP/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for condition, busy in (("quiet", 0), ("loaded", args.busy)):
             processes = start_busy(busy)
@@ -131,7 +137,8 @@ def main() -> None:
                 for run in range(1, args.runs + 1):
                     r = one_run(command, args.corpus, args.model, args.limit, Path(tmp) / "out.conllu")
                     print(f"| {condition} | {run} | {r['load']:.1f} | {r['estimate']:.0f} | {r['real']:.1f} | "
-                          f"{r['real'] / max(r['estimate'], 1e-9):.2f} | {r['named']} | {now:.1f} | {before:.1f} |",
+                          f"{r['real'] / max(r['estimate'], 1e-9):.2f} | {r['cpu']:.1f} | {r['named']} | {now:.1f} | "
+                          f"{before:.1f} |",
                           flush=True)
             finally:
                 stop(processes)

@@ -319,10 +319,11 @@ def test_cost_estimate_runs_the_command_given_on_the_corpus_and_model_given_quie
     for call in calls:
         assert call["args"][:6] == ["parse", str(corpus), "--model", str(tiny_bert_dir), "--limit", "3"]
     rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| quiet") or line.startswith("| loaded")]
-    assert [(r[0], r[1], r[3], r[6]) for r in rows] == [("| quiet", "1", "125", "-"), ("| quiet", "2", "125", "-"),
+    assert [(r[0], r[1], r[3], r[7]) for r in rows] == [("| quiet", "1", "125", "-"), ("| quiet", "2", "125", "-"),
                                                         ("| loaded", "1", "125", "7.5 on 2"),
                                                         ("| loaded", "2", "125", "7.5 on 2")]
     assert all(float(r[4]) >= 0.3 and float(r[5]) == pytest.approx(float(r[4]) / 125, abs=0.006) for r in rows)
+    assert all(0 < float(r[6]) < float(r[4]) for r in rows)   # the stand-in sleeps: little CPU time
     assert _spinning() == 0
 
 
