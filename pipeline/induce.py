@@ -30,6 +30,7 @@ from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance, corpus_record, meta_path
+from pmask.corpora.sentence import is_documents
 from pmask.pipeline.trees_output import check_trees_file, faithful_documents, write_trees
 from pmask.trees.registry import (
     DECODERS,
@@ -341,8 +342,8 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
     t0 = time.perf_counter()
     output = Path(output)
     dec = get_decoder(settings.decoder)
-    check_outputs([Output(output, folder=output.is_dir()), None if is_stdout(output) else meta_path(output)],
-                  source.inputs())   # before any work; a folder (of SciDTB files) is replaced whole
+    folder = output.is_dir() and is_documents(source.sentences)   # SciDTB files, replaced whole
+    check_outputs([Output(output, folder=folder), None if is_stdout(output) else meta_path(output)], source.inputs())
     check_trees_file(output, settings.decoder, source.sentences)
     check_settings(settings, source.sentences,
                    str(source.impact_settings().get("probe", "pair")) if dec.needs_model else "pair")

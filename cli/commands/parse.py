@@ -28,6 +28,7 @@ from pmask.cli.commands.shared import (
     request_of,
 )
 from pmask.cli.outcome import Outcome
+from pmask.common.errors import PmaskError
 from pmask.common.files import Output, is_stdout
 from pmask.trees.registry import decoder_names
 from pmask.trees.tasks import task_info
@@ -76,11 +77,29 @@ def run(args: argparse.Namespace) -> Outcome:
     return Outcome(summary=result.describe())
 
 
+def _scidtb_folder(args: argparse.Namespace) -> bool:
+    """Whether ``-o`` is an existing folder that documents of EDUs are written into (as SciDTB, replacing it whole):
+    SOURCE holds documents by its format (``--format``, or its name) or, a store, by its recorded unit."""
+    from pmask.corpora.formats import FORMATS, detect_format
+    from pmask.perturb.source import is_store
+    from pmask.perturb.store import read_manifest
+
+    if is_stdout(args.output) or not Path(args.output).is_dir():
+        return False
+    if is_store(args.source):
+        return (read_manifest(args.source).get("corpus") or {}).get("unit") == "edu"
+    try:
+        fmt = args.format if args.format != "auto" or is_stdout(args.source) else detect_format(args.source)
+    except PmaskError:   # the reader says it, in its words
+        return False
+    return fmt in FORMATS and FORMATS[fmt].documents
+
+
 def outputs(args: argparse.Namespace) -> list[Output]:
     from pmask.corpora.provenance import meta_path
 
     side = [] if is_stdout(args.output) else [Output(meta_path(args.output))]
-    return [Output(args.output, folder=Path(args.output).is_dir()), *side]   # a folder of .dep files: replaced
+    return [Output(args.output, folder=_scidtb_folder(args)), *side]   # a folder of .dep files: replaced whole
 
 
 def check(args: argparse.Namespace) -> None:
@@ -88,7 +107,7 @@ def check(args: argparse.Namespace) -> None:
     from pmask.pipeline.trees_output import is_scidtb_output
 
     check_cache_store(args)
-    if Path(args.output).is_dir():   # replaced whole: only a folder of SciDTB predictions (an earlier run's)
+    if _scidtb_folder(args):   # replaced whole: only a folder of SciDTB predictions (an earlier run's)
         from pmask.common.output_folders import check_output_folder
         from pmask.corpora.scidtb import SUFFIX
 
