@@ -40,8 +40,6 @@ DTYPES: dict[str, str] = {
     "float64": "reference precision (slow), for tests",
 }
 
-#: What a decoder produces.
-TASKS = ("dependency", "constituency")
 
 #: Where a dependency tree's root comes from.
 ROOT_MODES: dict[str, str] = {

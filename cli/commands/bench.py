@@ -18,12 +18,12 @@ from pmask.cli.args import (
     metrics_arg,
     positive_int,
 )
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.commands.estimate import announce, bench_works
 from pmask.cli.commands.shared import kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.files import Output
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all' (1..L)")
     p.add_argument("--decoders", default=None, metavar="LIST",
                    help="comma-separated decoders (default: {} for CoNLL-U, {} for PTB)".format(*(
-                       ",".join(task_info(t).default_decoders) for t in ("dependency", "constituency"))))
+                       ",".join(t.default_decoders) for t in TASKS.values())))
     add_bias(p)
     add_symmetrize(p)
     add_root(p)
@@ -96,7 +96,7 @@ def interrupted(args: argparse.Namespace) -> str:
     return kept(Path(args.output) / "stores", count, "rerun the same command to continue (finished stores are reused)")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "bench", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
     help="a probing study: many treebanks x layers x decoders, with baselines",
     description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
@@ -106,4 +106,4 @@ COMMAND = Command(
                 "--rescore). Writes results.json, results.csv, results.md, layers.png and "
                 "heatmap-<decoder>.png into OUTDIR and prints the best setting per treebank.",
     epilog="example:\n  pmask bench ../shared/data/ud/UD_*-PUD/*.conllu --model bert-base-multilingual-cased "
-           "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/")
+           "--layers all --decoders eisner,cle --root gold --tokenize text -o mbert-pud/"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, add_tables, positive_int
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
 from pmask.common.options import ROOT_MODES
 
@@ -48,10 +48,10 @@ def run(args: argparse.Namespace) -> Outcome:
     return Outcome(table=table)
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "eval", add_arguments=add_arguments, run=run,
     help="score predicted trees against gold and the baselines",
     description="Score a predicted CoNLL-U file (UAS, UUAS) or bracket file (sentence-level and corpus-level "
                 "F1) against gold, optionally next to every baseline decoded on the same sentences.",
     epilog="examples:\n  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines --json scores.json\n"
-           "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")
+           "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines"))

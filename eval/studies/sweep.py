@@ -32,7 +32,7 @@ from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.source import ImpactSource, is_store
 from pmask.pipeline.induce import check_settings
 from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
-from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import decoder_task, task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +59,10 @@ class SweepResult(RichDisplay):
 
 def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
     """Refuse, before any model work, a corpus without the gold trees the sweep scores against."""
-    dependency = decoder_task(decoder) == "dependency"
-    lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
+    task = task_entry(decoder_task(decoder))
+    lacking = next((s for s in sentences if task.tree_of(s) is None), None)
     if lacking is not None:
-        raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
+        raise SettingError(f"{lacking.where()}: no gold {task.field} to score the "
                            f"{decoder} trees against; a sweep needs a gold corpus "
                            f"({either([f.name for f in FORMATS.values() if f.task])})")
 
@@ -98,6 +98,7 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
     sentences, decoding = source.sentences, request.decoding
     decoder, root = str(decoding.decoder), str(decoding.root)
     task = decoder_task(decoder)
+    rooted = "root" in task_entry(task).settings
     scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
     _check_gold(sentences, decoder)
     checked = decoding.settings(1)
@@ -121,9 +122,9 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
-                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
+                             "corpus": str(label or source.corpus), **({"root": root} if rooted else {}),
                              **_coverage(source)}, baselines=base_scores)
-    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
+    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if rooted else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
 

@@ -71,7 +71,7 @@ class ImpactSettings:
         """These settings, or a one-line error: an ``OptionError`` (a ``ValueError``) naming the first
         unknown value (None included), a ``SettingError`` for a metric, subword policy or ``head`` the
         probe does not take; tokenisation modes are those of the aligner registry
-        ``pmask.perturb.alignment.ALIGNERS``."""
+        ``pmask.common.tokenization.TOKENIZE_ENTRIES``."""
         check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
         check_context(self.context)

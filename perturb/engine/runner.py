@@ -95,7 +95,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         stats: an :class:`ImpactStats` to accumulate counters into.
         fast_path: None = the verified fast path where available, False = force the generic path,
             True = require the fast path (``ModelError`` if the model has none).
-        tokenize: a tokenisation mode registered in :data:`pmask.perturb.alignment.ALIGNERS`
+        tokenize: a tokenisation mode registered in :data:`pmask.common.tokenization.TOKENIZE_ENTRIES`
             (``"words"``: each word tokenised on its own, the paper's scheme).
         job_type: which sequences are run and read per sentence: :class:`SentenceJob` (the paper's
             pairs) or a subclass (``pmask.perturb.probes.single.SingleMaskJob`` for probe single).
@@ -151,7 +151,7 @@ def _where(sentence: Any, index: int) -> str:
 
 def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, stats: ImpactStats,
                       include_cls: bool) -> WordAlignment | None:
-    """The model input of sentence ``index`` (``aligner``: one of ``pmask.perturb.alignment.ALIGNERS``),
+    """The model input of sentence ``index`` (``aligner``: one of ``pmask.common.tokenization.TOKENIZE_ENTRIES``),
     counted in ``stats``; None, logged and counted as skipped, when it is too long for the model.
 
     Raises:

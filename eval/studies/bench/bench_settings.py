@@ -23,6 +23,7 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline.induce import refuse_layer_zero
 from pmask.pipeline.request import Decoding, Inputs, Request, authors_pipeline, probe_request, resolve
 from pmask.trees.registry import DECODERS, get_decoder
+from pmask.trees.tasks import task_entry
 
 __all__ = ["BenchSettings"]
 
@@ -128,8 +129,8 @@ class BenchSettings:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
         run (root gold when every sentence of the dependency treebanks has gold heads); when every treebank is
         documents of EDUs, each probe's metric unless given is theirs (``dist``, not a model's recorded one)."""
-        dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
-        gold = all(s.root is not None for s in dependency)
+        rooted = [s for tb in treebanks if "root" in task_entry(tb.task).settings for s in tb.sentences]
+        gold = all(s.root is not None for s in rooted)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
                        Inputs(gold_heads=gold))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
