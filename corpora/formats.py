@@ -66,6 +66,7 @@ class CorpusFormat:
         language: the language of every corpus in this format (PTB: the Wall Street Journal's English).
         documents: its files hold documents of elementary discourse units (one "sentence" = a document).
         write: writes predicted trees of its ``task`` in this format (None: pmask writes none in it).
+        fallback: what a file or standard input that no entry claims is read as (one entry: text).
     """
 
     name: str
@@ -82,6 +83,7 @@ class CorpusFormat:
     language: str | None = None
     documents: bool = False
     write: Writer | None = None
+    fallback: bool = False
 
     def holds(self, path: Path) -> bool:
         """Whether the file name ``path`` selects this format (by its suffix, any case)."""
@@ -123,16 +125,31 @@ FORMATS.register(CorpusFormat(
 FORMATS.register(CorpusFormat(
     "text", "one whitespace-tokenised sentence per line",
     read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
-    parse=lambda text, name, _: parse_text(text, name)))
+    parse=lambda text, name, _: parse_text(text, name), fallback=True))
 
 #: The entries in order (a live view of :data:`FORMATS`).
 FORMAT_TABLE: Sequence[CorpusFormat] = EntryNames(lambda: tuple(FORMATS.values()))
-#: What a file or standard input that no entry claims is read as.
-FALLBACK = "text"
+
+def fallback_format() -> CorpusFormat:
+    """What a file or standard input that no entry claims is read as (the entry marked ``fallback``: text)."""
+    return next(f for f in FORMATS.values() if f.fallback)
+
+
+def auto_help() -> str:
+    """The help of ``--format auto``, from the entries: each format's suffixes (and its folders), then the fallback.
+
+    Example:
+        >>> auto_help()[:68]
+        'from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp'
+    """
+    claims = [f"{'/'.join(f.suffixes)}{' or a folder of them' if f.folder_suffix else ''}"
+              for f in FORMATS.values() if f.suffixes]
+    return f"from the file suffix ({', '.join([*claims, f'else {fallback_format().name}'])})"
+
 
 #: ``--format`` choices and their help: "auto" and every entry.
 CORPUS_FORMATS: Mapping[str, str] = EntryTable(lambda: {
-    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, .dep/.json, .edus, else text)",
+    "auto": auto_help(),
     **{f.name: f.description for f in FORMATS.values()},
 })
 
@@ -149,7 +166,7 @@ def detect_format(path: str | os.PathLike) -> str:
             if fmt.folder_suffix in suffixes:
                 return fmt.name
         raise CorpusError(f"{path}: directory holds no {' or '.join(str(f.folder_suffix) for f in folders)} files")
-    return next((f.name for f in FORMATS.values() if f.holds(path)), FALLBACK)
+    return next((f.name for f in FORMATS.values() if f.holds(path)), fallback_format().name)
 
 
 def sniff_format(text: str) -> str:
@@ -158,9 +175,15 @@ def sniff_format(text: str) -> str:
     columns, numeric last), "ptb" (starts with ``(``), else "text"."""
     line = first_content_line(text)
     if line is None:
-        return FALLBACK
+        return fallback_format().name
     sniffers = sorted((f for f in FORMATS.values() if f.looks_like), key=lambda f: f.sniff_order)
-    return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), FALLBACK)
+    return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), fallback_format().name)
+
+
+def unsniffable() -> list[CorpusFormat]:
+    """The formats standard input cannot be recognised in by its content (no ``looks_like``): read as the
+    fallback unless named (``--format``)."""
+    return [f for f in FORMATS.values() if f.looks_like is None and not f.fallback]
 
 
 def prediction_format(path: str | os.PathLike) -> CorpusFormat | None:

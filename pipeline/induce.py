@@ -36,9 +36,10 @@ from pmask.trees.registry import (
     DecodeInput,
     decode,
     decoder_needs_model,
+    decoder_task,
     get_decoder,
 )
-from pmask.trees.tasks import corpus_task, decoder_task, task_entry
+from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = [
     "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",

@@ -16,7 +16,8 @@ from pmask.common.files import is_stdout
 from pmask.corpora import FORMATS, Sentence, prediction_format
 from pmask.corpora.sentence import is_documents
 from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
-from pmask.trees.tasks import TASKS, decoder_task, task_entry
+from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import TASKS, task_entry
 
 
 def documents_output(output: str | Path) -> bool:

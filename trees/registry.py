@@ -338,6 +338,11 @@ def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None =
                                     faithful=faithful))
 
 
+def decoder_task(name: str) -> str:
+    """The task of a registered decoder (the one place that decides it)."""
+    return get_decoder(name).task
+
+
 def decoder_reads_spans(name: str) -> bool:
     """Whether decoder ``name`` reads a span chart (probe distortion) rather than a word-pair matrix."""
     return name in DECODERS and DECODERS[name].spans

@@ -5,7 +5,7 @@ A task entry owns what differs between the kinds of tree: where a sentence holds
 ``tree``: the field of :class:`pmask.corpora.sentence.Sentence` and of ``pmask.pipeline.induce.Parsed``), its
 prediction writer and reader, its headline score, its default decoders and its baselines, the settings every
 decoder of the task reads (a dependency tree's root), and the words of its messages. Every caller asks the
-entry (``task_entry(name).write(...)``, ``entry.baselines``), never the task's name; a new task is one entry
+entry (``task_entry(name).write(...)``, ``entry.default_decoder``), never the task's name; a new task is one entry
 registered here (its decoders say their ``task``, its score class its ``task``).
 
 :data:`TASKS` is a :class:`~pmask.common.registry.Registry`, read by
@@ -16,7 +16,7 @@ checked with every entry (``tests/entry_checks.py``).
 Example:
     >>> task_entry("dependency").primary_baseline, task_entry("constituency").field
     ('right-chain', 'tree')
-    >>> task_entry(decoder_task("mart")).short_baselines
+    >>> task_entry("constituency").short_baselines
     ('right-branching', 'left-branching', 'random-binary')
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pmask.corpora.formats import output_format
 from pmask.corpora.ptb import parse_brackets, read_brackets, write_brackets
 from pmask.corpora.sentence import Sentence, is_documents
 
-__all__ = ["TASKS", "TaskEntry", "corpus_task", "decoder_task", "plain_task", "task_entry"]
+__all__ = ["TASKS", "TaskEntry", "corpus_task", "plain_task", "task_entry"]
 
 #: How a task writes predicted trees: (sentences, their trees, output path or "-", the CoNLL-U DEPREL).
 Writer = Callable[[Sequence[Sentence], Sequence[Any], "str | Path", str], None]
@@ -104,13 +104,6 @@ class TaskEntry:
     def default_decoder(self) -> str:
         return self.default_decoders[0]
 
-    @property
-    def baselines(self) -> tuple[str, ...]:
-        """Every baseline of the task, in table order (``eval --baselines``, ``sweep --baselines``)."""
-        from pmask.trees.registry import decoder_names
-
-        return decoder_names(self.name, baseline=True)
-
     def tree_of(self, record: Any) -> Any:
         """The task's tree a ``Sentence`` (its gold) or a ``Parsed`` record (its prediction) holds (None: none)."""
         return getattr(record, self.field, None)
@@ -168,13 +161,6 @@ def plain_task() -> TaskEntry:
     """The task whose predictions are read in no corpus format (bracketed trees, one per line): what a prediction
     file in no format pmask writes predictions in holds."""
     return next(t for t in TASKS.values() if t.read is not None)
-
-
-def decoder_task(name: str) -> str:
-    """The task of a registered decoder (the one place that decides it)."""
-    from pmask.trees.registry import get_decoder
-
-    return get_decoder(name).task
 
 
 def corpus_task(sentences: Sequence[Sentence]) -> str:

@@ -12,6 +12,7 @@ from pmask.cli.args import (
     add_output,
     add_punct,
     add_root,
+    add_score,
     add_seed,
     add_symmetrize,
     layers_arg,
@@ -44,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-words", type=positive_int, default=None, metavar="N", help=MAX_WORDS_HELP)
     add_punct(p)
     add_seed(p)
-    p.add_argument("--hoover-uuas", action="store_true",
+    add_score(p, "every row and baseline of the treebanks whose trees it scores (results.json, results.csv)")
+    p.add_argument("--hoover-uuas", action="append_const", dest="scores", const="hoover_uuas",
                    help="add UUAS as Hoover et al. 2021 score CPMI trees to every row and baseline of the dependency "
                         "treebanks (results.json, results.csv; the columns hoover_uuas, hoover_uuas_mean), as eval "
                         "--hoover-uuas does")
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> Outcome:
         model=request.model, layers=args.layers, root=given.root, limit=args.limit, punct=args.punct,
         seed=given.seed, decoders=[d.strip() for d in args.decoders.split(",") if d.strip()] if args.decoders else None,
         probes=args.probe, metrics=args.metrics, bias=given.bias, max_words=args.max_words,
-        symmetrize=given.symmetrize, absolute=given.absolute, hoover_uuas=args.hoover_uuas,
+        symmetrize=given.symmetrize, absolute=given.absolute, scores=tuple(dict.fromkeys(args.scores or ())),
         faithful=args.faithful)
     if (dry := announce(args, bench_works(args, settings))) is not None:
         return dry

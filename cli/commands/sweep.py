@@ -15,6 +15,7 @@ from pmask.cli.args import (
     add_model,
     add_punct,
     add_root,
+    add_score,
     add_seed,
     add_store_cache,
     add_tables,
@@ -37,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")
     add_punct(p)
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
+    add_score(p, "every layer and baseline (--json, --csv)")
     add_store_cache(p)
     add_allow_incomplete(p)
     add_seed(p)
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> Outcome:
 
     result = sweep_probes(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
                           label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
-                          baselines=args.baselines)
+                          baselines=args.baselines, scores=args.scores or ())
     if args.plot:
         result.plot(args.plot)
     if args.json:

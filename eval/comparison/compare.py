@@ -30,8 +30,8 @@ from pmask.eval.scores.punct import punct_mask
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import parse_sentences
 from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
-from pmask.trees.registry import DecodeInput, decode, get_decoder
-from pmask.trees.tasks import TaskEntry, decoder_task, task_entry
+from pmask.trees.registry import DecodeInput, decode, decoder_names, decoder_task, get_decoder
+from pmask.trees.tasks import TaskEntry, task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "inclu
         >>> {name: round(score.uas, 1) for name, score in scores.items()}
         {'right-chain': 100.0, 'left-chain': 33.3}
     """
-    names = task_entry(task).baselines if names is None else names
+    names = decoder_names(task, baseline=True) if names is None else names
     out: dict[str, ScoreSet] = {}
     for name in names:
         out[name] = score_pairs(task, [(decode(name, _baseline_input(task, gold, root, seed + index, faithful)), gold)
@@ -269,7 +269,7 @@ def _warn_other_corpus(pred_path: Path, gold_path: Path, corpus: dict[str, Any])
 
 def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", baselines: bool = False,
                    root: str | None = None, seed: int = 0, max_words: int | None = None,
-                   subtypes: bool = False, hoover_uuas: bool = False) -> Evaluation:
+                   subtypes: bool = False, scores: Sequence[str] = ()) -> Evaluation:
     """Score ``pred_path`` against ``gold_path``, with every baseline on the same sentences.
 
     The prediction's ``.meta.json`` (written by ``pmask parse``) names its row and gives the
@@ -283,9 +283,10 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         baselines: also score every baseline of the task.
         subtypes: keep relation subtypes apart in the breakdown by relation (``nmod:poss``); by
             default they count under their universal relation (``nmod``).
-        hoover_uuas: add Hoover et al.'s UUAS (:class:`pmask.eval.scores.hoover_uuas.HooverUuasScore`) to the
-            prediction and every baseline (dependency predictions only: a SettingError for brackets,
-            before the gold is read).
+        scores: optional scores to add to the prediction and every baseline, by name
+            (:func:`pmask.eval.scores.columns.optional_scores`: ``hoover_uuas``, Hoover et al.'s UUAS,
+            :class:`pmask.eval.scores.hoover_uuas.HooverUuasScore`); one that scores another task's trees is a
+            SettingError, before the gold is read.
 
     Returns:
         An :class:`Evaluation` (score, baselines, comparison table).
@@ -294,7 +295,7 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     from_stdin = str(pred_path) == STDIN
     pred_name = STDIN_PREDICTION if from_stdin else str(pred_path)
     task, pred = read_prediction(pred_path)
-    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, pred_name)
+    scores = check_asked(scores, task, pred_name)
     provenance: Provenance | None = None
     if from_stdin:   # no meta.json beside standard input: the row, root and filter come from the flags
         logger.info("%s: no meta.json for a prediction on standard input: row 'prediction', baselines with "

@@ -77,7 +77,7 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     notes = []
     try:   # max_words=None: meta.json's
         evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words,
-                                    hoover_uuas=undirected(meta))
+                                    scores=("hoover_uuas",) if undirected(meta) else ())
     except CorpusError as err:
         if not undirected(meta):
             raise

@@ -42,15 +42,15 @@ def check_asked(scores: Iterable[str], task: str | None = None, what: str = "the
     Example:
         >>> check_asked(["hoover_uuas"], "constituency", "p.txt")
         Traceback (most recent call last):
-        pmask.common.errors.SettingError: hoover_uuas needs dependency trees, and the trees of p.txt are ...
+        pmask.common.errors.SettingError: scores hoover_uuas needs dependency trees, and the trees of p.txt are ...
     """
     asked, known = tuple(scores), optional_scores()
     for name in asked:
         if name not in known:
             raise OptionError(f"unknown optional score '{name}' (choose from {', '.join(known) or 'none'})")
         if task is not None and known[name].task != task:
-            raise SettingError(f"{{{name}}} needs {known[name].task} trees, and the trees of {what} are {task} "
-                               f"trees; leave {{{name}}} out")
+            raise SettingError(f"{{scores}} {name} needs {known[name].task} trees, and the trees of {what} are "
+                               f"{task} trees; leave it out")
     return asked
 
 

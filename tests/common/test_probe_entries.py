@@ -238,6 +238,19 @@ def test_a_new_metric_is_computed_by_the_real_engine(new_metrics, bert):
             np.testing.assert_allclose(F[a], np.abs(v[:, None] - v[None]).max(-1), rtol=RTOL, atol=ATOL)
 
 
+def test_a_new_metric_of_a_probe_other_than_pair_is_computed_by_its_entry_alone(bert):
+    """The recipe for any probe: one entry with its computation, named in the metrics of probe single alone
+    (the engine refused it before: "unknown metric 'halfdist' (choose from dist, cos, prob, cpmi)", pair's)."""
+    single = PROBE_ENTRIES["single"]
+    with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
+            dataclasses.replace(single, metrics=(*single.metrics, "halfdist"))):
+        halves = list(probe_matrices(bert, WORDS, "single", layers=[1, 2], metric="halfdist"))
+        with pytest.raises(SettingError, match="probe pair takes metric .* not halfdist"):
+            options.check_probe("pair", "halfdist", "avg")
+    for F, words in zip(halves, WORDS):   # single's dist by one naive forward per input, halved
+        np.testing.assert_allclose(F, Naive(bert, words).single("dist", [1, 2]) / 2, rtol=RTOL, atol=ATOL)
+
+
 def test_a_metric_without_its_probe_s_computation_is_refused_in_one_line(bert):
     distance = PROBE_ENTRIES["distance"]
     with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(

@@ -83,4 +83,4 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
 def test_eval_scores_every_baseline_of_the_task(task):
     golds = GOLD if task == "dependency" else [
         Sentence(id="p1", words=["a", "b", "c"], tree=registry.decode_constituency("balanced", "abc"), path="p")]
-    assert list(compare.baseline_scores(task, golds)) == list(tasks.task_entry(task).baselines)
+    assert list(compare.baseline_scores(task, golds)) == list(registry.decoder_names(task, baseline=True))

@@ -39,8 +39,8 @@ from pmask.common.options import DEFAULT_PROBE, has_heads
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
-from pmask.trees.registry import get_decoder
-from pmask.trees.tasks import decoder_task, task_entry
+from pmask.trees.registry import decoder_task, get_decoder
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 

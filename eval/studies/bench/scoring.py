@@ -13,8 +13,8 @@ from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import ParseSettings
-from pmask.trees.registry import get_decoder
-from pmask.trees.tasks import decoder_task, task_entry
+from pmask.trees.registry import decoder_task, get_decoder
+from pmask.trees.tasks import task_entry
 
 
 def task_of(decoder: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -208,6 +209,41 @@ def test_a_new_score_is_computed_by_sweep_and_bench(with_root_score, tiny_bert_d
         len(results["rows"]) + len(results["baselines"]))
     table = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
     assert {row["root_hits"] for row in table} == {"100.00"}
+
+
+@dataclass(repr=False)
+class AskedRootScore(RootScore):
+    """RootScore computed only when asked for, by its name."""
+
+    name = "root_asked"
+    optional = True
+    columns = (Column("root_asked", "Root (asked)"),)
+
+    def to_dict(self):
+        return {"root_asked": 100 * self.hits / self.seen if self.seen else 0.0}
+
+
+def test_a_new_optional_score_is_asked_for_by_name(tmp_path, capsys):
+    """An optional score registered alone is a ``--score`` choice of eval, sweep and bench, computed where asked
+    and nowhere else (issue 46: ``scores=[...]``, ``--score NAME``)."""
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(_conllu([[2, 0, 2], [0, 1, 2, 3]]), encoding="utf-8")   # roots: word 2, word 1
+    pred.write_text(_conllu([[2, 0, 2], [2, 0, 2, 3]]), encoding="utf-8")   # the second root is wrong
+    js = tmp_path / "e.json"
+    with SCORES.registered(AskedRootScore):
+        score_is_whole(AskedRootScore)
+        for command in ("eval", "sweep", "bench"):
+            assert main([command, "--help"]) == 0
+            help_text = " ".join(capsys.readouterr().out.split())
+            assert re.search(r"--score NAME add an optional score .*?\(repeatable\): hoover_uuas, root_asked",
+                             help_text), command
+        assert main(["eval", str(pred), "--gold", str(gold), "--score", "root_asked", "-q", "--json", str(js)]) == 0
+        row = json.loads(js.read_text(encoding="utf-8"))["rows"][0]
+        assert row["root_asked"] == 50.0   # counted above: one root of two
+        assert main(["eval", str(pred), "--gold", str(gold), "-q", "--json", str(js)]) == 0
+        assert "root_asked" not in json.loads(js.read_text(encoding="utf-8"))["rows"][0]   # not asked: as it was
+    assert main(["eval", str(pred), "--gold", str(gold), "--score", "root_asked"]) == 2   # gone with its entry
+    assert "invalid choice: 'root_asked'" in capsys.readouterr().err
 
 
 def test_an_unknown_task_is_refused_by_name():
