@@ -197,8 +197,9 @@ if task == "dependency" or tb.task != "constituency" or lm.family.name == "maske
 '''
     wrong = _check_source(code, kinds)
     found = sorted({w.split(" vs ")[1].split()[0] for w in wrong})
-    assert found == sorted(["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'constituency'", "'conllu'",
-                            "'dependency'", "'distance-split'", "'eval'", "'l1'", "'l2'", "'masked'", "'ptb'", "'uas'"]), wrong
+    assert found == sorted(["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'constituency'",
+                            "'conllu'", "'dependency'", "'distance-split'", "'eval'", "'l1'", "'l2'", "'masked'",
+                            "'ptb'", "'uas'"]), wrong
     assert not any("layers" in w or "text ==" in w for w in wrong)
     own = "ProbeEntry('pair', 'x', ('dist',), runner=None, sequences=None)\nif probe == 'pair' or probe == 'single':\n"
     assert [w.split(" vs ")[1].split()[0] for w in _check_source(own + "    pass\n", kinds)] == ["'single'"]
