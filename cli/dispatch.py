@@ -6,7 +6,7 @@ its parser (:func:`build_parser`), the one validation step before anything is re
 
 :func:`check_command` checks every output a command will write (its ``outputs`` hook says which,
 and whether each is a file or a folder the command creates) with
-:func:`pmask.common.files.check_outputs`, that standard output holds one of them at most, then
+:func:`pmask.common.output_checks.check_outputs`, that standard output holds one of them at most, then
 the command's own ``check`` hook (settings that can be checked without a model, e.g. layer 0
 refused where trees would be decoded from it). The library functions behind the commands run
 the same checks on their own outputs, so a script that calls them directly gets the same refusals.
@@ -32,7 +32,8 @@ from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS, HelpFormatter, command
 from pmask.cli.commands import COMMANDS, Command
 from pmask.common.command_line import flag_of
 from pmask.common.errors import OutputError
-from pmask.common.files import Output, check_outputs, is_stdout
+from pmask.common.files import is_stdout
+from pmask.common.output_checks import Output, check_outputs
 from pmask.common.version import __version__
 
 
@@ -59,7 +60,7 @@ def command_named(name: str) -> Command:
 
 
 def outputs_of(args: argparse.Namespace) -> list[Output]:
-    """Every output ``args.command`` will write, as :class:`~pmask.common.files.Output` checks."""
+    """Every output ``args.command`` will write, as :class:`~pmask.common.output_checks.Output` checks."""
     return command_named(args.command).outputs(args)
 
 

@@ -139,7 +139,7 @@ def auto_help() -> str:
     """The help of ``--format auto``, from the entries: each format's suffixes (and its folders), then the fallback.
 
     Example:
-        >>> auto_help()[:68]
+        >>> auto_help()[:67]
         'from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp'
     """
     claims = [f"{'/'.join(f.suffixes)}{' or a folder of them' if f.folder_suffix else ''}"

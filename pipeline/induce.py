@@ -23,9 +23,10 @@ import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
-from pmask.common.files import check_outputs, is_stdout
+from pmask.common.files import is_stdout
 from pmask.common.labels import either, plural, unit_noun
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
+from pmask.common.output_checks import check_outputs
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec

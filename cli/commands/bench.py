@@ -23,7 +23,7 @@ from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.commands.estimate import announce, bench_works
 from pmask.cli.commands.shared import kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 from pmask.trees.tasks import TASKS
 
 

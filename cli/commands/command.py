@@ -7,7 +7,7 @@ A command's hooks:
 * ``add_arguments(parser)``: its arguments, from the option groups of :mod:`pmask.cli.args`;
 * ``run(args) -> Outcome``: a few lines over one library call (at most 30, checked by
   ``tests/test_structure.py``); it never prints;
-* ``outputs(args)``: every output it writes, as :class:`~pmask.common.files.Output` checks
+* ``outputs(args)``: every output it writes, as :class:`~pmask.common.output_checks.Output` checks
   (default :func:`output_files`: ``-o``, ``--json``, ``--csv`` files and a ``--plot`` figure);
 * ``check(args)``: its own refusals before any work, after the outputs are checked (default: none);
 * ``interrupted(args)``: the one line said on Ctrl-C (default :data:`NOTHING`: nothing was written).
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.options import FIGURE_FORMATS
+from pmask.common.output_checks import Output
 from pmask.common.registry import Registry
 
 #: What an interrupted command that keeps no work says.

@@ -10,8 +10,8 @@ from pathlib import Path
 from pmask.cli.args import add_output, layers_arg
 from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.labels import plural
+from pmask.common.output_checks import Output
 from pmask.perturb.store import EXPORT_FORMATS
 
 

@@ -13,9 +13,9 @@ from pmask.cli.args import add_input, add_model, add_output
 from pmask.cli.commands.command import COMMANDS, Command, suffixes
 from pmask.cli.commands.shared import decoding_interrupted, impact_source
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.labels import plural
 from pmask.common.options import HEATMAP_FORMATS
+from pmask.common.output_checks import Output
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import corpus_spec, kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
 
 

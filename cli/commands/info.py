@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

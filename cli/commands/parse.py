@@ -28,7 +28,8 @@ from pmask.cli.commands.shared import (
     request_of,
 )
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output, is_stdout
+from pmask.common.files import is_stdout
+from pmask.common.output_checks import Output
 from pmask.trees.registry import decoder_names
 from pmask.trees.tasks import TASKS
 

@@ -22,9 +22,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import make_output_folder
 from pmask.common.labels import plural, short_label, unit_labels, unit_noun
 from pmask.common.options import HEATMAP_FORMATS
+from pmask.common.output_checks import make_output_folder
 from pmask.common.progress import progress_bar
 from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write, check_output
+from pmask.common.files import atomic_write
 from pmask.common.labels import run_label
+from pmask.common.output_checks import check_output
 from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)

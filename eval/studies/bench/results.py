@@ -33,9 +33,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.files import atomic_write
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import DEFAULT_PROBE, has_heads
+from pmask.common.output_checks import make_output_folder
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics

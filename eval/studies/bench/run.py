@@ -25,9 +25,9 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
-from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
+from pmask.common.output_checks import Output, check_output, make_output_folder
 from pmask.common.progress import progress_bar
 from pmask.eval.studies.bench.authors_pipelines import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
