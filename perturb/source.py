@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence, cast
 import numpy as np
 
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
-from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
+from pmask.common.options import DISTANCE_PROBES, has_attention_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.scidtb import authors_documents
@@ -31,7 +31,7 @@ from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
-from pmask.perturb.probes.attention_heads import check_head, select_head
+from pmask.perturb.probes.attention_heads import check_attention_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.plan import check_unit
@@ -185,19 +185,19 @@ class ImpactSource:
         self._model: Any = loaded_model
 
     @classmethod
-    def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
+    def open(cls, selection: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
              corpus: str | Path | None = None, progress: bool = True, allow_incomplete: bool = False) -> ImpactSource:
-        """A source for ``source.path``: an impact store directory or a corpus.
+        """A source for ``selection.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
-        ``source``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
+        ``selection``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
         An unfinished store (interrupted, or being written by another process) is refused, as is a
         ``store`` cache read without a model, unless ``allow_incomplete``: then the source holds the
         sentences stored so far, a warning says so, and :attr:`coverage` records it
         (:func:`pmask.perturb.store.state.check_finished`).
 
         Args:
-            source: the store or corpus path, with the corpus format and filters.
+            selection: the store or corpus path, with the corpus format and filters (a corpus selection).
             model: how impacts are computed from a corpus.
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
@@ -207,13 +207,13 @@ class ImpactSource:
         Raises:
             UnfinishedStoreError: an unfinished store without ``allow_incomplete``.
         """
-        if is_store(source.path):
-            opened = ImpactStore.open(source.path)
+        if is_store(selection.path):
+            opened = ImpactStore.open(selection.path)
             state = check_finished(opened.path, opened.manifest, allow_incomplete=allow_incomplete)
-            picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
+            picked = store_sentences(selection, opened.manifest, held=_held(opened.manifest), corpus=corpus)
             check_unit(opened.path, opened.manifest, picked.sentences)   # words never read as EDUs, nor the reverse
             spec = (model or ModelSpec()).check_store(opened)
-            check_head(spec.head, opened.heads, f"{opened.path}: ")
+            check_attention_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
                        selection=picked.selection, positions=picked.positions,
                        coverage=None if state.complete else state.coverage())
@@ -224,7 +224,7 @@ class ImpactSource:
             if model is not None:     # impacts will be computed: no model named means the bundled default
                 spec = spec.named()
             spec.with_defaults()      # a setting the probe does not take is refused now, before any work
-        sentences, positions, coverage = source.read(), None, None
+        sentences, positions, coverage = selection.read(), None, None
         if is_documents(sentences) and model is not None and model.impact.metric is None:
             # the discourse task's metric outranks a model's recorded one (prob cannot pool an EDU's pieces)
             spec = replace(spec, impact=replace(spec.impact, metric=DOCUMENT_METRICS[0]))
@@ -238,8 +238,8 @@ class ImpactSource:
                 sentences, coverage = [sentences[k] for k in positions], state.coverage()
             elif len(held & set(range(len(sentences)))) < len(sentences):   # finished, for fewer sentences
                 spec = _extend_or_refuse(store, manifest, spec, asked=len(sentences))
-        return cls(sentences, source.path, model=spec, store_dir=None if store is None else Path(store),
-                   progress=progress, selection=source, positions=positions, coverage=coverage)
+        return cls(sentences, selection.path, model=spec, store_dir=None if store is None else Path(store),
+                   progress=progress, selection=selection, positions=positions, coverage=coverage)
 
     def inputs(self) -> list[Path]:
         """Every file or folder this source reads (outputs must never overwrite one)."""
@@ -287,7 +287,7 @@ class ImpactSource:
         """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the
         attention-based probes, ``"head"`` (a store's own settings when reading one)."""
         out: dict[str, Any] = self.model_spec.impact_defaults().as_dict()
-        if has_heads(out["probe"], out["metric"]):
+        if has_attention_heads(out["probe"], out["metric"]):
             out["head"] = self.model_spec.head if self.model_spec.head is not None else "mean"
         return out
 
@@ -299,7 +299,7 @@ class ImpactSource:
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
             self.model_spec = self.model_spec.check_store(self.store)
-            check_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
+            check_attention_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
             return
         request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
                                         layers=layers, resume=True, progress=self.progress,
