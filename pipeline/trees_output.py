@@ -1,9 +1,8 @@
 """Where a parse writes its trees: the output name decides the format, checked before any work.
 
-Dependency trees go to CoNLL-U; bracketed trees one per line; documents of EDUs (``unit == "edu"``)
-also to SciDTB JSON (a ``.dep``/``.json`` file for one document, or a folder of ``.dep`` files), the
-input's own format (:func:`pmask.corpora.scidtb.write_scidtb`). Also the checks of Wu et al.'s
-discourse pipeline (``--faithful`` on documents, :mod:`pmask.trees.faithful_discourse`).
+Dependency trees go to CoNLL-U; bracketed trees one per line; discourse trees of documents (a unit whose
+entry says ``discourse``: EDUs) also to SciDTB JSON (a ``.dep``/``.json`` file for one document, or a folder
+of ``.dep`` files), the input's own format (:func:`pmask.corpora.scidtb.write_scidtb`).
 """
 from __future__ import annotations
 
@@ -12,10 +11,9 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
+from pmask.common.units import unit_of
 from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
 from pmask.corpora.scidtb import write_scidtb
-from pmask.corpora.sentence import is_documents
-from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_info
 
@@ -47,7 +45,7 @@ def check_trees_file(output: str | Path, decoder: str, sentences: Sequence[Sente
         return
     conllu = _conllu(output)
     task = decoder_task(decoder)
-    if task == "dependency" and is_documents(sentences) and not conllu:
+    if task == "dependency" and unit_of(sentences).discourse and not conllu:
         if not is_scidtb_output(output):
             raise SettingError(f"{output}: discourse trees are written as CoNLL-U (.conllu, one EDU per line) or "
                                f"SciDTB (a .dep file for one document, or a folder)")
@@ -71,28 +69,7 @@ def write_trees(parsed: Sequence[Any], output: Path, task: str, deprel: str = "_
     sentences = [p.sentence for p in parsed]
     if task != "dependency":
         write_brackets([p.tree for p in parsed], output)
-    elif is_documents(sentences) and not is_stdout(output) and not _conllu(output) and is_scidtb_output(output):
+    elif unit_of(sentences).discourse and not is_stdout(output) and not _conllu(output) and is_scidtb_output(output):
         write_scidtb(sentences, [p.heads for p in parsed], output)
     else:
         write_conllu(sentences, [p.heads for p in parsed], output, deprel=deprel)
-
-
-def faithful_documents(faithful: bool, decoder: str, root: str, sentences: Sequence[Sentence]) -> bool:
-    """Whether this is Wu et al.'s discourse pipeline (``--faithful`` on documents), refusing in one line
-    what it cannot run: another decoder, a free root, a document whose gold root is its last EDU.
-
-    Raises:
-        SettingError: naming ``{faithful}``, ``{decoder}``, ``{root}`` or the document.
-    """
-    if not faithful or not is_documents(sentences):
-        return False
-    if decoder not in DISCOURSE_DECODERS:
-        raise SettingError(f"{{faithful}} on documents is Wu et al.'s discourse pipeline: {{decoder}} "
-                           f"{', '.join(DISCOURSE_DECODERS)}, not {decoder}")
-    if root != "gold":
-        raise SettingError("{faithful} on documents is Wu et al.'s discourse pipeline, which needs {root} gold")
-    last = next((s for s in sentences if s.root is not None and s.root == len(s)), None)
-    if last is not None:
-        raise SettingError(f"{last.where()}: {{faithful}} drops the last EDU (the authors' \"cut SEP\"), which is "
-                           f"this document's gold root")
-    return True

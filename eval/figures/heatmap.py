@@ -23,9 +23,10 @@ import numpy as np
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import make_output_folder
-from pmask.common.labels import plural, short_label, unit_labels, unit_noun
+from pmask.common.labels import plural, short_label
 from pmask.common.options import HEATMAP_FORMATS
 from pmask.common.progress import progress_bar
+from pmask.common.units import unit_entry
 from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
@@ -276,7 +277,8 @@ def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str
            "</head><body>"]
     if title:
         out.append(f"<h1>{esc(title)}</h1>")
-    noun, labels = unit_noun(unit), unit_labels(words, unit) if unit != "word" else words
+    entry = unit_entry(unit)
+    noun, labels = entry.noun, entry.labels(words) if entry.long else words
     out.append(f'<p class="note">Cell (i, j) = impact of masking {noun} j (column) on {noun} i (row). '
                "Hover a cell for its value.")
     if heads is not None:
@@ -319,7 +321,7 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                    cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None,
                    pred_heads: Sequence[int] | None = None, unit: str = "word") -> Path:
     """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j; ``unit`` "edu": a
-    document's EDUs, labelled by index and first words, :func:`pmask.common.labels.unit_labels`).
+    document's EDUs, labelled by index and first words: :meth:`pmask.common.units.UnitEntry.labels`).
 
     The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
     .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
@@ -342,8 +344,8 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
     lo, hi = _value_range(arr, vmin, vmax, where)
     if fmt == "html":
         return atomic_write(path, _html(arr, words, heads, title, _colormap(cmap, where), lo, hi, pred, unit))
-    return save_figure(_draw(arr, unit_labels(words, unit), heads, title, _colormap(cmap, where), lo, hi, pred,
-                             unit_noun(unit)), path, dpi=HEATMAP_DPI)
+    return save_figure(_draw(arr, unit_entry(unit).labels(words), heads, title, _colormap(cmap, where), lo, hi, pred,
+                             unit_entry(unit).noun), path, dpi=HEATMAP_DPI)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

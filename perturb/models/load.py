@@ -74,7 +74,7 @@ class LoadedModel:
         """The verified fast-path family and MLM head (probed once, at load time or on first use)."""
         if self.encoder_paths is None:
             paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
-            refusal = self.checkpoint.refusal(self.name) if self.checkpoint else None
+            refusal = self.checkpoint.refusal(self.name, None) if self.checkpoint else None
             if refusal:   # the head transformers made up is no head of this model
                 paths = replace(paths, head=None, no_prob=refusal)
             self.encoder_paths = paths

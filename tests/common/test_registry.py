@@ -3,7 +3,8 @@ and no library code branches on a name any registry holds (behaviour is asked of
 
 The guard reads the code (``ast``): a comparison (``==``, ``!=``, ``in``, ``not in``) or a ``match`` case
 between a string constant that names an entry of a registry (a probe, a metric, a decoder, a corpus format
-or one of its suffixes, a tokenisation mode, a score's column, a command) and any expression is a branch on that name,
+or one of its suffixes, a tokenisation mode, a score's column, a command, a unit) and any expression is a branch on
+that name,
 except in the module that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A
 name that is also an ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other
 side speaks of the registry's kind (``metric == "all"``, not ``layers == "all"``). The two tasks
@@ -27,10 +28,11 @@ from library_files import library_files
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The classes whose instances are registry entries: a call of one names its entry (its first argument).
-ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command"}
+ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command",
+               "UnitEntry"}
 
 #: Registered names that are also ordinary words of other settings, and why.
-AMBIGUOUS = {"all": "--layers all (every layer)"}
+AMBIGUOUS = {"all": "--layers all (every layer)", "word": "a word of a sentence (a unit only where code says unit)"}
 
 
 # ---------------------------------------------------------------------------- the registry itself
@@ -79,6 +81,7 @@ def registries() -> list[Kind]:
     from pmask.cli.commands import COMMANDS
     from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
     from pmask.common.tokenization import TOKENIZE_ENTRIES
+    from pmask.common.units import UNITS
     from pmask.corpora.formats import FORMATS
     from pmask.eval.scores.columns import SCORES
     from pmask.trees.registry import DECODERS
@@ -90,7 +93,8 @@ def registries() -> list[Kind]:
             Kind("corpus format", frozenset(formats), ("format", "fmt", "suffix")),
             Kind("tokenisation mode", frozenset(TOKENIZE_ENTRIES), ("tokeni",)),
             Kind("score column", frozenset(c.key for s in SCORES for c in s.columns), ("key", "score", "column")),
-            Kind("command", frozenset(c.name for c in COMMANDS), ("command",))]
+            Kind("command", frozenset(c.name for c in COMMANDS), ("command",)),
+            Kind("unit", frozenset(UNITS), ("unit",))]
 
 
 def _strings(node: ast.AST) -> list[str]:
@@ -184,11 +188,13 @@ if layers == "all" or text == "all" or colour == "red" or name == "words of a ki
     pass
 if metric == "all":
     pass
+if sent.unit == "edu" or getattr(s, "unit", "word") == "word" or text == "word":
+    pass
 '''
     wrong = _check_source(code, kinds)
     found = sorted({w.split(" vs ")[1].split()[0] for w in wrong})
     assert found == ["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'conllu'", "'distance-split'",
-                     "'l1'", "'l2'", "'ptb'", "'uas'"], wrong
+                     "'edu'", "'l1'", "'l2'", "'ptb'", "'uas'", "'word'"], wrong
     assert not any("layers" in w or "text ==" in w for w in wrong)
     own = "ProbeEntry('pair', 'x', ('dist',), runner=None, sequences=None)\nif probe == 'pair' or probe == 'single':\n"
     assert [w.split(" vs ")[1].split()[0] for w in _check_source(own + "    pass\n", kinds)] == ["'single'"]

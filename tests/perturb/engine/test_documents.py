@@ -63,7 +63,7 @@ def naive(lm, edus, include_cls, metric="dist"):
 def test_equals_naive_reference(doc_lm, include_cls, metric):
     stats = ImpactStats()
     got = list(impact_matrices(doc_lm, _docs(), layers="all", metric=metric, include_cls=include_cls,
-                               batch_tokens=64, stats=stats))
+                               batch_tokens=64, stats=stats, subword="avg", tokenize="words"))
     units = [len(e) + include_cls for e in EDUS]
     assert stats.forward_sequences == sum(u * (u + 1) // 2 for u in units)
     for F, edus, u in zip(got, EDUS, units):
@@ -74,8 +74,10 @@ def test_equals_naive_reference(doc_lm, include_cls, metric):
 
 
 def test_batch_size_invariance_and_edu_block(doc_lm):
-    small = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=True, batch_tokens=20))
-    large = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=False, batch_tokens=4096))
+    small = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=True, batch_tokens=20, metric="dist",
+                                 subword="avg", tokenize="words"))
+    large = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=False, batch_tokens=4096, metric="dist",
+                                 subword="avg", tokenize="words"))
     for a, b in zip(small, large):
         np.testing.assert_allclose(a[:, 1:, 1:], b, rtol=1e-6, atol=1e-9)
 
@@ -85,11 +87,11 @@ def test_long_documents_refused_before_model_work(doc_lm):
     stats = ImpactStats()
     with pytest.raises(PmaskError, match=r"^1 document exceeds the 40 positions of .*: long \(50 pieces\); pmask "
                                          r"never truncates"):
-        list(impact_matrices(doc_lm, iter(docs), stats=stats))
+        list(impact_matrices(doc_lm, iter(docs), stats=stats, metric="dist", subword="avg", tokenize="words"))
     assert stats.forward_sequences == 0
 
 
-@pytest.mark.parametrize("metric, subword", [("prob", None), ("dist", "first")])
+@pytest.mark.parametrize("metric, subword", [("prob", "avg"), ("dist", "first")])
 def test_settings_that_do_not_pool_are_refused(doc_lm, metric, subword):
     with pytest.raises(PmaskError, match="documents of EDUs"):
-        list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword))
+        list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword, tokenize="words"))
