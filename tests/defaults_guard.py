@@ -46,8 +46,8 @@ FRONT_ENDS = ("__init__.py", "cli/", "eval/", "pipeline/")
 #: ``(module, why)``: where the word of a default's name is not that entry (checked to stay few).
 NOT_THE_PROBE = {"eval/html/impacts.py": "the report's chart kind of a word-pair map (its script reads it)"}
 
-#: Registry entry types: their fields declare what an entry fixes (``Faithful.metric``), which the resolver reads.
-ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "Faithful", "Decoder", "TaskInfo", "UnitEntry", "ModelFamily",
+#: Registry entry types: their fields declare what an entry fixes (``AuthorsRecipe.metric``), which the resolver reads.
+ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "AuthorsRecipe", "Decoder", "TaskInfo", "UnitEntry", "ModelFamily",
                          "CorpusFormat", "TokenizeMode", "Command", "Column"})
 
 

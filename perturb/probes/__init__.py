@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.common.options import has_heads, probe_entry
+from pmask.common.options import has_attention_heads, probe_entry
 from pmask.perturb.engine.impact_settings import ImpactSettings
 
 # The probe modules, in documentation order: each registers its entries as it is imported, and the order
@@ -69,7 +69,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], impact: ImpactSettings,
 
     Returns:
         float32 ``[len(layers), n, n]`` arrays, or ``[len(layers), H, n, n]`` (every head) for the
-        attention-based ones (:func:`pmask.common.options.has_heads`); F[.., i, j] relates word j
+        attention-based ones (:func:`pmask.common.options.has_attention_heads`); F[.., i, j] relates word j
         to word i (``n + 1`` with ``include_cls``, index 0 = the first special token).
     """
     impact.check()
@@ -86,4 +86,4 @@ def sequences_per_sentence(probe: str, n_words: int) -> int:
     return probe_entry(probe).sequences(n_words)
 
 
-__all__ = ["PROBE_MODULES", "has_heads", "probe_matrices", "sequences_per_sentence"]
+__all__ = ["PROBE_MODULES", "has_attention_heads", "probe_matrices", "sequences_per_sentence"]

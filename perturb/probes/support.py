@@ -18,7 +18,7 @@ from pmask.common.errors import ModelError
 from pmask.common.options import (
     check_attention_layers,
     check_probe,
-    has_heads,
+    has_attention_heads,
     metric_entry,
     resolve_layers,
 )
@@ -27,7 +27,7 @@ from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
-from pmask.perturb.probes.attention_heads import check_head
+from pmask.perturb.probes.attention_heads import check_attention_head
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +93,8 @@ def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int 
     check_probe(probe, metric, subword, head)
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
-    if has_heads(probe, metric):
-        check_head(head, attention_heads(lm))
+    if has_attention_heads(probe, metric):
+        check_attention_head(head, attention_heads(lm))
         attention_path(lm)
     if metric_entry(metric).mlm_head:
         if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for

@@ -45,7 +45,7 @@ def test_every_probe_entry_is_consistent(name):
     entry = PROBE_ENTRIES[name]
     assert entry.name == name and entry.description.split(":", 1)[0].strip()
     assert entry.metrics and set(entry.metrics) <= set(METRIC_ENTRIES)
-    assert set(entry.head_metrics) <= set(entry.metrics)
+    assert set(entry.attention_head_metrics) <= set(entry.metrics)
     assert set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
     assert entry.yields in (WORD_PAIRS, SPAN_CHART)
     cost = entry.sequences(5)
@@ -141,7 +141,7 @@ def test_the_option_tables_are_views_of_the_entries_in_documentation_order():
     assert options.PROBE_METRICS["single"] == ("dist", "cos", "prob")
     assert options.PROBE_SUBWORDS["pair"] == tuple(options.SUBWORD_POLICIES)
     assert dict(options.METRIC_SUBWORDS) == {"cpmi": "sum"}
-    assert tuple(options.HEAD_METRICS) == (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
+    assert tuple(options.ATTENTION_HEAD_METRICS) == (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
     assert tuple(options.DISTANCE_PROBES) == ("distance",) and tuple(options.SPAN_PROBES) == ("distortion",)
 
 

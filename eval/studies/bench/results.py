@@ -35,7 +35,7 @@ from typing import Any
 
 from pmask.common.files import atomic_write, make_output_folder
 from pmask.common.labels import plural, probe_label, run_label
-from pmask.common.options import first_probe, has_heads
+from pmask.common.options import first_probe, has_attention_heads
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
@@ -118,9 +118,9 @@ def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     """``{"probe", "metric", "head"}`` of each benched probe and metric (head None where it does not apply)."""
     out = []
     for probe, metric in settings.runs:
-        head = settings.head_for(probe)
+        head = settings.attention_head_for(probe)
         out.append({"probe": probe, "metric": metric,
-                    "head": ("mean" if head is None else head) if has_heads(probe, metric) else None})
+                    "head": ("mean" if head is None else head) if has_attention_heads(probe, metric) else None})
     return out
 
 
