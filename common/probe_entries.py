@@ -65,12 +65,12 @@ class ProbeRunner(Protocol):
 
 @dataclass(frozen=True)
 class AuthorsRecipe:
-    """An authors' pipeline (``--faithful``): what it decodes with and which settings it fixes
-    where none is given.
+    """An authors' recipe (``--faithful``; "the authors' pipeline" in messages, not the ``pmask.pipeline`` wing):
+    what it decodes with and which settings it fixes where none is given.
 
     Attributes:
         authors: who it reproduces ("Hoover et al."), for messages.
-        decoders: the decoders of the pipeline; the first is its default where the pipeline picks one.
+        decoders: the decoders of the recipe; the first is its default where the recipe picks one.
         metric: the metric when none is given (whatever a bundled model records).
         renames: a metric given -> the authors' variant of it (Kim et al.'s ``cos`` is ``cossim``).
         tokenize, context: the tokenisation mode and the words of context when none is given.

@@ -30,6 +30,7 @@ from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
+from pmask.perturb.models.config import model_family
 from pmask.perturb.probes.attention_heads import check_attention_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
@@ -187,19 +188,19 @@ class ImpactSource:
         self._model: Any = loaded_model
 
     @classmethod
-    def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
+    def open(cls, selection: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
              corpus: str | Path | None = None, progress: bool = True, allow_incomplete: bool = False) -> ImpactSource:
-        """A source for ``source.path``: an impact store directory or a corpus.
+        """A source for ``selection.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
-        ``source``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
+        ``selection``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
         An unfinished store (interrupted, or being written by another process) is refused, as is a
         ``store`` cache read without a model, unless ``allow_incomplete``: then the source holds the
         sentences stored so far, a warning says so, and :attr:`coverage` records it
         (:func:`pmask.perturb.store.state.check_finished`).
 
         Args:
-            source: the store or corpus path, with the corpus format and filters.
+            selection: the store or corpus path, with the corpus format and filters (a corpus selection).
             model: how impacts are computed from a corpus.
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
@@ -209,10 +210,10 @@ class ImpactSource:
         Raises:
             UnfinishedStoreError: an unfinished store without ``allow_incomplete``.
         """
-        if is_store(source.path):
-            opened = ImpactStore.open(source.path)
+        if is_store(selection.path):
+            opened = ImpactStore.open(selection.path)
             state = check_finished(opened.path, opened.manifest, allow_incomplete=allow_incomplete)
-            picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
+            picked = store_sentences(selection, opened.manifest, held=_held(opened.manifest), corpus=corpus)
             check_unit(opened.path, opened.manifest, picked.sentences)   # words never read as EDUs, nor the reverse
             given = model or ModelSpec()
             given.check_store(opened)
@@ -223,7 +224,7 @@ class ImpactSource:
         given = model or ModelSpec()   # unset impact settings: the resolver's, or a cache store's own
         # the command that made an unfinished cache store with the default model, run again without one: continue it
         continues = model is not None and store is not None and given.name is None and _continued_by_default(store)
-        sentences, positions, coverage = source.read(), None, None
+        sentences, positions, coverage = selection.read(), None, None
         if store is not None and given.name is None and not continues and is_store(store):   # read without a model
             manifest = read_manifest(store)
             check_unit(store, manifest, sentences)
@@ -235,8 +236,8 @@ class ImpactSource:
             elif len(held & set(range(len(sentences)))) < len(sentences):   # finished, for fewer sentences
                 _extend_or_refuse(store, manifest, asked=len(sentences))
                 continues = True
-        out = cls(sentences, source.path, model=given, store_dir=None if store is None else Path(store),
-                  progress=progress, selection=source, positions=positions, coverage=coverage)
+        out = cls(sentences, selection.path, model=given, store_dir=None if store is None else Path(store),
+                  progress=progress, selection=selection, positions=positions, coverage=coverage)
         out.computes = out.computes or continues
         return out
 
@@ -281,6 +282,13 @@ class ImpactSource:
         if not self.computes and self.store_dir is not None:
             return StoreSettings.from_manifest(read_manifest(self.store_dir)).impact
         return None
+
+    def family(self, spec: ModelSpec) -> Any:
+        """The family of the model impacts are computed with (``pmask.common.model_families.ModelFamily``): the
+        loaded model's, else read from ``spec``'s config (no weights load); None for a model that says none."""
+        if self._model is not None:
+            return getattr(self._model, "family", None)
+        return model_family(str(spec.name))   # named: resolved
 
     def use(self, spec: ModelSpec) -> None:
         """Compute (or read) impacts with ``spec``, the resolved model and settings of the run

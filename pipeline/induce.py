@@ -28,8 +28,9 @@ import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
-from pmask.common.files import check_outputs, is_stdout
+from pmask.common.files import is_stdout
 from pmask.common.labels import plural
+from pmask.common.output_checks import check_outputs
 from pmask.common.units import unit_entry, unit_of
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -37,6 +38,7 @@ from pmask.corpora.provenance import Provenance, corpus_record, meta_path
 from pmask.pipeline.decoding import Decoding
 from pmask.pipeline.trees_output import check_trees_file, write_trees
 from pmask.trees.registry import DecodeInput, decode, decoder_needs_model, decoder_task, get_decoder
+from pmask.trees.tasks import task_entry
 from pmask.trees.undirected import symmetrize
 
 __all__ = [
@@ -142,10 +144,11 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
         SettingError: an all-zero matrix (every tree would tie).
     """
     decoder = str(decoding.decoder)
-    task = decoder_task(decoder)
-    spans = get_decoder(decoder).spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
+    dec = get_decoder(decoder)
+    task = task_entry(dec.task)
+    spans = dec.spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
     discourse = unit_of(sentences).discourse   # a document's tree under --faithful: Wu et al.'s discourse pipeline
-    gold = decoding.root == "gold" and task == "dependency"
+    gold = decoding.root == "gold" and "root" in dec.settings
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
     try:
@@ -169,10 +172,8 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                             keep=None if sent.upos is None else [u != "PUNCT" for u in sent.upos], discourse=discourse)
             out = decode(decoder, x)
             summary.parsed += 1
-            if task == "dependency":
-                yield Parsed(sent, heads=np.asarray(out), impact=impact)
-            else:
-                yield Parsed(sent, tree=out, impact=impact)
+            tree: dict[str, Any] = {task.field: np.asarray(out) if task.per_word else out}
+            yield Parsed(sent, impact=impact, **tree)
     finally:   # stop a streaming engine (and close its progress bar) before an error reaches the user
         close = getattr(impact_iter, "close", None)
         if close is not None:

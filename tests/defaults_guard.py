@@ -47,8 +47,8 @@ FRONT_ENDS = ("__init__.py", "cli/", "eval/", "pipeline/")
 NOT_THE_PROBE = {"eval/html/impacts.py": "the report's chart kind of a word-pair map (its script reads it)"}
 
 #: Registry entry types: their fields declare what an entry fixes (``AuthorsRecipe.metric``), which the resolver reads.
-ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "AuthorsRecipe", "Decoder", "TaskInfo", "UnitEntry", "ModelFamily",
-                         "CorpusFormat", "TokenizeMode", "Command", "Column"})
+ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "AuthorsRecipe", "Decoder", "TaskInfo", "UnitEntry",
+                         "ModelFamily", "CorpusFormat", "TokenizeMode", "Command", "Column"})
 
 
 def setting_values() -> dict[str, frozenset[object]]:

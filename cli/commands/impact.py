@@ -5,10 +5,10 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_dry_run, add_input, add_model, add_output, layers_arg, seconds_arg
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.commands.shared import announce, corpus_spec, kept, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
 
 
@@ -29,15 +29,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from dataclasses import replace
+
     from pmask.perturb.fill.estimate import computation
     from pmask.perturb.source import build_store
-    from pmask.pipeline.request import Inputs, check_request, resolve
+    from pmask.pipeline.request import Inputs, check_request, model_family_of, resolve, with_family
 
     corpus = corpus_spec(args, args.input)
     sentences = corpus.read()   # once: the checks, the cost line and the store read these
     # impacts computed: no store's settings, no --faithful; the corpus decides (documents: their metric)
-    request = resolve(request_of(args), Inputs.of(sentences))
+    given, inputs = request_of(args), Inputs.of(sentences)
+    request = resolve(given, inputs)
     check_request(request, sentences, decodes=False)
+    family = model_family_of(request.model)   # its defaults and refusals, before any weights load
+    request = with_family(request, resolve(given, replace(inputs, family=family)), sentences, decodes=False)
     work = computation(request.model, sentences, store=args.output, resume=args.resume)
     if (dry := announce(args, [work])) is not None:
         return dry
@@ -55,9 +60,9 @@ def interrupted(args: argparse.Namespace) -> str:
     return kept(args.output, stored_sentences(Path(args.output)), "rerun the same command with --resume to continue")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "impact", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
     help="compute impact matrices into a store",
     description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
                 "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
-    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")
+    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/"))

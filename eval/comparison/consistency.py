@@ -164,7 +164,8 @@ def source_origin(source: Any) -> Origin:
                       ("mean" if source.store.heads else None), held.corpus_sha256, held.corpus_path)
     name, random_init = split_random(spec.name) if spec.name else (None, False)
     impact = spec.impact   # resolved (pmask.pipeline.request.prepare)
-    head = (spec.head if spec.head is not None else "mean") if has_attention_heads(impact.probe, impact.metric) else None
+    chosen = spec.head if spec.head is not None else "mean"
+    head = chosen if has_attention_heads(impact.probe, impact.metric) else None
     return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,
                   impact=impact, head=head)
 

@@ -31,7 +31,6 @@ from pmask.eval.outputs.writers import (
     Kind,
     ReportError,
     TableFile,
-    Task,
     atomic_write,
     best_indices,
     csv_text,
@@ -47,6 +46,7 @@ from pmask.eval.outputs.writers import (
     save_figure,
 )
 from pmask.eval.scores.columns import all_percent_keys, asked_in, is_percent_key, label, percent_keys, score_key, tasks
+from pmask.trees.tasks import TASKS
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -107,7 +107,7 @@ class Comparison(TableFile, RichDisplay):
     """
 
     rows: list[ComparisonRow]
-    task: Task
+    task: str   # the name of its task (pmask.trees.tasks.TASKS), one that a score scores
     meta: dict[str, Any] = field(default_factory=dict)
     unit: str = "word"   # what the scored records are made of: their counts' headers (Words/EDUs, Sentences/Documents)
 
@@ -149,8 +149,8 @@ class Comparison(TableFile, RichDisplay):
         cols: list[tuple[str, str, bool, Any]] = [
             (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
-        unit = unit_entry(self.unit)   # the keys stay words and sentences: the headers say what was counted
-        if self.task == "dependency":
+        task, unit = TASKS.get(self.task), unit_entry(self.unit)   # the keys stay words and sentences: the headers
+        if task is not None and task.per_word:   # a score of words: its count of scored words (say what was counted)
             cols.append((_header(unit.noun), "words", False, lambda m: m.get("words", m.get("total"))))
         cols.append((_header(unit.record), "sentences", False, lambda m: m.get("sentences")))
         return [c for c in cols if c[2] or any(c[3](r.metrics) is not None for r in self.rows)]

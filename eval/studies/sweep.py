@@ -33,8 +33,18 @@ from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
+from pmask.pipeline.request import (
+    Decoding,
+    Inputs,
+    Request,
+    check_request,
+    model_family_of,
+    prepare,
+    probe_request,
+    with_family,
+)
 from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -61,10 +71,10 @@ class SweepResult(RichDisplay):
 
 def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
     """Refuse, before any model work, a corpus without the gold trees the sweep scores against."""
-    dependency = decoder_task(decoder) == "dependency"
-    lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
+    task = task_entry(decoder_task(decoder))
+    lacking = next((s for s in sentences if task.tree_of(s) is None), None)
     if lacking is not None:
-        raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
+        raise SettingError(f"{lacking.where()}: no gold {task.field} to score the "
                            f"{decoder} trees against; a sweep needs a gold corpus "
                            f"({either([f.name for f in FORMATS.values() if f.task])})")
 
@@ -72,7 +82,7 @@ def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str | None = None, faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
-                 symmetrize: str | None = None, absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
+                 symmetrize: str | None = None, absolute: bool = False, scores: Sequence[str] = ()) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -84,23 +94,25 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         punct: score punctuation words ("include") or not ("exclude").
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
-        hoover_uuas: add Hoover et al.'s UUAS to every layer and baseline (dependency decoders).
+        scores: optional scores added to every layer and baseline, by name (``hoover_uuas``: Hoover et al.'s
+            UUAS, dependency decoders; :func:`pmask.eval.scores.columns.optional_scores`).
 
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
     decoding = Decoding(decoder, layers, root, faithful, False, seed, bias, symmetrize, absolute)
     request = prepare(Request(source.model_spec, decoding), source)
-    return _sweep(request, source, punct=punct, baselines=baselines, label=label, hoover_uuas=hoover_uuas)
+    return _sweep(request, source, punct=punct, baselines=baselines, label=label, scores=scores)
 
 
 def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: bool,
-           label: str | Path | None, hoover_uuas: bool = False) -> SweepResult:
+           label: str | Path | None, scores: Sequence[str] = ()) -> SweepResult:
     """The sweep of a resolved and checked ``request`` over ``source`` (see :func:`sweep_layers`)."""
     sentences, decoding = source.sentences, request.decoding
     decoder, root = str(decoding.decoder), str(decoding.root)
     task = decoder_task(decoder)
-    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
+    rooted = "root" in task_entry(task).settings
+    scores = check_asked(scores, task, f"decoder {decoder}")
     _check_gold(sentences, decoder)
     per_layer = source.impacts_by_layers(cast(Any, decoding.layers), include_cls=decoding.faithful)
     rows: list[tuple[int, dict[str, Any]]] = []
@@ -119,9 +131,9 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
-                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
+                             "corpus": str(label or source.corpus), **({"root": root} if rooted else {}),
                              **_coverage(source)}, baselines=base_scores)
-    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
+    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if rooted else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
 
@@ -134,7 +146,7 @@ def _coverage(source: ImpactSource) -> dict[str, str]:
 def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
                  corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
                  allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
-                 hoover_uuas: bool = False) -> SweepResult:
+                 scores: Sequence[str] = ()) -> SweepResult:
     """Sweep the layers of one probe, or of several with one line (one column) per probe.
 
     Args:
@@ -148,7 +160,7 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
         progress: progress bars.
         label: the corpus name in the table (default: the corpus path).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
-        punct, baselines, hoover_uuas: see :func:`sweep_layers`.
+        punct, baselines, scores: see :func:`sweep_layers`.
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's
@@ -156,7 +168,7 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
     """
     return plan_sweep(request, probes, store=store, corpus=corpus, progress=progress, label=label,
                       allow_incomplete=allow_incomplete, punct=punct, baselines=baselines,
-                      hoover_uuas=hoover_uuas).run()
+                      scores=scores).run()
 
 
 @dataclass
@@ -166,7 +178,7 @@ class SweepPlan:
 
     requests: list[Request]
     sources: list[ImpactSource]
-    scoring: dict[str, Any]        # punct, baselines, label, hoover_uuas
+    scoring: dict[str, Any]        # punct, baselines, label, scores
     store: str | Path | None = None
 
     def computations(self) -> list[Computation]:
@@ -196,13 +208,13 @@ class SweepPlan:
 def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
                corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
                allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
-               hoover_uuas: bool = False) -> SweepPlan:
+               scores: Sequence[str] = ()) -> SweepPlan:
     """Read the gold corpus once, resolve and check each probe's request (every refusal before any model
     work): the :class:`SweepPlan` of :func:`sweep_probes` (whose arguments these are)."""
     if request.corpus is None:
         raise SettingError("a sweep needs a gold corpus (request.corpus)")
     source, label = request.corpus, label or request.corpus.path
-    scoring = {"punct": punct, "baselines": baselines, "label": label, "hoover_uuas": hoover_uuas}
+    scoring = {"punct": punct, "baselines": baselines, "label": label, "scores": scores}
     chosen_probes: list[str | None] = list(probes) if probes else [request.impact.probe]   # None: a store's own
     if len(chosen_probes) == 1:
         one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))
@@ -218,6 +230,10 @@ def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: 
     requests = [probe_request(request, str(p), inputs) for p in chosen_probes]
     for one in requests:   # every setting checked before the model loads
         check_request(one, sentences)
+    family = replace(inputs, family=model_family_of(request.model))   # read from its config: no weights load
+    requests = [with_family(one, probe_request(request, str(p), family), sentences)
+                for one, p in zip(requests, chosen_probes)]
+    for one in requests:
         _check_gold(sentences, str(one.decoding.decoder))
     if request.model.head is not None and all(one.model.head is None for one in requests):
         raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "

@@ -22,8 +22,8 @@ from pmask.common.options import (
     metric_entry,
     resolve_layers,
 )
-from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
@@ -65,12 +65,12 @@ def attention_path(lm: Any) -> str:
 
 def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Encoder:
     """The encoder path for a probe run: as the engine's, but for attention only a verified one."""
-    encoder = make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, fast_path)
+    encoder = lm.encoder(fast_path)
     if needs_attention and encoder.fast and attention_path(lm) != "fast":
         if fast_path:
             raise ModelError(f"model {lm.name!r}: the fast path's attention weights differ from the model's own; "
                              "use the generic path")
-        return make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, False)
+        return lm.encoder(False)
     if needs_attention:
         attention_path(lm)   # refuses a model without attention weights before any sentence
     return encoder
@@ -87,10 +87,14 @@ def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int 
         head: the head decoded (a head number must exist in the model).
 
     Raises:
-        ModelError: no attention weights (attention, jsd, hellinger) or no MLM head (prob).
+        ModelError: a probe or metric the model's family does not run, no attention weights (attention, jsd,
+            hellinger) or no MLM head (prob).
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
     check_probe(probe, metric, subword, head)
+    refusal = lm.family.refusal(probe, metric, None)   # what its model family cannot run
+    if refusal:
+        raise ModelError(f"model {lm.name!r}: {refusal}")
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
     if has_attention_heads(probe, metric):
@@ -99,4 +103,4 @@ def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int 
     if metric_entry(metric).mlm_head:
         if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for
             lm.check_metric(metric)
-        make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)
+        lm.encoder(None).check_prob(absolute)
