@@ -8,7 +8,8 @@ authors' reader leaves (``--faithful``), and which settings apply to it (a refus
 setting, before any model work: :meth:`UnitEntry.refusal`).
 
 ``word`` is registered here (the default: a record is a sentence of words); ``edu`` beside its job, in
-:mod:`pmask.perturb.engine.documents` (imported by ``pmask/__init__.py``, torch-free).
+:mod:`pmask.perturb.engine.documents` (imported by ``pmask/__init__.py``, torch-free). What the engine asks of a
+unit (its job, its lengths) is :mod:`pmask.perturb.engine.units`, the same concept one wing up.
 
 Example:
     >>> import pmask   # registers every unit

@@ -315,7 +315,7 @@ def prepare(request: Request, source: Any, *, decodes: bool = True) -> Request:
     done = resolve(request, inputs)
     check_request(done, source.sentences, decodes=decodes)
     if not decodes or get_decoder(str(done.decoding.decoder)).needs_model:
-        if source.computes:   # the model's family: its defaults and refusals, before any weights load
+        if inputs.held is None:   # computed: the model's family, its defaults and refusals, before any weights load
             again = resolve(request, replace(inputs, family=source.family(done.model)))
             done = with_family(done, again, source.sentences, decodes=decodes)
         source.use(done.model)   # the source's own settings: given, a store's, the pipeline's, defaults

@@ -47,7 +47,7 @@ FRONT_ENDS = ("__init__.py", "cli/", "eval/", "pipeline/")
 NOT_THE_PROBE = {"eval/html/impacts.py": "the report's chart kind of a word-pair map (its script reads it)"}
 
 #: Registry entry types: their fields declare what an entry fixes (``AuthorsRecipe.metric``), which the resolver reads.
-ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "AuthorsRecipe", "Decoder", "TaskInfo", "UnitEntry",
+ENTRY_TYPES = frozenset({"ProbeEntry", "MetricEntry", "AuthorsRecipe", "Decoder", "TaskEntry", "UnitEntry",
                          "ModelFamily", "CorpusFormat", "TokenizeMode", "Command", "Column"})
 
 

@@ -224,12 +224,14 @@ def unit_is_whole(entry: Any) -> None:
 
     _one_line(entry.description)
     assert entry.record and entry.noun and entry.least >= 1 and entry.why_least
-    assert set(entry.probes or ()) <= set(PROBE_ENTRIES) and set(entry.tokenize or ()) <= set(TOKENIZE_ENTRIES)
-    assert set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
+    assert entry.split("a b") and entry.labels(["a"]) and entry.records(2).startswith("2 ")
+    assert set(entry.probes or ()) <= set(PROBE_ENTRIES) and set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
+    assert set(entry.tokenize or ()) <= set(TOKENIZE_ENTRIES)
     assert (entry.job is None) == (entry.sequences is None), "a unit with a job of its own counts its sequences"
     assert entry.job is None or issubclass(entry.job, SentenceJob)
-    assert not entry.pooled or entry.pooling and any(m.pools for m in METRIC_ENTRIES.values())
-    assert entry.split("a b") and entry.labels(["a"]) and entry.records(2).startswith("2 ")
+    assert not entry.pooled or entry.pooling and any(m.pools for m in METRIC_ENTRIES.values()), "pooled: says how"
+    for probe in entry.probes or PROBE_ENTRIES:   # every probe it takes has a metric it takes
+        assert entry.metrics(probe), probe
 
 
 def unit_lives_beside_its_code(entry: Any) -> None:

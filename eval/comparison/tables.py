@@ -149,8 +149,9 @@ class Comparison(TableFile, RichDisplay):
         cols: list[tuple[str, str, bool, Any]] = [
             (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
-        task, unit = TASKS.get(self.task), unit_entry(self.unit)   # the keys stay words and sentences: the headers
-        if task is not None and task.per_word:   # a score of words: its count of scored words (say what was counted)
+        unit = unit_entry(self.unit)   # the keys stay words and sentences: the headers say what was counted
+        task = TASKS.get(self.task)
+        if task is not None and task.per_word:   # a score of words: its count of scored words
             cols.append((_header(unit.noun), "words", False, lambda m: m.get("words", m.get("total"))))
         cols.append((_header(unit.record), "sentences", False, lambda m: m.get("sentences")))
         return [c for c in cols if c[2] or any(c[3](r.metrics) is not None for r in self.rows)]

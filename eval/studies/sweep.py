@@ -214,7 +214,7 @@ def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: 
     if request.corpus is None:
         raise SettingError("a sweep needs a gold corpus (request.corpus)")
     source, label = request.corpus, label or request.corpus.path
-    scoring = {"punct": punct, "baselines": baselines, "label": label, "scores": scores}
+    scoring = {"punct": punct, "baselines": baselines, "label": label, "scores": tuple(scores)}
     chosen_probes: list[str | None] = list(probes) if probes else [request.impact.probe]   # None: a store's own
     if len(chosen_probes) == 1:
         one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))

@@ -246,7 +246,7 @@ def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[
         layers: hidden-state indices or "all" (0 = embeddings).
         metric: ``all``, ``sub``, ``dc`` or ``move`` (see the module docstring).
         subword: ``avg`` (a word's vector is the mean of its pieces' states).
-        tokenize: the tokenisation mode (:data:`pmask.perturb.alignment.ALIGNERS`).
+        tokenize: the tokenisation mode (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`).
         kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``done``, as for
             :func:`pmask.perturb.engine.runner.impact_matrices`.
 

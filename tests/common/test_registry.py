@@ -5,7 +5,7 @@ on a name any registry holds (behaviour is asked of the entry).
 
 The guard reads the code (``ast``): a comparison (``==``, ``!=``, ``in``, ``not in``) or a ``match`` case
 between a string constant that names an entry of a registry (every registry the library creates: a probe, a
-metric, a decoder, a task, a model family, a corpus format or one of its suffixes, a tokenisation mode, a
+metric, a decoder, a task, a model family, a unit, a corpus format or one of its suffixes, a tokenisation mode, a
 score or a score's column, a command, ...) and any expression is a branch on that name, except in the module
 that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A name that is also an
 ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other side speaks of the

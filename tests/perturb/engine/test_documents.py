@@ -99,7 +99,8 @@ def test_settings_that_do_not_pool_are_refused(doc_lm, metric, subword):
 
 def test_a_new_metric_reaches_documents_by_its_entry_alone(doc_lm):
     """The metric recipe for documents (issue 46 item 4): one entry with its computation (dist's, halved; every
-    other field as dist's, its pooling flag included), named in probe pair's metrics, and nowhere else."""
+    other field as dist's: it pools), named in probe pair's metrics, and nowhere else (documents took the list
+    DOCUMENT_METRICS before: "documents of EDUs take metric dist or cos")."""
     import dataclasses
 
     from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
