@@ -97,7 +97,7 @@ class ModelFamily:
 
     def refusal(self, probe: str | None, metric: str | None, unit: str | None) -> str | None:
         """Why a model of this family cannot run ``probe`` with ``metric`` on ``unit`` (one line, without the
-        model's name: the caller says which model), or None when it can. Values left None are not asked.
+        model's name: the caller says which model), or None when it can. A value of None is not asked.
 
         Example:
             >>> import pmask

@@ -30,6 +30,7 @@ from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
+from pmask.perturb.models.config import model_family
 from pmask.perturb.probes.attention_heads import check_attention_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
@@ -281,6 +282,13 @@ class ImpactSource:
         if not self.computes and self.store_dir is not None:
             return StoreSettings.from_manifest(read_manifest(self.store_dir)).impact
         return None
+
+    def family(self, spec: ModelSpec) -> Any:
+        """The family of the model impacts are computed with (``pmask.common.model_families.ModelFamily``): the
+        loaded model's, else read from ``spec``'s config (no weights load); None for a model that says none."""
+        if self._model is not None:
+            return getattr(self._model, "family", None)
+        return model_family(str(spec.name))   # named: resolved
 
     def use(self, spec: ModelSpec) -> None:
         """Compute (or read) impacts with ``spec``, the resolved model and settings of the run

@@ -236,17 +236,16 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
     """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
-    read without its weights."""
-    from transformers import AutoConfig
-
+    read without its weights, as :func:`pmask.perturb.models.load.load_model` reads them (its refusals, one line)."""
     from pmask.common.options import split_random
-    from pmask.perturb.models.bundled import bundled_model
+    from pmask.perturb.models.config import load_config, locate, quiet_transformers
     from pmask.perturb.models.tokenizer import load_tokenizer
 
-    name = split_random(name)[0]
-    bundled = bundled_model(name)
-    where = str(bundled.path) if bundled is not None else name
-    return load_tokenizer(where), AutoConfig.from_pretrained(where)
+    _, where, local_only = locate(split_random(name)[0])
+    with quiet_transformers():
+        config, family = load_config(where, None, local_only)
+        tokenizer = load_tokenizer(where, local_files_only=local_only, needs_mask_token=family.needs_mask_token)
+    return tokenizer, config
 
 
 def max_input(tokenizer: Any, config: Any) -> int | None:

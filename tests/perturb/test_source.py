@@ -14,6 +14,7 @@ from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.source import ImpactSource
+from pmask.pipeline.request import Request, prepare
 
 MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", limit=2)
 
@@ -42,7 +43,9 @@ def test_explicit_settings_must_match_the_cache_store(cos_text_store, impact, na
 
 
 def test_a_corpus_and_a_model_use_the_defaults(tiny_bert_dir):
+    """The source chooses nothing (issue 46 item 1): it computes with what the resolver chose for it."""
     source = ImpactSource.open(MINI, model=ModelSpec(str(tiny_bert_dir), device="cpu"), progress=False)
+    prepare(Request(source.model_spec), source, decodes=False)
     assert source.impact_settings() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair",
                                         "context": 0}
 
