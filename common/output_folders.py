@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Mapping
 
 from pmask.common.errors import OutputError
-from pmask.common.files import Output, check_output, write_output
+from pmask.common.files import write_output
+from pmask.common.output_checks import Output, check_output
 
 __all__ = ["check_output_folder", "write_output_folder"]
 

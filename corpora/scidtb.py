@@ -33,6 +33,7 @@ from typing import Any
 
 from pmask.common.errors import CorpusError, OutputError, json_problem
 from pmask.common.files import write_output
+from pmask.common.labels import plural
 from pmask.common.output_folders import write_output_folder
 from pmask.corpora._util import corpus_files, display_name, is_stdin, read_utf8, select
 from pmask.corpora.head_maps import find_cycle
@@ -280,3 +281,15 @@ def authors_documents(documents: Sequence[Sentence]) -> list[Sentence]:
     ``--faithful``, so that its matrices equal theirs. Documents without that record are kept as they are."""
     return [dataclasses.replace(d, words=list(d.meta["authors_words"])) if d.meta.get("authors_words") else d
             for d in documents]
+
+
+def say_clean_texts(store: Any, documents: Sequence[Sentence]) -> None:
+    """One line when a store's matrices, of the clean EDU texts, are decoded faithfully where Wu et al.'s texts
+    differ (:func:`authors_texts_differ`; ``--faithful`` on the corpus computes theirs, so its trees can differ)."""
+    differ = authors_texts_differ(documents)
+    if differ:
+        names = ", ".join(d.id for d, _ in differ[:3]) + (", …" if len(differ) > 3 else "")
+        logger.warning("%s: faithful decoding reads this store's impacts of the clean EDU texts, but Wu et al.'s "
+                       "reader keeps \"<S>\" inside %s of %s (%s): their trees can differ from a faithful run on "
+                       "the corpus without a store, which computes the texts as theirs", store,
+                       plural(sum(k for _, k in differ), "EDU"), plural(len(differ), "document"), names)

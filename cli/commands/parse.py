@@ -16,31 +16,35 @@ from pmask.cli.args import (
     add_store_cache,
     reads_impacts,
 )
-from pmask.cli.commands.command import NOTHING, Command
-from pmask.cli.commands.estimate import announce, corpus_works
+from pmask.cli.commands.command import COMMANDS, NOTHING, Command
 from pmask.cli.commands.shared import (
     STORE_HINT,
+    announce,
     check_cache_store,
     command_line,
+    computations_of,
     corpus_spec,
     decoding_interrupted,
-    probes_of,
     request_of,
 )
 from pmask.cli.outcome import Outcome
 from pmask.common.errors import PmaskError
-from pmask.common.files import Output, is_stdout
-from pmask.trees.registry import decoder_names
-from pmask.trees.tasks import task_info
+from pmask.common.files import is_stdout
+from pmask.common.labels import either
+from pmask.common.output_checks import Output
+from pmask.trees.registry import decoder_names, discourse_decoders
+from pmask.trees.tasks import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", type=Path, help="corpus file/directory, or an impact store directory")
     add_input(p)
     add_model(p)
-    add_decoder(p, None, "one of: {}; default: {} for CoNLL-U, text and documents of EDUs (SciDTB, .edus; with "
-                         "--faithful Wu et al.'s eisner, cle, right-chain or left-chain), {} for PTB".format(
-        ", ".join(decoder_names()), *(task_info(t).default_decoder for t in ("dependency", "constituency"))))
+    defaults = [t.default_decoder for t in TASKS.values()]   # dependency, constituency
+    faithful = either(discourse_decoders())
+    add_decoder(p, None, f"one of: {', '.join(decoder_names())}; default: {defaults[0]} for CoNLL-U, text and "
+                         f"documents of EDUs (SciDTB, .edus; with --faithful Wu et al.'s {faithful}), {defaults[-1]} "
+                         f"for PTB")
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)
     p.add_argument("--faithful", action="store_true",
@@ -61,25 +65,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import parse_corpus
+    from pmask.pipeline.induce import check_trees_file, parse_corpus
     from pmask.pipeline.request import prepare
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
-    work = corpus_works(args, args.source, probes_of(args), args.store, authors_texts=True) if needs_model else []
-    if (dry := announce(args, work)) is not None:
-        return dry
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
-    result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=command_line())
+    done = prepare(request, source)   # every default chosen and checked: one line if refused, before any cost
+    check_trees_file(args.output, str(done.decoding.decoder), source.sentences)   # the output, for that decoder
+    if (dry := announce(args, computations_of(args, source, done) if needs_model else [])) is not None:
+        return dry
+    result = parse_corpus(source, args.output, done.decoding, deprel=args.deprel, command=command_line())
     return Outcome(summary=result.describe())
 
 
-def _scidtb_folder(args: argparse.Namespace) -> bool:
+def _documents_folder(args: argparse.Namespace) -> bool:
     """Whether ``-o`` is an existing folder that documents of EDUs are written into (as SciDTB, replacing it whole):
     SOURCE holds documents by its format (``--format``, or its name) or, a store, by its recorded unit."""
+    from pmask.common.units import unit_entry
     from pmask.corpora.formats import FORMATS, detect_format
     from pmask.perturb.source import is_store
     from pmask.perturb.store import read_manifest
@@ -87,7 +92,8 @@ def _scidtb_folder(args: argparse.Namespace) -> bool:
     if is_stdout(args.output) or not Path(args.output).is_dir():
         return False
     if is_store(args.source):
-        return (read_manifest(args.source).get("corpus") or {}).get("unit") == "edu"
+        unit = (read_manifest(args.source).get("corpus") or {}).get("unit")
+        return unit is not None and unit_entry(unit).discourse
     try:
         fmt = args.format if args.format != "auto" or is_stdout(args.source) else detect_format(args.source)
     except PmaskError:   # the reader says it, in its words
@@ -99,30 +105,27 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     from pmask.corpora.provenance import meta_path
 
     side = [] if is_stdout(args.output) else [Output(meta_path(args.output))]
-    return [Output(args.output, folder=_scidtb_folder(args)), *side]   # a folder of .dep files: replaced whole
+    return [Output(args.output, folder=_documents_folder(args)), *side]   # a folder of .dep files: replaced whole
 
 
 def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
-    from pmask.pipeline.trees_output import is_scidtb_output
+    from pmask.pipeline.trees_output import check_trees_file, documents_output
 
     check_cache_store(args)
-    if _scidtb_folder(args):   # replaced whole: only a folder of SciDTB predictions (an earlier run's)
+    if _documents_folder(args):   # replaced whole: only a folder of documents' predictions (an earlier run's)
         from pmask.common.output_folders import check_output_folder
-        from pmask.corpora.scidtb import SUFFIX
+        from pmask.pipeline.trees_output import documents_folder_suffix
 
-        check_output_folder(args.output, SUFFIX)
-    if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
+        check_output_folder(args.output, documents_folder_suffix())
+    if args.decoder is not None and not documents_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
-    if reads_impacts(args):
-        refuse_layer_zero([args.layer], probe=probes_of(args)[0])
 
 
 def interrupted(args: argparse.Namespace) -> str:
     return decoding_interrupted(args, STORE_HINT) if reads_impacts(args) else NOTHING
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "parse", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
     help="induce trees (the main job)",
     description="Induce a dependency or constituency tree for every sentence. SOURCE is a corpus (impacts are "
@@ -134,4 +137,4 @@ COMMAND = Command(
            "-o pud.conllu\n"
            "  pmask parse PUD.conllu --model bert-base-uncased --root gold --faithful -o paper.conllu\n"
            "  pmask parse ptb/combined --max-words 10 --model bert-base-uncased --decoder mart -o wsj10.txt\n"
-           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu")
+           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu"))

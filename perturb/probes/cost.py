@@ -8,10 +8,12 @@ pieces: its metric entry's ``sequences``, :func:`pmask.perturb.probes.cpmi.cpmi_
 sentence's model input length
 (every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
 probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
-about 1.25x on PUD). A document of EDUs (``Sentence.unit == "edu"``) runs the pair probe over whole
-units: U(U+1)/2 sequences for U units (its EDUs, and the [CLS] unit 0 that a store and ``--faithful``
-mask like an EDU: :func:`pmask.perturb.engine.impact_settings.document_sequences`), each its whole input
-long. The time is that of the *idle* machine, and the line says so: the encoder's multiply-adds for those
+about 1.25x on PUD). A record whose unit runs a job of its own (``UnitEntry.job``: a document of EDUs)
+is counted by its unit's ``sequences``: U(U+1)/2 for U units (its EDUs, and the [CLS] unit 0 that a store and
+``--faithful`` mask like an EDU: :func:`pmask.perturb.engine.documents.document_sequences`), each its whole
+input long. A sentence longer than the model's positions is left out by the engine, so it costs nothing: the
+estimate names it; a record the unit never leaves out (a document) is refused here, before any model work.
+The time is that of the *idle* machine, and the line says so: the encoder's multiply-adds for those
 tokens (:func:`encoder_flop`) times :data:`OVERHEAD`, spread over the engine's threads, plus
 :data:`SEQUENCE_FLOP` per sequence (what a small model's run spends beside its products: pmask-tiny-en
 spends most of its time there), over the rate one thread reaches on products of the model's sizes
@@ -36,10 +38,11 @@ Example:
     True
     >>> Estimate(sentences=1, sequences=120, tokens=9000, record="document").describe()
     '1 document to compute: 120 sequences, 9,000 tokens'
+    >>> Estimate(sentences=1, sequences=7, tokens=35, too_long=("s2",)).describe()
+    '1 sentence to compute: 7 sequences, 35 tokens; 1 sentence too long for the model is left out: s2'
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import time
@@ -48,7 +51,8 @@ from typing import Any, Iterable, Sequence
 
 from pmask.common.labels import plural
 from pmask.common.options import metric_entry, probe_entry
-from pmask.perturb.engine.impact_settings import document_sequences
+from pmask.common.units import unit_entry, unit_of
+from pmask.perturb.engine.units import refuse_long
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +72,7 @@ class Estimate:
         rate: the measured float32 FLOP/s of one thread the time was computed from (None: unknown).
         record: what one of ``sentences`` is: ``"sentence"``, or ``"document"`` (of EDUs).
         load: ``(1-minute load average, cores)`` when the time was estimated (:func:`machine_load`; None: unknown).
+        too_long: the ids of the sentences longer than the model's positions, which the engine leaves out.
     """
 
     sentences: int
@@ -77,13 +82,15 @@ class Estimate:
     rate: float | None = None
     record: str = "sentence"
     load: tuple[float, int] | None = None
+    too_long: tuple[str, ...] = ()
 
     def __add__(self, other: Estimate) -> Estimate:
         secs = None if self.seconds is None or other.seconds is None else self.seconds + other.seconds
-        record = self.record if not other.sentences else other.record if not self.sentences else \
-            self.record if self.record == other.record else "record"
+        records = {e.record for e in (self, other) if e.sentences or e.too_long} or {other.record}
+        record = records.pop() if len(records) == 1 else "record"
         return Estimate(self.sentences + other.sentences, self.sequences + other.sequences,
-                        self.tokens + other.tokens, secs, self.rate or other.rate, record, self.load or other.load)
+                        self.tokens + other.tokens, secs, self.rate or other.rate, record, self.load or other.load,
+                        self.too_long + other.too_long)
 
     @property
     def busy(self) -> bool:
@@ -92,13 +99,19 @@ class Estimate:
 
     def describe(self) -> str:
         """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min on this
-        machine when idle``, and ``(busy now: load 9.1 on 2 cores, so longer)`` when :attr:`busy`."""
+        machine when idle``, ``(busy now: load 9.1 on 2 cores, so longer)`` when :attr:`busy`, and the sentences
+        too long for the model, which are left out."""
         tokens = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 1_000_000 else f"{self.tokens:,} tokens"
         line = f"{plural(self.sentences, self.record)} to compute: {self.sequences:,} sequences, {tokens}"
         if self.sentences and self.seconds is not None:
             line += f", about {duration(self.seconds)} on this machine when idle"
             if self.busy and self.load is not None:
                 line += f" (busy now: load {self.load[0]:.1f} on {plural(self.load[1], 'core')}, so longer)"
+        if self.too_long:
+            more = f" and {len(self.too_long) - 10} more" if len(self.too_long) > 10 else ""
+            verb = "is" if len(self.too_long) == 1 else "are"
+            line += (f"; {plural(len(self.too_long), self.record)} too long for the model {verb} left out: "
+                     f"{', '.join(self.too_long[:10])}{more}")
         return line
 
 
@@ -118,7 +131,7 @@ def duration(seconds: float) -> str:
     return f"{sec} s"
 
 
-def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length: int) -> tuple[int, int]:
+def sentence_cost(probe: str, metric: str, pieces: Sequence[int], length: int) -> tuple[int, int]:
     """Forward sequences and tokens ``probe`` runs for one sentence.
 
     Args:
@@ -130,13 +143,9 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
     Returns:
         ``(sequences, tokens)``; tokens = sequences x ``length``.
     """
-    own = metric_entry(metric).sequences if metric is not None else None
-    if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
-        sequences = own(list(pieces))
-    else:
-        formula: Any = probe_entry(probe).sequences   # distortion's takes its metric too
-        takes_metric = metric is not None and "metric" in inspect.signature(formula).parameters
-        sequences = formula(len(pieces), metric) if takes_metric else formula(len(pieces))
+    own = metric_entry(metric).sequences
+    # a metric with its own count (cpmi's chain rule counts pieces; distortion's each its rewrites), else the probe's
+    sequences = own(list(pieces)) if own is not None else probe_entry(probe).sequences(len(pieces))
     return sequences, sequences * length
 
 
@@ -207,39 +216,45 @@ def machine_load() -> tuple[float, int] | None:
     return float(load), int(cores)
 
 
-def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool) -> tuple[int, int]:
+def record_cost(sentence: Any, alignment: Any, probe: str, metric: str, include_cls: bool) -> tuple[int, int]:
     """Forward sequences and tokens of one record: a sentence by its probe's formula (:func:`sentence_cost`),
-    a document of EDUs (``unit == "edu"``) by the document job's, U(U+1)/2 for its U units (its EDUs, and
-    the [CLS] unit with ``include_cls``), every sequence its whole input long."""
+    a record whose unit runs a job of its own by its unit's (``UnitEntry.sequences``: a document of EDUs,
+    U(U+1)/2 for its U units, its EDUs and the [CLS] unit with ``include_cls``), every sequence its whole input
+    long."""
     length = len(alignment)
-    if getattr(sentence, "unit", "word") == "edu":
-        sequences = document_sequences(alignment.n_words + int(include_cls))
+    unit = unit_entry(getattr(sentence, "unit", "word"))
+    if unit.sequences is not None:
+        sequences = unit.sequences(alignment.n_words + int(include_cls))
         return sequences, sequences * length
     pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
     return sentence_cost(probe, metric, pieces, length)
 
 
-def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
-             context: int = 0, config: Any = None, max_length: int | None = None,
-             rate: float | None = None, include_cls: bool = True, kept: int = 0,
-             threads: int | None = None) -> Estimate:
+def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, *, tokenize: str, context: int,
+             config: Any = None, max_length: int | None = None, rate: float | None = None, include_cls: bool = True,
+             kept: int = 0, model: str = "the model", threads: int | None = None) -> Estimate:
     """The cost of computing ``sentences`` (all of them: pass only those still to compute) with ``probe``.
 
     Args:
         sentences: :class:`pmask.corpora.Sentence` objects or lists of words.
         probe, metric: the probe and its metric.
         tokenizer: the model's fast tokenizer (:func:`pmask.perturb.models.tokenizer.load_tokenizer`).
-        tokenize: the tokenisation mode (:data:`pmask.perturb.alignment.ALIGNERS`).
+        tokenize: the tokenisation mode (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`).
         context: words of neighbouring sentences (``--context``): counted in each input's length.
         config: the model config (hidden sizes, layers); None: no time.
-        max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.
+        max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing (named in
+            :attr:`Estimate.too_long`); a record its unit never leaves out is refused.
         rate: one thread's FLOP/s; None: :func:`matmul_rate` at the config's sizes (the load is read either way).
         include_cls: documents of EDUs run with the [CLS] unit (a store, ``--faithful``).
         kept: sequences of the first of ``sentences`` a resumed store kept (its part done: not run again).
+        model: the model's name, for the refusal of records too long for it.
         threads: the engine's threads (None: :func:`engine_threads`).
 
     Returns:
         An :class:`Estimate`.
+
+    Raises:
+        PmaskError: records longer than ``max_length`` that their unit never leaves out (documents), all named.
     """
     from pmask.perturb.alignment import align_sentence, get_aligner
     from pmask.perturb.alignment.neighbours import add_context
@@ -252,40 +267,44 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
     def aligner(tokenizer: Any, sentence: Any) -> Any:   # quietly: the run says each warning once, grouped
         return align_sentence(tokenizer, sentence, tokenize, warn=False)
 
+    unit = unit_of(chosen)
+    alignments = [aligner(tokenizer, sentence) for sentence in chosen]
+    ids = [str(getattr(sentence, "id", k + 1)) for k, sentence in enumerate(chosen)]
+    if max_length is not None and not unit.skips_long:   # never truncated nor left out: refused, all named
+        refuse_long([(i, len(a)) for i, a in zip(ids, alignments)], max_length, model, unit)
     n = sequences = tokens = 0
     flop = 0.0
-    for k, sentence in enumerate(chosen):
-        alignment = aligner(tokenizer, sentence)
+    too_long: list[str] = []
+    for k, (sentence, alignment) in enumerate(zip(chosen, alignments)):
         length = len(alignment)
-        if max_length is not None and length > max_length:
+        if max_length is not None and length > max_length:   # as the engine: longer than the positions, left out
+            too_long.append(ids[k])
             continue
         seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls)
         seqs -= min(kept, seqs) if k == 0 else 0
         n, sequences, tokens = n + 1, sequences + seqs, tokens + seqs * length
         if config is not None:
             flop += seqs * encoder_flop(length, config)
-    record = str(getattr(chosen[0], "noun", "sentence")) if chosen else "sentence"
     if config is None:
-        return Estimate(n, sequences, tokens, record=record)
+        return Estimate(n, sequences, tokens, record=unit.record, too_long=tuple(too_long))
     d = int(getattr(config, "hidden_size", 768))
     rate = rate or matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
     seconds = (flop * OVERHEAD / (threads or engine_threads()) + sequences * SEQUENCE_FLOP) / rate
-    return Estimate(n, sequences, tokens, seconds, rate, record, machine_load())
+    return Estimate(n, sequences, tokens, seconds, rate, unit.record, machine_load(), tuple(too_long))
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
     """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
-    read without its weights."""
-    from transformers import AutoConfig
-
+    read without its weights, as :func:`pmask.perturb.models.load.load_model` reads them (its refusals, one line)."""
     from pmask.common.options import split_random
-    from pmask.perturb.models.bundled import bundled_model
+    from pmask.perturb.models.config import load_config, locate, quiet_transformers
     from pmask.perturb.models.tokenizer import load_tokenizer
 
-    name = split_random(name)[0]
-    bundled = bundled_model(name)
-    where = str(bundled.path) if bundled is not None else name
-    return load_tokenizer(where), AutoConfig.from_pretrained(where)
+    _, where, local_only = locate(split_random(name)[0])
+    with quiet_transformers():
+        config, family = load_config(where, None, local_only)
+        tokenizer = load_tokenizer(where, local_files_only=local_only, needs_mask_token=family.needs_mask_token)
+    return tokenizer, config
 
 
 def max_input(tokenizer: Any, config: Any) -> int | None:

@@ -169,3 +169,25 @@ def test_the_line_says_its_time_is_the_idle_machines_and_names_a_high_load(tiny_
     assert code == 0, err
     line = next(x for x in err.splitlines(keepends=True) if "to compute:" in x)
     assert re.search(r", about (\d+ (h|min|s) ?)+ " + re.escape(said) + "$", line), line
+
+
+def test_a_sentence_as_long_as_the_model_is_counted_and_a_longer_one_left_out_and_named(tiny_bert_dir):
+    """The cost count's boundary (issue 47 item 15, a planted bug no test caught: ``>`` made ``>=``): a sentence
+    whose input is exactly ``max_length`` long runs and is counted, a longer one is left out (as the engine does)
+    and named (issue 47 item 4). The input lengths are counted here with the tokenizer."""
+    from transformers import AutoTokenizer
+
+    from pmask.corpora import Sentence
+    from pmask.perturb.probes.cost import estimate
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
+    fits = Sentence(id="fits", words=["the", "cat", "sat", "on", "the", "mat"])
+    longer = Sentence(id="longer", words=fits.words + ["."])
+    length = 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in fits.words)
+    assert 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in longer.words) > length
+    got = estimate([fits, longer], "pair", "dist", tok, tokenize="words", context=0, max_length=length)
+    n = len(fits.words)
+    assert (got.sentences, got.sequences, got.tokens) == (1, 1 + n + n * (n - 1) // 2, (1 + n + n * (n - 1) // 2)
+                                                          * length)
+    assert got.too_long == ("longer",) and got.describe().endswith(
+        "; 1 sentence too long for the model is left out: longer")
