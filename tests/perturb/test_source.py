@@ -96,16 +96,3 @@ def test_a_store_made_by_the_default_model_is_extended_by_it(tmp_path, capsys):
     assert [len(s) for s in trees] == [len(s) for s in _blocks(MINI.path)[:3]]
     assert all(cols[6].isdigit() for s in trees for cols in s)   # no HEAD "_"
     assert len(json.loads((store / "manifest.json").read_text(encoding="utf-8"))["sentences"]) == 3
-
-
-def test_a_sentence_the_store_lacks_is_an_error_not_too_long(cos_text_store):
-    """Only what the store skipped as too long reads as None; a position it does not hold is a StoreError."""
-    from pmask.common.errors import StoreError
-    from pmask.corpora import read_conllu
-    from pmask.perturb.source import impacts_from_store
-    from pmask.perturb.store import ImpactStore
-
-    store, sentences = ImpactStore.open(cos_text_store), read_conllu(MINI.path)[:3]
-    assert all(F is not None for F in impacts_from_store(store, sentences[:2]))
-    with pytest.raises(StoreError, match="holds no sentence 2"):
-        list(impacts_from_store(store, sentences))
