@@ -323,7 +323,7 @@ def test_cost_estimate_runs_the_command_given_on_the_corpus_and_model_given_quie
                                                         ("| loaded", "1", "125", "7.5 on 2"),
                                                         ("| loaded", "2", "125", "7.5 on 2")]
     assert all(float(r[4]) >= 0.3 and float(r[5]) == pytest.approx(float(r[4]) / 125, abs=0.006) for r in rows)
-    assert all(0 < float(r[6]) < float(r[4]) for r in rows)   # the stand-in sleeps: little CPU time
+    assert all(0 <= float(r[6]) < float(r[4]) for r in rows)   # the stand-in sleeps: little CPU time (0.0 once rounded)
     assert _spinning() == 0
 
 
