@@ -33,16 +33,8 @@ from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.request import (
-    Decoding,
-    Inputs,
-    Request,
-    check_request,
-    model_family_of,
-    prepare,
-    probe_request,
-    with_family,
-)
+from pmask.pipeline.prepare import prepare, with_family
+from pmask.pipeline.request import Decoding, Inputs, Request, check_request, model_family_of, probe_request
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_entry
 
