@@ -126,6 +126,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100, help="first N sentences")
     ap.add_argument("--max-words", type=int, default=0,
                     help="only sentences of at most this many words (the first N of them; 0: every sentence)")
+    ap.add_argument("--index", default="", help="these sentences (0-based positions in the file, comma-separated) "
+                                                 "instead of --n and --max-words")
     ap.add_argument("--pad", type=int, default=0, help="their --pad (context words)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1)
@@ -152,7 +154,8 @@ def main() -> None:
     seconds = 0.0
     started = time.perf_counter()
     chosen = [i for i, obs in enumerate(observations) if not args.max_words or len(obs.FORM) <= args.max_words]
-    for i in chosen[:args.n]:
+    chosen = [int(i) for i in args.index.split(",")] if args.index else chosen[:args.n]
+    for i in chosen:
         obs = observations[i]
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             before, after = their_main.get_padding(i, observations, args.pad)

@@ -18,7 +18,8 @@ that is to read the folders, since newer versions read older files but not the o
 
     python tools/tiny_cpmi_models.py OUTDIR --conllu en_pud-ud-test.conllu [--families gpt2,bart,xlnet,xlm]
 
-writes ``OUTDIR/<family>``; the default sentences are the first 300 of the CoNLL-U file.
+writes ``OUTDIR/<family>``, the tokenizers trained on every sentence of the CoNLL-U file (``--limit N``: the
+first N). ``xlm`` and ``xlnet`` need ``sacremoses`` and ``sentencepiece`` (+ ``protobuf``) where it runs.
 """
 from __future__ import annotations
 
@@ -77,12 +78,15 @@ def _xlnet_tokenizer(folder: Path, lines: list[str], vocab_size: int):
 
 
 def _xlm_tokenizer(folder: Path, lines: list[str], vocab_size: int):
+    from sacremoses import MosesTokenizer
     from tokenizers import CharBPETokenizer
     from transformers import XLMTokenizer
 
-    bpe = CharBPETokenizer(suffix="</w>", lowercase=True)
-    bpe.train_from_iterator([line.lower() for line in lines], vocab_size=vocab_size, min_frequency=1,
-                            special_tokens=XLM_SPECIALS, suffix="</w>", show_progress=False)
+    moses = MosesTokenizer(lang="en")     # trained on what XLMTokenizer feeds its BPE: Moses tokens, lower-cased
+    texts = [moses.tokenize(line, return_str=True, escape=False).lower() for line in lines]
+    bpe = CharBPETokenizer(suffix="</w>", lowercase=True, split_on_whitespace_only=True)
+    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, special_tokens=XLM_SPECIALS,
+                            suffix="</w>", show_progress=False)
     bpe.save_model(str(folder))
     merges = folder / "merges.txt"
     merges.write_text("".join(line + "\n" for line in merges.read_text(encoding="utf-8").splitlines()
@@ -92,8 +96,12 @@ def _xlm_tokenizer(folder: Path, lines: list[str], vocab_size: int):
     return tok
 
 
-def make(family: str, folder: Path, texts: list[list[str]], seed: int = 0, init_range: float = 0.2) -> Path:
-    """Write the tiny random ``family`` model and its tokenizer into ``folder`` (created); returns it."""
+def make(family: str, folder: Path, texts: list[list[str]], seed: int = 0, init_range: float = 0.2,
+         vocab_size: int = 1000) -> Path:
+    """Write the tiny random ``family`` model and its tokenizer (about ``vocab_size`` entries, trained on ``texts``)
+    into ``folder`` (created); returns it. With all of English PUD and 1000 entries, ``n't`` is tokenised
+    as the authors' ``n't`` surgery expects (GPT-2/BART ``Ġn 't``, XLM ``n</w> 't</w>``), so it is exercised;
+    XLNet's SentencePiece model gets at most 600 entries, with which ``n't`` is ``▁ n ' t``, its surgery's split."""
     import torch
     import transformers as tf
 
@@ -101,7 +109,7 @@ def make(family: str, folder: Path, texts: list[list[str]], seed: int = 0, init_
     lines = [" ".join(words) for words in texts]
     small = dict(n_embd=32, n_layer=2, n_head=2)
     if family in ("gpt2", "gpt2-small"):
-        _byte_bpe(folder, lines, 4000 if family == "gpt2-small" else 600, ["<|endoftext|>"])
+        _byte_bpe(folder, lines, 4000 if family == "gpt2-small" else vocab_size, ["<|endoftext|>"])
         tok = tf.GPT2Tokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
         eos = tok.convert_tokens_to_ids("<|endoftext|>")
         if family == "gpt2":
@@ -111,7 +119,7 @@ def make(family: str, folder: Path, texts: list[list[str]], seed: int = 0, init_
             config = tf.GPT2Config(bos_token_id=eos, eos_token_id=eos)
         model = tf.GPT2LMHeadModel
     elif family == "bart":
-        _byte_bpe(folder, lines, 600, BART_SPECIALS)
+        _byte_bpe(folder, lines, vocab_size, BART_SPECIALS)
         tok = tf.BartTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
         config = tf.BartConfig(vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=2,
                                encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
@@ -121,13 +129,13 @@ def make(family: str, folder: Path, texts: list[list[str]], seed: int = 0, init_
                                forced_eos_token_id=tok.eos_token_id)
         model = tf.BartForConditionalGeneration
     elif family == "xlnet":
-        tok = _xlnet_tokenizer(folder, lines, 600)
+        tok = _xlnet_tokenizer(folder, lines, min(vocab_size, 600))
         config = tf.XLNetConfig(vocab_size=len(tok), d_model=32, n_layer=2, n_head=2, d_inner=64,
                                 initializer_range=init_range, pad_token_id=tok.pad_token_id,
                                 bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
         model = tf.XLNetLMHeadModel
     elif family == "xlm":
-        tok = _xlm_tokenizer(folder, lines, 600)
+        tok = _xlm_tokenizer(folder, lines, vocab_size)
         config = tf.XLMConfig(vocab_size=len(tok), emb_dim=32, n_layers=2, n_heads=2, max_position_embeddings=512,
                               init_std=init_range, embed_init_std=init_range, n_langs=1, use_lang_emb=False,
                               pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
@@ -148,13 +156,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--conllu", type=Path, required=True, help="sentences to train the tokenizers on")
-    ap.add_argument("--limit", type=int, default=300, help="first N sentences (0: all)")
+    ap.add_argument("--limit", type=int, default=0, help="first N sentences (0: all)")
+    ap.add_argument("--vocab-size", type=int, default=1000)
     ap.add_argument("--families", default="gpt2,bart,xlnet,xlm", help=f"comma-separated, of {', '.join(FAMILIES)}")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     texts = read_words(args.conllu, args.limit or -1)
     for family in args.families.split(","):
-        print(make(family, args.outdir / family, texts, seed=args.seed))
+        print(make(family, args.outdir / family, texts, seed=args.seed, vocab_size=args.vocab_size))
 
 
 if __name__ == "__main__":
