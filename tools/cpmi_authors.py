@@ -5,7 +5,7 @@ Not part of pmask and never run in CI: it runs under the authors' own environmen
 
     python3 -m venv ANCHOR/venv
     ANCHOR/venv/bin/pip install torch transformers==4.27.3 "tokenizers<0.14" "huggingface-hub<0.20" "numpy<2" \
-        pandas tqdm sentencepiece "protobuf==3.20.3" sacremoses     # the last three: XLNet's and XLM's tokenizers
+        "safetensors<0.5" pandas tqdm sentencepiece "protobuf==3.20.3" sacremoses   # last 3: XLNet, XLM tokenizers
     git --git-dir=<mirror of mcqll/cpmi-dependencies> archive HEAD | tar -x -C ANCHOR/src
 
 (a CPU-only torch can be linked in from another environment instead of installed). A Llama (SmolLM2)
