@@ -13,9 +13,9 @@ listed in docs/cpmi.md, "every difference"):
   hidden), whichever tokenisation made the layout, so a clean tokenisation can be fed too;
 - :func:`authors_cpmi`: both, the matrix their code returns.
 
-Families: ``bert`` (also XLM-free masked LMs), ``xlm``, ``bart``, ``xlnet``, ``gpt2`` (also any causal
-LM read their GPT-2 way, e.g. a Llama: its tokenizer's bos/eos are the first and last tokens).
-Checked against their code by ``benchmarks/cpmi_equality.py --reference``.
+Families: ``bert`` (and any other masked LM read their BERT way), ``xlm``, ``bart``, ``xlnet``, ``gpt2``
+(and any causal LM read their GPT-2 way, e.g. a Llama: its tokenizer's bos/eos first and last). Checked
+against their code by ``benchmarks/cpmi_equality.py --reference`` (to float32 rounding, every family).
 """
 from __future__ import annotations
 
