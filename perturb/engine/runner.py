@@ -353,7 +353,7 @@ class BatchRunner:
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
         batch = pack(np.concatenate([p.job.sequences.tokens(p.start, p.stop) for p in parts]),
                      np.concatenate([np.diff(p.job.sequences.offsets[p.start:p.stop + 1]) for p in parts]),
-                     read_row, read_pos, device)
+                     read_row, read_pos, device, self._hidden(parts))
         with torch.inference_mode():
             if self.metric.mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),
@@ -376,6 +376,15 @@ class BatchRunner:
         for p in kept:
             p.job.done_sequences += p.rows
         self._count(parts, batch.n_reads)
+
+    def _hidden(self, parts: list[BatchPart]) -> np.ndarray | None:
+        """The batch's tokens hidden from attention (sequences that hide keys: ``Hiding``), None if none."""
+        if not any(hasattr(p.job.sequences, "hidden") for p in parts):
+            return None
+        if not self.encoder.hides_keys:
+            raise ModelError(f"model {self.lm.name!r}: its encoder cannot hide tokens from attention")
+        return np.concatenate([p.job.sequences.hidden(p.start, p.stop) if hasattr(p.job.sequences, "hidden")
+                               else np.zeros(p.tokens, dtype=bool) for p in parts])
 
     def _count(self, parts: list[BatchPart], n_reads: int) -> None:
         stats, work = self.stats, self.encoder.work
