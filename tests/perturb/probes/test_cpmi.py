@@ -10,8 +10,8 @@ from pmask.common.errors import CorpusError, SettingError
 from pmask.common.options import check_probe
 from pmask.corpora import Sentence
 from pmask.perturb.alignment import align_sentence, ptb_align
-from pmask.perturb.alignment.subword_lists import bert_pieces as ptb_pieces
 from pmask.perturb.alignment.neighbours import add_context, padding_indices
+from pmask.perturb.alignment.subword_lists import bert_pieces as ptb_pieces
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
