@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     lm = load_model(f"random:{tmp}", device="cpu", dtype=args.dtype)
     load_s = time.perf_counter() - started
-    from pmask.perturb.encoders import inspect_model
+    from pmask.perturb.encoders.select import inspect_model
 
     started = time.perf_counter()   # the load-time checks alone (probe sentence, fast path vs generic, head)
     inspect_model(lm.model, lm.tokenizer, lm.num_layers, lm.name)

@@ -31,14 +31,14 @@ def main() -> None:
     from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.testing import make_tiny_bert, make_tiny_roberta
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
     from naive_probes import Naive
     from test_probes import sentences_for
 
     tmp = tempfile.mkdtemp()
     models = {"bert": make_tiny_bert(f"{tmp}/b"), "roberta": make_tiny_roberta(f"{tmp}/r"),
-              "albert": str(make_tiny_family("albert", f"{tmp}/a", training_texts()))}
+              "albert": str(make_tiny_architecture("albert", f"{tmp}/a", training_texts()))}
     for name, path in models.items():
         lm = load_model(path, device="cpu", dtype="float64")
         sents = sentences_for(lm)

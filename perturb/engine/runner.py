@@ -41,7 +41,8 @@ from pmask.common.options import PROBE_METRICS, check_choice, default_subword, m
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
-from pmask.perturb.encoders import Encoder, make_encoder, pack
+from pmask.perturb.encoders.batch import pack
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.engine.documents import document_run
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
@@ -127,13 +128,14 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     if int(batch_tokens) < 1:
         raise ValueError(f"batch_tokens must be positive, got {batch_tokens}")
     stats = stats if stats is not None else ImpactStats()
-    encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
+    encoder = model.encoder(fast_path)
     stats.fast_path = encoder.fast
     entry = metric_entry(metric)
     if entry.mlm_head:
         encoder.check_prob(settings.layers)
-    if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
-        job_type = entry.job
+    own_job = model.family.job(metric, entry.job)   # the family's reading of the metric, else the metric's own
+    if own_job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
+        job_type = own_job
     entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
     sentences, job_type = document_run(model, sentences, metric, impact.subword or "avg", tokenize, job_type)
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,

@@ -75,16 +75,19 @@ def check_words_match_text(tokenizer: Any, name: str, words: list[str] = PROBE_T
                          f"({'|'.join(a[k:k + 3])} vs {'|'.join(b[k:k + 3])}); pmask cannot align its words")
 
 
-def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_only: bool = False) -> Any:
+def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_only: bool = False,
+                   needs_mask_token: bool = True) -> Any:
     """The fast tokenizer of ``name_or_dir``, configured and checked for pre-split words.
 
     Args:
         name_or_dir: a hub name or local directory.
         revision: a hub revision.
         local_files_only: never contact the hub.
+        needs_mask_token: refuse a tokenizer without a mask token (the model family hides words with it,
+            :attr:`pmask.common.model_families.ModelFamily.needs_mask_token`).
 
     Returns:
-        A fast tokenizer with a mask token whose pre-split words tokenise as running text does.
+        A fast tokenizer (with a mask token, if needed) whose pre-split words tokenise as running text does.
 
     Raises:
         ModelError: missing directory, no fast tokenizer, no mask token, or an unfixable mismatch.
@@ -101,7 +104,7 @@ def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_on
     if not getattr(tok, "is_fast", False):
         raise ModelError(f"model {name_or_dir!r} has no fast tokenizer ({type(tok).__name__}); "
                          "pmask needs word_ids() from a fast tokenizer")
-    if tok.mask_token_id is None:
+    if needs_mask_token and tok.mask_token_id is None:
         raise ModelError(f"tokenizer of model {name_or_dir!r} has no mask token; pmask needs a masked LM")
     configure_for_words(tok)
     check_words_match_text(tok, str(name_or_dir))

@@ -26,7 +26,8 @@ from pmask.common.options import check_probe, default_metric, has_heads, resolve
 from pmask.common.progress import progress_bar
 from pmask.common.tokenization import tokenize_mode
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner
-from pmask.perturb.encoders import Encoder, pack
+from pmask.perturb.encoders.batch import pack
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.pooling import WordPooling, word_pooling

@@ -24,8 +24,8 @@ from pmask.common.options import (
     metric_entry,
     resolve_layers,
 )
-from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
@@ -67,12 +67,12 @@ def attention_path(lm: Any) -> str:
 
 def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Encoder:
     """The encoder path for a probe run: as the engine's, but for attention only a verified one."""
-    encoder = make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, fast_path)
+    encoder = lm.encoder(fast_path)
     if needs_attention and encoder.fast and attention_path(lm) != "fast":
         if fast_path:
             raise ModelError(f"model {lm.name!r}: the fast path's attention weights differ from the model's own; "
                              "use the generic path")
-        return make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, False)
+        return lm.encoder(False)
     if needs_attention:
         attention_path(lm)   # refuses a model without attention weights before any sentence
     return encoder
@@ -89,12 +89,16 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
         head: the head decoded (a head number must exist in the model).
 
     Raises:
-        ModelError: no attention weights (attention, jsd, hellinger) or no MLM head (prob).
+        ModelError: a probe or metric the model's family does not run, no attention weights (attention, jsd,
+            hellinger) or no MLM head (prob).
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
     metric = metric or default_metric(probe)
     subword = subword or default_subword(metric)
     check_probe(probe, metric, subword, head)
+    refusal = lm.family.refusal(probe, metric)   # what its model family cannot run
+    if refusal:
+        raise ModelError(f"model {lm.name!r}: {refusal}")
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
     if has_heads(probe, metric):
@@ -103,4 +107,4 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
     if metric_entry(metric).mlm_head:
         if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for
             lm.check_metric(metric)
-        make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)
+        lm.encoder(None).check_prob(absolute)

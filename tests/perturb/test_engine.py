@@ -239,7 +239,7 @@ def test_progress_bar(bert, capsys, monkeypatch):
 
 
 def test_out_of_memory_halves_the_batch(bert, monkeypatch):
-    from pmask.perturb.encoders import BertFamilyEncoder
+    from pmask.perturb.encoders.bert import BertFamilyEncoder
 
     real = BertFamilyEncoder.states
 

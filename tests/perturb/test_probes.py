@@ -38,9 +38,9 @@ def roberta(tiny_roberta_dir):
 
 @pytest.fixture(scope="module")
 def albert(tmp_path_factory):
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
-    path = make_tiny_family("albert", tmp_path_factory.mktemp("albert"), training_texts())
+    path = make_tiny_architecture("albert", tmp_path_factory.mktemp("albert"), training_texts())
     return load_model(str(path), device="cpu", dtype="float64")
 
 
@@ -112,7 +112,7 @@ def test_the_one_pass_probes_use_the_fast_path_where_there_is_one(lm):
 @pytest.mark.parametrize("family", ["bert", "roberta"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fast_path_attention_equals_the_models_own_output_attentions(family, dtype, request):
-    from pmask.perturb.encoders import pack
+    from pmask.perturb.encoders.batch import pack
     from pmask.perturb.encoders.bert import BertFamilyEncoder
 
     lm = load_model(request.getfixturevalue(f"tiny_{family}_dir"), device="cpu", dtype=dtype)
@@ -258,7 +258,7 @@ def test_pmask_parse_takes_a_probe_and_a_head(bert):
 def test_every_fast_path_family_passes_the_attention_check(family, tmp_path):
     """The check at load compares the fast path's attention with the model's own output_attentions at every
     layer; these families (and bert, roberta above) pass it, so their attention runs on the fast path."""
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
-    lm = load_model(str(make_tiny_family(family, tmp_path / family, training_texts())), device="cpu")
+    lm = load_model(str(make_tiny_architecture(family, tmp_path / family, training_texts())), device="cpu")
     assert lm.paths().fast_family is not None and attention_path(lm) == "fast"

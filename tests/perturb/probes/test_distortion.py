@@ -139,7 +139,7 @@ def test_every_batch_size_gives_the_same_charts(lm64, budget):
 
 
 def test_out_of_memory_halves_a_distortion_batch(lm64, monkeypatch):
-    from pmask.perturb.encoders import BertFamilyEncoder
+    from pmask.perturb.encoders.bert import BertFamilyEncoder
     from pmask.perturb.engine.runner import ImpactStats
 
     real = BertFamilyEncoder.states
