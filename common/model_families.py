@@ -70,6 +70,14 @@ class ModelFamily:
             path when there is one, False = the generic path, True = the fast path or a one-line refusal.
         metric_jobs: metric name -> the sentence job that computes it for this family in place of the metric
             entry's own ``job`` (a family's CPMI reading); empty: the metric entry's job.
+        readings: a probe's sentence job -> this family's job in its place (a causal model hides a word by the
+            attention mask, not by a mask token: ``SingleMaskJob`` -> its causal reading); empty: the probe's.
+        prepare_tokenizer: ``(tokenizer, name) -> None``, run on the model's tokenizer at load, after pmask's
+            word alignment set-up (a causal LM's inputs start with a start token); None: nothing to do.
+        subword_lists: which of Hoover et al.'s classes' tokenisation ``words-ptb`` reproduces for its models
+            (a key of :data:`pmask.perturb.alignment.subword_lists.SUBWORD_LISTS`: BERT, GPT2, Bart, XLNet).
+        recorded: its name is written into ``describe()`` (``meta.json``, store manifests) as ``"family"``
+            (False for the masked family, whose records predate families and stay byte-identical).
     """
 
     name: str
@@ -90,6 +98,10 @@ class ModelFamily:
     decoders: Mapping[str, str] = field(default_factory=dict)
     symmetrize: str | None = None
     metric_jobs: Mapping[str, type[Any]] = field(default_factory=dict)
+    readings: Mapping[type[Any], type[Any]] = field(default_factory=dict)
+    prepare_tokenizer: Callable[[Any, str], None] | None = None
+    subword_lists: str = "BERT"
+    recorded: bool = True
 
     def supports(self, probe: str | None = None, metric: str | None = None, unit: str | None = None) -> bool:
         """Whether it takes ``probe``, ``metric`` and ``unit`` (None: not asked)."""
@@ -119,6 +131,10 @@ class ModelFamily:
         """The sentence job that computes ``metric`` for this family: its own (:attr:`metric_jobs`), else
         ``default`` (the metric entry's)."""
         return self.metric_jobs.get(metric, default)
+
+    def reading(self, job: type[Any]) -> type[Any]:
+        """This family's sentence job in place of a probe's ``job`` (:attr:`readings`; else ``job`` itself)."""
+        return self.readings.get(job, job)
 
 
 #: The model families, in documentation order (the order their modules register them in:

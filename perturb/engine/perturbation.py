@@ -202,3 +202,17 @@ class ReadOut:
 def last_fitting(offsets: np.ndarray, start: int, room: int) -> int:
     """The largest ``stop`` ≥ ``start`` whose sequences ``start`` … ``stop - 1`` hold at most ``room`` tokens."""
     return int(np.searchsorted(offsets, offsets[start] + room, side="right")) - 1
+
+
+def hidden_tokens(parts: Sequence[BatchPart], hides_keys: bool, name: str) -> np.ndarray | None:
+    """A batch's tokens hidden from attention, end to end (:class:`Hiding` sequences; None when none hides any);
+    a one-line ``ModelError`` when they would go to an encoder that cannot hide them (``hides_keys`` False)."""
+    hiding = [hasattr(p.job.sequences, "hidden") for p in parts]
+    if not any(hiding):
+        return None
+    if not hides_keys:
+        from pmask.common.errors import ModelError
+
+        raise ModelError(f"model {name!r}: its encoder cannot hide tokens from attention")
+    return np.concatenate([p.job.sequences.hidden(p.start, p.stop) if hides else np.zeros(p.tokens, dtype=bool)
+                           for p, hides in zip(parts, hiding)])

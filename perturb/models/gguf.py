@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import ModelError
+from pmask.common.model_families import detect_family, unrecognised
 from pmask.perturb.models.tokenizer import one_line
 
-__all__ = ["GGUF_SUFFIX", "GgufFile", "cache_root", "dequantised_folder", "is_gguf", "read_gguf",
-           "readable_architectures"]
+__all__ = ["GGUF_SUFFIX", "GgufFile", "cache_root", "dequantised_folder", "gguf_config", "is_gguf", "model_folder",
+           "read_gguf", "readable_architectures"]
 
 logger = logging.getLogger(__name__)
 
@@ -161,8 +162,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+_READ: dict[tuple[str, int, int], GgufFile] = {}   # (path, size, mtime): a file read once per process
+
+
 def read_gguf(path: str | os.PathLike) -> GgufFile:
-    """Read and check a GGUF file's header, before any model work.
+    """Read and check a GGUF file's header, before any model work (once per process for an unchanged file).
 
     Args:
         path: the ``.gguf`` file.
@@ -187,7 +191,15 @@ def read_gguf(path: str | os.PathLike) -> GgufFile:
     if missing:
         raise ModelError(f"{path}: reading GGUF files needs the package(s) {' and '.join(missing)}: "
                          "pip install 'pmask[gguf]'")
-    size = file.stat().st_size
+    stat = file.stat()
+    key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _READ:
+        _READ[key] = _read(file, str(path), stat.st_size)
+    return _READ[key]
+
+
+def _read(file: Path, path: str, size: int) -> GgufFile:
+    """:func:`read_gguf`'s work on a file that exists and starts with the magic bytes."""
     try:
         metadata, tensors, data_start = _header(file)
     except Exception as err:  # noqa: BLE001 - any header that cannot be read is a damaged or truncated file
@@ -209,6 +221,38 @@ def read_gguf(path: str | os.PathLike) -> GgufFile:
                     name=str(name) if name is not None else None,
                     file_type=_file_type_name(metadata.get("general.file_type")),
                     tensor_types=dict(sorted(Counter(_type_name(t) for t, _, _ in tensors).items())))
+
+
+def gguf_config(gguf: GgufFile) -> Any:
+    """The transformers config of a GGUF file's model: its de-quantised folder's when cached, else read from the
+    file's metadata by transformers (no weights)."""
+    import transformers
+
+    folder = cache_folder(gguf)
+    try:
+        if (folder / FACTS).is_file():
+            return transformers.AutoConfig.from_pretrained(str(folder))
+        return transformers.AutoConfig.from_pretrained(str(gguf.path.parent), gguf_file=gguf.path.name)
+    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
+        raise ModelError(f"{gguf.path}: transformers cannot read this GGUF file's config: {one_line(err)}") from None
+
+
+def model_folder(path: str | os.PathLike) -> tuple[Path, GgufFile]:
+    """The de-quantised model folder of the GGUF file at ``path`` (made once, then cached) and the file's facts.
+
+    Raises:
+        ModelError: as :func:`read_gguf`; a model of no family pmask runs (before de-quantising);
+            transformers cannot load the file.
+    """
+    gguf = read_gguf(path)
+    folder = cache_folder(gguf)
+    if not (folder / FACTS).is_file():
+        config = gguf_config(gguf)
+        family = detect_family(config)
+        if family is None:
+            raise ModelError(unrecognised(str(path), config))
+        dequantised_folder(gguf, family.loader)
+    return folder, gguf
 
 
 def cache_root() -> Path:

@@ -15,7 +15,7 @@ BART, XLM). Its tokenizer is trained with the ``tokenizers`` library on the sent
   and ``<special1>`` as the mask token.
 
 Used by the architecture tests (``tests/perturb/encoders/``) and the GGUF writer of
-:mod:`pmask.perturb.testing.gguf`.
+:mod:`pmask.perturb.testing.gguf_writer`.
 """
 from __future__ import annotations
 

@@ -71,6 +71,13 @@ def test_every_family_entry_is_whole(name):
     assert all(DECODERS[d].task == task and DECODERS[d].needs_model for task, d in family.decoders.items())
     assert family.recognises(SimpleNamespace(model_type="made-up")) is False   # reads a config, needs nothing else
     assert callable(family.inspect) and callable(family.encoder)
+    from pmask.perturb.alignment.subword_lists import SUBWORD_LISTS
+    from pmask.perturb.engine.jobs import SentenceJob
+
+    assert family.subword_lists in SUBWORD_LISTS and (family.prepare_tokenizer is None
+                                                      or callable(family.prepare_tokenizer))
+    jobs = [*family.readings, *family.readings.values(), *family.metric_jobs.values()]
+    assert all(issubclass(job, SentenceJob) for job in jobs), "a reading is a sentence job the engine runs"
     modules = [m for m in FAMILY_MODULES if getattr(m, "FAMILY", None) is family]
     assert len(modules) == 1, "registered beside its code, in a module of perturb/encoders listed in FAMILY_MODULES"
 

@@ -1,7 +1,7 @@
 """GGUF files: the header read and checked, the one-line refusals, de-quantisation by transformers, the cache.
 
 A tiny random Llama (``make_tiny_llm("llama-bbpe")``) is written as a GGUF file here
-(``pmask.perturb.testing.gguf.write_gguf``, the ``gguf`` package's writer) in float32 and in Q8_0; the
+(``pmask.perturb.testing.gguf_writer.write_gguf``, the ``gguf`` package's writer) in float32 and in Q8_0; the
 expectation of every numeric test is the original transformers model in its folder, never pmask's
 loading.
 """
@@ -35,7 +35,7 @@ def llama_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def files(llama_dir, tmp_path_factory):
-    from pmask.perturb.testing.gguf import write_gguf
+    from pmask.perturb.testing.gguf_writer import write_gguf
 
     out = tmp_path_factory.mktemp("gguf")
     return {q: write_gguf(llama_dir, out / f"tiny-{q}.gguf", q) for q in ("F32", "Q8_0")}
