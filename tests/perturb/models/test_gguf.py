@@ -198,3 +198,52 @@ def test_unwritable_cache_is_one_line(files, tmp_path, monkeypatch):
     with pytest.raises(ModelError, match="cannot write the GGUF cache folder .*PMASK_CACHE"):
         dequantised_folder(read_gguf(files["F32"]))
     assert not any(p.name.startswith(".partial") for p in tmp_path.rglob("*"))
+
+
+# ---------------------------------------------------------------------------- through load_model and the CLI
+
+PUD = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+
+
+def test_load_model_reads_a_gguf_file_as_a_causal_model(llama_dir, files, cache, monkeypatch):
+    from pmask.perturb.models.load import load_model
+
+    lm = load_model(str(files["Q8_0"]), device="cpu")
+    assert lm.family.name == "causal" and lm.name == str(files["Q8_0"])
+    described = lm.describe()
+    assert described["family"] == "causal" and described["gguf"]["quantisation"] == "Q8_0"
+    assert described["gguf"]["sha256"] == read_gguf(files["Q8_0"]).sha256
+    assert described["gguf"]["tensor_types"] == {"F32": N_NORMS, "Q8_0": N_MATRICES}
+    json.dumps(described)
+    ids = lm.tokenizer(["The", "committee"], is_split_into_words=True, return_tensors="pt")["input_ids"]
+    f32 = load_model(str(files["F32"]), device="cpu")
+    with torch.no_grad():
+        assert torch.equal(f32.model(ids).logits, logits(llama_dir, ids))   # the original model's numbers
+    monkeypatch.setattr(gguf_module, "_convert", lambda *a, **k: pytest.fail("de-quantised again"))
+    again = load_model(str(files["Q8_0"]), device="cpu")                # the cache: no second conversion
+    with torch.no_grad():
+        assert torch.equal(lm.model(ids).logits, again.model(ids).logits)
+
+
+@pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
+def test_parse_with_a_gguf_model_and_its_bad_input(files, cache, tmp_path, capsys):
+    from pmask.cli import main
+
+    out = tmp_path / "cpmi.conllu"
+    assert main(["parse", str(PUD), "--limit", "2", "--model", str(files["F32"]), "--metric", "cpmi", "--decoder",
+                 "mst", "--symmetrize", "sum", "-q", "-o", str(out)]) == 0
+    meta = json.loads(Path(str(out) + ".meta.json").read_text())
+    assert "gguf" in json.dumps(meta) and '"family": "causal"' in json.dumps(meta)
+    capsys.readouterr()
+    kept = out.read_bytes()
+    truncated = tmp_path / "cut.gguf"
+    truncated.write_bytes(files["F32"].read_bytes()[:1000])
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_text("hello\n")
+    for bad, why in ((truncated, "truncated"), (not_gguf, "not a GGUF file"),
+                     (tmp_path / "none.gguf", "does not exist")):
+        code = main(["parse", str(PUD), "--limit", "2", "--model", str(bad), "--metric", "cpmi", "--decoder", "mst",
+                     "-q", "-o", str(out)])
+        err = capsys.readouterr().err
+        assert code == 1 and why in err and len(err.strip().splitlines()) == 1, err
+        assert out.read_bytes() == kept                                  # nothing written over
