@@ -78,6 +78,9 @@ class ModelFamily:
             (a key of :data:`pmask.perturb.alignment.subword_lists.SUBWORD_LISTS`: BERT, GPT2, Bart, XLNet).
         recorded: its name is written into ``describe()`` (``meta.json``, store manifests) as ``"family"``
             (False for the masked family, whose records predate families and stay byte-identical).
+        costs: metric or probe name -> the forward sequences its reading runs for a sentence, from the number of
+            pieces of each word (a metric's wins over its probe's; empty: the metric's or probe's own formula,
+            :mod:`pmask.perturb.probes.cost`), so that ``--dry-run`` counts exactly what the family runs.
     """
 
     name: str
@@ -102,6 +105,7 @@ class ModelFamily:
     prepare_tokenizer: Callable[[Any, str], None] | None = None
     subword_lists: str = "BERT"
     recorded: bool = True
+    costs: Mapping[str, Callable[[list[int]], int]] = field(default_factory=dict)
 
     def supports(self, probe: str | None = None, metric: str | None = None, unit: str | None = None) -> bool:
         """Whether it takes ``probe``, ``metric`` and ``unit`` (None: not asked)."""
@@ -131,6 +135,11 @@ class ModelFamily:
         """The sentence job that computes ``metric`` for this family: its own (:attr:`metric_jobs`), else
         ``default`` (the metric entry's)."""
         return self.metric_jobs.get(metric, default)
+
+    def sequences(self, probe: str, metric: str | None) -> Callable[[list[int]], int] | None:
+        """This family's count of forward sequences per sentence for ``probe`` with ``metric`` (:attr:`costs`),
+        None when it runs the probe's or metric's own."""
+        return self.costs.get(metric or "") or self.costs.get(probe)
 
     def reading(self, job: type[Any]) -> type[Any]:
         """This family's sentence job in place of a probe's ``job`` (:attr:`readings`; else ``job`` itself)."""

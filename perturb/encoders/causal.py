@@ -17,7 +17,7 @@ the last layer only.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from pmask.common.errors import ModelError
 from pmask.common.model_families import MODEL_FAMILIES, ModelFamily
@@ -90,6 +90,7 @@ def encoder(lm: Any, fast: bool | None) -> Any:
 #: that hold them (beside their code: ``cpmi_causal.py``, ``causal_readings.py``).
 METRIC_JOBS: dict[str, type] = {}
 READINGS: dict[type, type] = {}
+COSTS: dict[str, Callable[[list[int]], int]] = {}
 
 FAMILY = MODEL_FAMILIES.register(ModelFamily(
     "causal", "decoder-only LLMs (GPT-2, Llama, Qwen2, Mistral, Phi-3, GPT-NeoX, Gemma, SmolLM2): a word hidden from "
@@ -100,5 +101,5 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
           "a probe reads the hidden word itself)",
     inspect=inspect, encoder=encoder, sees_right=False, needs_mask_token=False,
     probes=("pair", "single", "distance"), metrics=("cpmi", "dist", "cos", "l2", "l1", "cossim"), units=("word",),
-    decoders={"dependency": "mst"}, symmetrize="sum", metric_jobs=METRIC_JOBS, readings=READINGS,
+    decoders={"dependency": "mst"}, symmetrize="sum", metric_jobs=METRIC_JOBS, readings=READINGS, costs=COSTS,
     prepare_tokenizer=prepare_tokenizer, subword_lists="GPT2"))

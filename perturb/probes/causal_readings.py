@@ -12,24 +12,19 @@ score it by UUAS):
   word's own state untouched: its token reaches it through the residual stream); the input with words
   j < i hidden is read at i only (F[j, i] = 0), so a sentence runs n + n(n−1)/2 inputs as for a masked LM.
 
-Each job is the masked one's bookkeeping (:class:`pmask.perturb.engine.jobs.SentenceJob`) with its own
-sequences and reads; the causal family runs it in place of the probe's own (``ModelFamily.readings``).
+In the ``include_cls`` layout (stores) row and column 0, the start token's, are 0: a causal model's first
+token sees no word. Each job is the masked one's bookkeeping (:class:`pmask.perturb.engine.jobs.SentenceJob`)
+with its own sequences and reads; the causal family runs it in place of the probe's own (``ModelFamily.readings``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from pmask.common.errors import ModelError
-from pmask.perturb.encoders.causal import READINGS
+from pmask.perturb.encoders.causal import COSTS, READINGS
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 from pmask.perturb.engine.perturbation import Hiding, Masking
+from pmask.perturb.probes.cpmi_causal import causal_sequences
 from pmask.perturb.probes.single import SingleMaskJob
-
-
-def _no_special_row(job: SentenceJob) -> None:
-    if job.include_cls:
-        raise ModelError("a causal model's first token sees no word: it has no special-token row (include_cls, "
-                         "Wu et al.'s [CLS] layout); leave --faithful out or decode with mst")
 
 
 class CausalSingleJob(SingleMaskJob):
@@ -37,7 +32,6 @@ class CausalSingleJob(SingleMaskJob):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        _no_special_row(self)
         units = np.stack([self.masked_first, self.masked_second], axis=1)
         self.sequences = Hiding(self.input_ids, self.covers, units, keys=True)
 
@@ -60,9 +54,16 @@ class CausalPairJob(SentenceJob):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        _no_special_row(self)
         units = np.stack([self.masked_first, self.masked_second], axis=1)
         self.sequences = Masking(self.input_ids, self.covers, units, mask_id=int(self.input_ids[0]))
+
+    def _masked_words(self) -> tuple[list[int], list[int]]:
+        n = self.n_words                 # no unmasked input: the start token's row is 0 (it sees no word)
+        first, second = list(range(n)), [NO_WORD] * n
+        for i in range(n):
+            first.extend([i] * (n - i - 1))
+            second.extend(range(i + 1, n))
+        return first, second
 
     def _plan_reads(self) -> ReadPlan:
         plan = PlanBuilder(self)
@@ -74,5 +75,19 @@ class CausalPairJob(SentenceJob):
         return plan.build()
 
 
-READINGS[SingleMaskJob] = CausalSingleJob   # the causal family's readings of probes single and pair
+def pair_sequences(pieces: list[int]) -> int:
+    """Inputs of the causal pair reading for a sentence: each word hidden, each pair i < j (n + n(n−1)/2).
+
+    Example:
+        >>> pair_sequences([1, 2, 1])
+        6
+    """
+    n = len(pieces)
+    return n + n * (n - 1) // 2
+
+
+# the causal family's readings of probes single and pair, and what they cost
+READINGS[SingleMaskJob] = CausalSingleJob
 READINGS[SentenceJob] = CausalPairJob
+COSTS["single"] = causal_sequences
+COSTS["pair"] = pair_sequences

@@ -99,7 +99,8 @@ def duration(seconds: float) -> str:
     return f"{sec} s"
 
 
-def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length: int) -> tuple[int, int]:
+def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length: int,
+                  family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens ``probe`` runs for one sentence.
 
     Args:
@@ -107,10 +108,16 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
         metric: its metric (``cpmi``'s sequences depend on the pieces; distortion's on the metric).
         pieces: the number of pieces of each word.
         length: the model input length (pieces, context and special tokens).
+        family: the model's :class:`~pmask.common.model_families.ModelFamily` (None: the masked LMs'): a family
+            that reads the probe or metric its own way counts its own (``ModelFamily.sequences``).
 
     Returns:
         ``(sequences, tokens)``; tokens = sequences x ``length``.
     """
+    counted = family.sequences(probe, metric) if family is not None else None
+    if counted is not None:
+        sequences = counted(list(pieces))
+        return sequences, sequences * length
     own = metric_entry(metric).sequences if metric is not None else None
     if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
         sequences = own(list(pieces))
@@ -150,7 +157,8 @@ def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2, rows: int = 
     return 2 * rows * d * ff / max(float(np.median(times)), 1e-9)
 
 
-def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool) -> tuple[int, int]:
+def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool,
+                family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens of one record: a sentence by its probe's formula (:func:`sentence_cost`),
     a document of EDUs (``unit == "edu"``) by the document job's, U(U+1)/2 for its U units (its EDUs, and
     the [CLS] unit with ``include_cls``), every sequence its whole input long."""
@@ -159,7 +167,7 @@ def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, i
         sequences = document_sequences(alignment.n_words + int(include_cls))
         return sequences, sequences * length
     pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
-    return sentence_cost(probe, metric, pieces, length)
+    return sentence_cost(probe, metric, pieces, length, family)
 
 
 def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
@@ -193,6 +201,9 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
     def aligner(tokenizer: Any, sentence: Any) -> Any:   # quietly: the run says each warning once, grouped
         return align_sentence(tokenizer, sentence, tokenize, warn=False)
 
+    from pmask.common.model_families import detect_family
+
+    family = detect_family(config) if config is not None else None   # its own readings cost their own
     n = sequences = tokens = 0
     flop = 0.0
     for k, sentence in enumerate(chosen):
@@ -200,7 +211,7 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
         length = len(alignment)
         if max_length is not None and length > max_length:
             continue
-        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls)
+        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls, family)
         seqs -= min(kept, seqs) if k == 0 else 0
         n, sequences, tokens = n + 1, sequences + seqs, tokens + seqs * length
         if config is not None:
@@ -214,18 +225,22 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
-    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
-    read without its weights."""
-    from transformers import AutoConfig
-
+    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, a GGUF file,
+    ``random:NAME``), read without its weights, the tokenizer set up for the model's family as a run sets it up."""
     from pmask.common.options import split_random
-    from pmask.perturb.models.bundled import bundled_model
-    from pmask.perturb.models.tokenizer import load_tokenizer
+    from pmask.perturb.models.config import load_config, locate, quiet_transformers
+    from pmask.perturb.models.gguf import is_gguf, model_folder
+    from pmask.perturb.models.tokenizer import load_tokenizer, prepare_tokenizer
 
     name = split_random(name)[0]
-    bundled = bundled_model(name)
-    where = str(bundled.path) if bundled is not None else name
-    return load_tokenizer(where), AutoConfig.from_pretrained(where)
+    _, where, local_only = locate(name)
+    with quiet_transformers():
+        if is_gguf(where):   # its de-quantised folder holds the tokenizer (made once, kept for the run)
+            where = str(model_folder(where)[0])
+        config, family = load_config(where, None, local_only)
+        tokenizer = load_tokenizer(where, local_files_only=local_only, needs_mask_token=family.needs_mask_token)
+        prepare_tokenizer(tokenizer, family, name)   # a causal input's start token is in its length
+    return tokenizer, config
 
 
 def max_input(tokenizer: Any, config: Any) -> int | None:

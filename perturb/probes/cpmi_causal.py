@@ -26,24 +26,26 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.common.errors import ModelError
-from pmask.perturb.encoders.causal import METRIC_JOBS
+from pmask.perturb.encoders.causal import COSTS, METRIC_JOBS
 from pmask.perturb.engine.jobs import NO_WORD, ReadPlan, SentenceJob
 from pmask.perturb.engine.perturbation import Hiding
 
 
-def causal_cpmi_sequences(n: int) -> int:
-    """Inputs of a sentence of n words: the clean one and one per word that has a word after it.
+def causal_sequences(pieces: list[int]) -> int:
+    """Inputs of a sentence whose words have these numbers of pieces: the clean one and one per word that has a
+    word after it (probes single and cpmi; n for n words).
 
     Example:
-        >>> causal_cpmi_sequences(1), causal_cpmi_sequences(5)
+        >>> causal_sequences([1]), causal_sequences([1, 3, 1, 1, 2])
         (1, 5)
     """
-    return 1 + max(n - 1, 0)
+    return 1 + max(len(pieces) - 1, 0)
 
 
 class CausalCpmiJob(SentenceJob):
     """The clean input and one input per source word j < n − 1 (see the module docstring).
 
+    In the ``include_cls`` layout (stores) row and column 0, the start token's, are 0: it sees no word.
     Class attributes say how a source word is hidden: ``hide_keys`` (the attention mask, their reading) and
     ``replacement`` (None: the tokens stay; a subclass may replace them by a token of its tokenizer).
     """
@@ -53,8 +55,6 @@ class CausalCpmiJob(SentenceJob):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.include_cls:
-            raise ModelError("a causal model's CPMI has no special-token row (include_cls)")
         units = np.stack([self.masked_first, self.masked_second], axis=1)
         self.sequences = Hiding(self.input_ids, self.covers, units, keys=self.hide_keys,
                                 replacement=self.replacement)
@@ -82,4 +82,5 @@ class CausalCpmiJob(SentenceJob):
                         is_base=np.array(base, dtype=bool), column=np.array(col, dtype=np.int64))
 
 
-METRIC_JOBS["cpmi"] = CausalCpmiJob   # the causal family's reading of cpmi
+METRIC_JOBS["cpmi"] = CausalCpmiJob   # the causal family's reading of cpmi, and its cost
+COSTS["cpmi"] = causal_sequences

@@ -208,3 +208,14 @@ def test_a_tokenizer_without_a_start_token_is_refused(llm_zoo, tmp_path):
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match="neither a beginning- nor an end-of-text token"):
         load_model(str(folder), device="cpu")
+
+
+def test_the_store_layout_has_a_row_of_zeros_for_the_start_token(llm_zoo):
+    """Stores keep the [CLS] layout: a causal model's start token sees no word, so its row and column are 0."""
+    lm = llm_zoo("gpt2")
+    for probe, metric in (("pair", "cpmi"), ("single", "dist"), ("pair", "dist")):
+        plain = next(probe_matrices(lm, SENTS[:1], probe, layers=[-1], metric=metric))
+        stats = ImpactStats()
+        stored = next(probe_matrices(lm, SENTS[:1], probe, layers=[-1], metric=metric, include_cls=True, stats=stats))
+        assert stored.shape[-1] == len(SENTS[0]) + 1 and not stored[:, 0].any() and not stored[:, :, 0].any()
+        np.testing.assert_allclose(stored[:, 1:, 1:], plain, rtol=1e-9, atol=1e-12)
