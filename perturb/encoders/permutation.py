@@ -23,22 +23,26 @@ def recognises(config: Any) -> bool:
 
 
 def inspect(lm: Any) -> Any:
-    """Nothing to verify: the model's own query-stream logits are read, at the last layer only."""
+    """Nothing to verify (the model's own query-stream logits are read, at the last layer only); a model run in
+    another dtype than float32 gets its relative positional encoding in that dtype (transformers computes it in
+    float32 whatever the model's dtype, which a float64 model cannot multiply)."""
+    import torch
+
+    base = lm.model.base_model
+    if lm.dtype != torch.float32 and not getattr(base, "_pmask_positions_cast", False):
+        encode = base.relative_positional_encoding
+        base.relative_positional_encoding = lambda *a, **kw: encode(*a, **kw).to(lm.dtype)
+        base._pmask_positions_cast = True
     return SimpleNamespace(head=None, no_prob=None, fast_family=None)
 
 
 def encoder(lm: Any, fast: bool | None) -> Any:
-    """The encoder of one run; float32 or lower (transformers computes XLNet's relative positions in float32)."""
-    import torch
-
+    """The encoder of one run (:class:`~pmask.perturb.encoders.permutation_encoder.PermutationEncoder`)."""
     from pmask.common.errors import ModelError
     from pmask.perturb.encoders.permutation_encoder import PermutationEncoder
 
     if fast:
         raise ModelError(f"model {lm.name!r}: XLNet has no fast path (it runs the model's own forward)")
-    if lm.dtype == torch.float64:
-        raise ModelError(f"model {lm.name!r}: XLNet does not run in float64 (transformers computes its relative "
-                         "positions in float32); use --dtype float32")
     return PermutationEncoder(lm.model, None, lm.num_layers, lm.name)
 
 

@@ -11,8 +11,8 @@ BART, XLM). Its tokenizer is trained with the ``tokenizers`` library on the sent
 - ``spm-llama``: SentencePiece-style BPE (``▁`` word starts) with ``<unk>``, ``<s>``, ``</s>``, adding ``<s>``
   in front of a text, as Llama-2's and Mistral's;
 - ``bbpe-bart``: RoBERTa's byte-level BPE with ``<mask>`` (BART), ``spm-xlnet``: Unigram with XLNet's
-  specials, adding ``<sep> <cls>`` at the end; ``wordpiece-xlm``: WordPiece with XLM's ``</s>`` on both ends
-  and ``<special1>`` as the mask token.
+  specials, adding ``<sep> <cls>`` at the end; ``bpe-xlm``: lower-cased BPE with XLM's ``</w>`` word ends,
+  ``</s>`` on both ends and ``<special1>`` as the mask token.
 
 Used by the architecture tests (``tests/perturb/encoders/``) and the GGUF writer of
 :mod:`pmask.perturb.testing.gguf_writer`.
@@ -54,7 +54,7 @@ LLM_ARCHITECTURES: dict[str, Architecture] = {
     "qwen3": Architecture("Qwen3Config", "Qwen3ForCausalLM", "bbpe-gpt2", {"num_key_value_heads": 2, "head_dim": 8}),
     "xlnet": Architecture("XLNetConfig", "XLNetLMHeadModel", "spm-xlnet", sizes="xlnet"),
     "bart": Architecture("BartConfig", "BartForConditionalGeneration", "bbpe-bart", sizes="bart"),
-    "xlm": Architecture("XLMConfig", "XLMWithLMHeadModel", "wordpiece-xlm", sizes="xlm"),
+    "xlm": Architecture("XLMConfig", "XLMWithLMHeadModel", "bpe-xlm", sizes="xlm"),
 }
 
 
@@ -75,8 +75,8 @@ def _wrap(backend: Any, specials: dict[str, str], *, first: str | None = None, l
 
 def build_llm_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: int = 500) -> Any:
     """Train a tokenizer of ``kind`` (see the module docstring) on ``texts`` and save it into ``path``."""
-    from tokenizers import ByteLevelBPETokenizer, SentencePieceBPETokenizer, SentencePieceUnigramTokenizer
-    from tokenizers.implementations import BertWordPieceTokenizer
+    from tokenizers import (ByteLevelBPETokenizer, CharBPETokenizer, SentencePieceBPETokenizer,
+                            SentencePieceUnigramTokenizer)
 
     lines = [" ".join(w) for w in texts]
     if kind == "bbpe-gpt2":
@@ -103,13 +103,14 @@ def build_llm_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_siz
         tok = _wrap(uni._tokenizer, {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
                                      "pad_token": "<pad>", "cls_token": "<cls>", "sep_token": "<sep>",
                                      "mask_token": "<mask>"}, last=("<sep>", "<cls>"))
-    elif kind == "wordpiece-xlm":
-        wp = BertWordPieceTokenizer(lowercase=True, strip_accents=True)
+    elif kind == "bpe-xlm":
+        bpe = CharBPETokenizer(lowercase=True, suffix="</w>")
         specials = ["<s>", "</s>", "<pad>", "<unk>", "<special0>", "<special1>"]
-        wp.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=specials, show_progress=False)  # type: ignore[arg-type]  # stub wants Iterator; any iterable works
-        tok = _wrap(wp._tokenizer, {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
-                                    "pad_token": "<pad>", "cls_token": "</s>", "sep_token": "</s>",
-                                    "mask_token": "<special1>"}, first="</s>", last=("</s>",))
+        bpe.train_from_iterator(lines, vocab_size=vocab_size, special_tokens=specials, suffix="</w>",
+                                show_progress=False)
+        tok = _wrap(bpe._tokenizer, {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+                                     "pad_token": "<pad>", "cls_token": "</s>", "sep_token": "</s>",
+                                     "mask_token": "<special1>"}, first="</s>", last=("</s>",))
     else:
         raise ValueError(f"unknown tokenizer kind {kind!r}")
     tok.save_pretrained(str(path))

@@ -3,8 +3,8 @@
 A tiny random XLNet (``make_tiny_llm("xlnet")``) loads as ``permutation``; its ``cpmi`` is Hoover et al.'s
 XLNet reading, written here: pieces k… of word i and all of word j (j ≠ i) replaced by the mask token and
 masked from every position by the permutation mask, piece k predicted through the target mapping, one
-model call per input. XLNet runs in float32 here (transformers computes its relative positions in float32,
-so float64 is refused in one line).
+model call per input, in float32 (and in float64: transformers computes XLNet's relative positions in float32
+whatever the model's dtype, which pmask casts).
 """
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def naive_cpmi(lm, words):
                 hidden = pieces[i][k:] + (pieces[j] if j != i else [])
                 x = ids.clone()
                 x[hidden] = lm.tokenizer.mask_token_id
-                perm = torch.zeros(1, T, T)
+                perm = torch.zeros(1, T, T, dtype=lm.dtype)
                 perm[0, :, hidden] = 1.0
-                target = torch.zeros(1, 1, T)
+                target = torch.zeros(1, 1, T, dtype=lm.dtype)
                 target[0, 0, p] = 1.0
                 with torch.no_grad():
                     logits = lm.model(input_ids=x[None], perm_mask=perm, target_mapping=target).logits[0, 0]
@@ -81,10 +81,12 @@ def test_batch_size_changes_nothing(xlnet):
         np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
 
 
-def test_xlnet_is_refused_in_float64_and_for_other_metrics(folder, xlnet):
+def test_float64_and_other_metrics(folder, xlnet):
     from pmask.perturb.probes.support import check_support
 
-    with pytest.raises(ModelError, match="float64"):
-        next(impact_matrices(load_model(str(folder), device="cpu", dtype="float64"), SENTS, metric="cpmi"))
+    double = load_model(str(folder), device="cpu", dtype="float64")
+    F = next(impact_matrices(double, SENTS[1:], metric="cpmi"))[0]
+    want = naive_cpmi(double, SENTS[1])
+    np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-9)
     with pytest.raises(ModelError, match="permutation models take metric cpmi, not dist"):
         check_support(xlnet, "pair", "dist")
