@@ -75,8 +75,12 @@ def _wrap(backend: Any, specials: dict[str, str], *, first: str | None = None, l
 
 def build_llm_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: int = 500) -> Any:
     """Train a tokenizer of ``kind`` (see the module docstring) on ``texts`` and save it into ``path``."""
-    from tokenizers import (ByteLevelBPETokenizer, CharBPETokenizer, SentencePieceBPETokenizer,
-                            SentencePieceUnigramTokenizer)
+    from tokenizers import (
+        ByteLevelBPETokenizer,
+        CharBPETokenizer,
+        SentencePieceBPETokenizer,
+        SentencePieceUnigramTokenizer,
+    )
 
     lines = [" ".join(w) for w in texts]
     if kind == "bbpe-gpt2":

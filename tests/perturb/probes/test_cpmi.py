@@ -119,9 +119,9 @@ def test_faithful_is_their_reading_of_their_class(tmp_path_factory, arch, family
     ``XLM`` (a masked LM; ``</s> (left </s>) sentence right </s>``) classes, on tiny random models."""
     from types import SimpleNamespace
 
-    from pmask.perturb.testing.llm_zoo import make_tiny_llm
-
     from cpmi_reference import authors_cpmi, reference_model
+
+    from pmask.perturb.testing.llm_zoo import make_tiny_llm
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)   # tiny models: one thread is fastest on a shared machine

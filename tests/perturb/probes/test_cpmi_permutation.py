@@ -10,12 +10,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from cpmi_reference import authors_cpmi, reference_model
 
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
-
-from cpmi_reference import authors_cpmi, reference_model
 
 WORDS = ["The", "-LRB-", "committee", "-RRB-", "does", "n't", "approve", ",", "she", "said", "."]
 LEFT, RIGHT = ["It", "was", "late", "."], ["Nobody", "came", "."]
