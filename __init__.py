@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from pmask.common import display as _display
 from pmask.common.version import __version__
+from pmask.perturb import alignment as _alignment  # noqa: F401  registers every tokenisation mode (torch-free)
 from pmask.perturb import encoders as _encoders  # noqa: F401  registers every model family (torch-free)
 from pmask.perturb import probes as _probes  # noqa: F401  registers every probe and metric (torch-free)
 

@@ -41,6 +41,7 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
+from pmask.common.registry import EntryNames
 from pmask.corpora.formats import CORPUS_FORMATS
 from pmask.perturb.models.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names, decoder_needs_model
@@ -249,6 +250,25 @@ def add_tables(p: argparse.ArgumentParser) -> None:
     """``--json`` and ``--csv``: the scores written to files beside the table printed."""
     p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
+
+
+def _optional_scores() -> tuple[str, ...]:
+    """The optional scores' names (:func:`pmask.eval.scores.columns.optional_scores`), imported when first asked:
+    building the parser of a command that scores nothing loads no ``pmask.eval``."""
+    from pmask.eval.scores.columns import optional_scores
+
+    return tuple(optional_scores())
+
+
+#: ``--score`` choices: a live view, read when ``--score`` is given or its help shown.
+OPTIONAL_SCORES = EntryNames(_optional_scores)
+
+
+def add_score(p: argparse.ArgumentParser, where: str) -> None:
+    """``--score NAME`` (repeatable): an optional score by name, added to ``where``; its choices are the
+    registered optional scores (``hoover_uuas``)."""
+    p.add_argument("--score", action="append", dest="scores", default=None, choices=OPTIONAL_SCORES, metavar="NAME",
+                   help=f"add an optional score to {where} (repeatable): %(choices)s")
 
 
 def add_dry_run(p: argparse.ArgumentParser) -> None:

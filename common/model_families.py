@@ -58,7 +58,7 @@ class ModelFamily:
         probes, metrics, units: what it supports (None: every registered one); anything else is refused by
             :meth:`refusal` in one line before any model work.
         decoders: the resolver's "model" layer: task -> the decoder used when none is given (empty: the
-            task's own default, :class:`pmask.trees.tasks.TaskInfo`).
+            task's own default, :class:`pmask.trees.tasks.TaskEntry`).
         symmetrize: the resolver's "model" layer: how an undirected decoder makes F symmetric when not told
             (None: the default, none).
         inspect: ``LoadedModel -> paths``, run once per loaded model (at load, or first use): which encoder

@@ -40,8 +40,6 @@ DTYPES: dict[str, str] = {
     "float64": "reference precision (slow), for tests",
 }
 
-#: What a decoder produces.
-TASKS = ("dependency", "constituency")
 
 #: Where a dependency tree's root comes from.
 ROOT_MODES: dict[str, str] = {
@@ -294,6 +292,18 @@ def split_metrics(value: str | Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def check_metric(metric: str | None, subword: str | None) -> tuple[str, str]:
+    """``(metric, subword)``, or a one-line error: an :class:`OptionError` for an unknown metric or subword
+    policy, a :class:`SettingError` for a subword policy the metric does not take (whichever probe runs it)."""
+    metric = check_choice("metric", metric, METRICS)
+    subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
+    fixed = METRIC_ENTRIES[metric]
+    if fixed.subword and subword != fixed.subword:
+        raise SettingError(f"{{metric}} {metric} takes {{subword}} {fixed.subword} only, not {subword} "
+                           f"({fixed.subword_reason})")
+    return metric, subword
+
+
 def check_probe(probe: str | None, metric: str | None, subword: str | None = "avg",
                 head: str | int | None = None) -> None:
     """Refuse, in one line, a metric, subword policy or head the probe does not take.
@@ -302,14 +312,10 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
         OptionError: an unknown probe, metric, subword policy or head value.
         SettingError: a known value the probe does not take (names settings as ``{probe}``, ``{metric}``, ...).
     """
-    metric = check_choice("metric", metric, METRICS)
-    subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
-    entry, fixed = probe_entry(probe), METRIC_ENTRIES[metric]
+    metric, subword = check_metric(metric, subword)
+    entry = probe_entry(probe)
     if metric not in entry.metrics:
         raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(entry.metrics)}, not {metric}")
-    if fixed.subword and subword != fixed.subword:
-        raise SettingError(f"{{metric}} {metric} takes {{subword}} {fixed.subword} only, not {subword} "
-                           f"({fixed.subword_reason})")
     subwords = entry.subwords or tuple(SUBWORD_POLICIES)
     if subword not in subwords or (has_heads(probe, metric) and subword != "avg"):
         allowed = "avg" if has_heads(probe, metric) else " or ".join(subwords)

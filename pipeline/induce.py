@@ -23,9 +23,10 @@ import numpy as np
 
 from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
-from pmask.common.files import check_outputs, is_stdout
+from pmask.common.files import is_stdout
 from pmask.common.labels import either, plural, unit_noun
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
+from pmask.common.output_checks import check_outputs
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -39,7 +40,7 @@ from pmask.trees.registry import (
     decoder_task,
     get_decoder,
 )
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = [
     "ImpactLike", "ImpactSourceLike", "ParseSettings", "Parsed", "ParseSummary", "ParseResult", "check_settings",
@@ -205,7 +206,7 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if faithful and not dec.supports_faithful:
         names = [n for n, d in DECODERS.items() if d.supports_faithful]
         raise SettingError(f"{{faithful}} applies to the {', '.join(names[:-1])} and {names[-1]} decoders only")
-    if faithful and settings.root != "gold" and dec.task == "dependency" and not dec.undirected:
+    if faithful and settings.root != "gold" and "root" in dec.settings and not dec.undirected:
         raise SettingError("{faithful} reproduces the paper's setup, which needs {root} gold")
     check_choice("symmetrization", settings.symmetrize, SYMMETRIZE_MODES)
     if ignored := [name for name in dec.ignores if getattr(settings, name, None) not in (None, False, "none")]:
@@ -215,7 +216,7 @@ def check_settings(settings: ParseSettings, sentences: Sequence[Sentence], probe
     if faithful and not dec.undirected and (settings.symmetrize != "none" or settings.absolute):
         raise SettingError(f"{{faithful}} {settings.decoder} is the paper's pipeline on the [CLS] layout, which "
                            "takes no {symmetrize} or {absolute}")
-    if settings.root == "gold" and dec.task == "dependency":
+    if settings.root == "gold" and "root" in dec.settings:
         lacking = next((s for s in sentences if s.root is None), None)
         if lacking is not None:
             raise SettingError(_no_gold_heads(lacking, settings.decoder))
@@ -247,10 +248,10 @@ def _no_gold_heads(s: Sentence, decoder: str) -> str:
     """Why ``root="gold"`` cannot work on ``s``, and what to choose instead."""
     if s.tree is None:
         return f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free"
-    constituency = task_info("constituency")
+    own = task_entry(corpus_task([s]))   # the task of the tree it has
     return (f"{{root}} gold needs gold heads, but {s.where()} has a bracketed tree and no heads: choose a "
-            f"constituency decoder such as {{decoder}} {constituency.default_decoder} (the default for bracketed "
-            f"input) or {constituency.primary_baseline}, or {{root}} free for {decoder}'s dependency trees (written "
+            f"{own.name} decoder such as {{decoder}} {own.default_decoder} (the default for bracketed "
+            f"input) or {own.primary_baseline}, or {{root}} free for {decoder}'s dependency trees (written "
             f"as CoNLL-U, to a .conllu file)")
 
 
@@ -271,8 +272,9 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
         One :class:`Parsed` per sentence, in order.
     """
     check_settings(settings, sentences, None)
-    task = decoder_task(settings.decoder)
-    spans = get_decoder(settings.decoder).spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
+    dec = get_decoder(settings.decoder)
+    task, gold_root = task_entry(dec.task), settings.root == "gold" and "root" in dec.settings
+    spans = dec.spans   # a chart of 2 words has one tree: it may be all zeros (sub, layer 0)
     summary = summary if summary is not None else ParseSummary()
     impact_iter = iter(impacts) if impacts is not None else None
     try:
@@ -289,17 +291,15 @@ def parse_sentences(sentences: Sequence[Sentence], impacts: Iterable[ImpactLike 
                                    f"masking word j cannot change word i's embedding: choose a layer from 1 up")
             x = DecodeInput(words=list(sent.words), F=impact.F if impact is not None else None,
                             F_cls=impact.F_cls if impact is not None else None,
-                            root=sent.root if settings.root == "gold" and task == "dependency" else None,
+                            root=sent.root if gold_root else None,
                             multiroot=settings.multiroot, faithful=settings.faithful, seed=settings.seed + index,
                             where=sent.where(), distance=bool(getattr(impact, "distance", False)),
                             bias=settings.bias, symmetrize=settings.symmetrize, absolute=settings.absolute,
                             keep=None if sent.upos is None else [u != "PUNCT" for u in sent.upos], unit=sent.unit)
             out = decode(settings.decoder, x)
             summary.parsed += 1
-            if task == "dependency":
-                yield Parsed(sent, heads=np.asarray(out), impact=impact)
-            else:
-                yield Parsed(sent, tree=out, impact=impact)
+            tree: dict[str, Any] = {task.field: np.asarray(out) if task.per_word else out}
+            yield Parsed(sent, impact=impact, **tree)
     finally:   # stop a streaming engine (and close its progress bar) before an error reaches the user
         close = getattr(impact_iter, "close", None)
         if close is not None:

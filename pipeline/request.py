@@ -53,7 +53,7 @@ from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, UNSET, Impact
 from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
 from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
 from pmask.trees.registry import DECODERS, get_decoder
-from pmask.trees.tasks import corpus_task, task_info
+from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_pipeline", "check_context", "check_request",
            "default_decoders", "prepare", "probe_request", "resolve"]
@@ -253,7 +253,7 @@ def authors_pipeline(impact: ImpactSettings) -> Faithful | None:
 
 def default_decoders(task: str, probe: str | None = None) -> tuple[str, ...]:
     """The decoders run when none is named: a span probe's span decoders (``cky``), else the task's
-    (:class:`pmask.trees.tasks.TaskInfo`; ``parse`` and ``sweep`` run the first, ``bench`` every one).
+    (:class:`pmask.trees.tasks.TaskEntry`; ``parse`` and ``sweep`` run the first, ``bench`` every one).
 
     Example:
         >>> default_decoders("dependency"), default_decoders("constituency", "distortion")
@@ -261,7 +261,7 @@ def default_decoders(task: str, probe: str | None = None) -> tuple[str, ...]:
     """
     if probe in SPAN_PROBES:
         return tuple(n for n, d in DECODERS.items() if d.spans)
-    return task_info(task).default_decoders
+    return task_entry(task).default_decoders
 
 
 def probe_request(request: Request, probe: str, inputs: Inputs = Inputs()) -> Request:

@@ -1,11 +1,11 @@
 """Every named decoder in one table, with one call signature: the decoders' registry (the other extension
 points register into a :class:`pmask.common.registry.Registry`, the same concept in the common wing).
 
-Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"``), whether it
+Each :class:`Decoder` entry says its task (a :class:`pmask.trees.tasks.TaskEntry`), whether it
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
 (authors') mode, and a one-line description. CLI choices, help text, baseline lists and
 setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
-Per task, :data:`pmask.trees.tasks.TASK_TABLE` says which decoders run when none is named (chosen by
+Per task, :data:`pmask.trees.tasks.TASKS` says which decoders run when none is named (chosen by
 :func:`pmask.pipeline.request.resolve`) and which baselines the short reports show.
 
 Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
@@ -27,12 +27,12 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from pmask.common.errors import DecodeError
+from pmask.common.registry import Registry
 from pmask.trees import baselines
 from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
@@ -42,6 +42,7 @@ from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.faithful_discourse import faithful_discourse
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
+from pmask.trees.tasks import task_entry
 from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class Decoder:
     """A named decoder: ``fn(DecodeInput)`` -> heads or tree, and what it needs."""
 
     name: str
-    task: str                       # "dependency" or "constituency"
+    task: str                       # its task's name (pmask.trees.tasks.TASKS)
     fn: Callable[[DecodeInput], Any]
     needs_model: bool               # reads the impact matrix F
     description: str
@@ -133,8 +134,8 @@ class Decoder:
             ('layer', 'symmetrize', 'absolute', 'faithful', 'bias')
         """
         model = ("layer", "symmetrize", "absolute") if self.needs_model else ()
-        tree = (("root", "faithful", "multiroot") if self.task == "dependency"
-                else ("faithful",) if self.supports_faithful else ())
+        tree = task_entry(self.task).settings
+        tree += ("faithful",) if self.supports_faithful and "faithful" not in tree else ()
         return tuple(name for name in model + tree + self.own_settings if name not in self.ignores)
 
 
@@ -213,54 +214,54 @@ def _cky(x: DecodeInput) -> Tree:
     return cky(_need_F(x, "cky"), list(x.words), faithful=x.faithful, where=x.where)
 
 
-_ENTRIES = [
-    Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
-            "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
-    Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
-            "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True),
-    Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
-            "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
-            "--root only directs its edges", supports_faithful=True, undirected=True),
-    Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
-            "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
-            "--root only directs them", supports_faithful=True, undirected=True),
-    Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
-            "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True),
-    Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
-            "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True),
-    Decoder("random-projective", "dependency", lambda x: baselines.random_projective(x.n, x.rng, root=x.root),
-            False, "uniformly random single-rooted projective tree", baseline=True),
-    Decoder("random-eisner", "dependency", _random_scores(eisner), False,
-            "Eisner on a U[0,1) random score matrix", baseline=True),
-    Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
-            "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True),
-    Decoder("connect-adjacent", "dependency", lambda x: orient(baselines.connect_adjacent(x.n, x.keep), x.n, x.root),
-            False, "each word joined to the next non-punctuation word, undirected (Hoover et al. 2021); --root "
-            "only directs the edges", baseline=True, undirected=True),
-    Decoder("mart", "constituency", _mart("three-way", "mart"), True,
-            "the paper's top-down three-way splitting of the impact matrix (MART)"),
-    Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
-            "top-down binary splitting of the impact matrix"),
-    Decoder("distance-split", "constituency", _distance_split, True,
-            "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
-            "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)),
-    Decoder("cky", "constituency", _cky, True,
-            "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
-            "span charts of probe distortion)", supports_faithful=True, spans=True, ignores=("symmetrize", "absolute")),
-    Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
-            "right-branching binary tree", baseline=True),
-    Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
-            "left-branching binary tree", baseline=True),
-    Decoder("balanced", "constituency", lambda x: baselines.balanced(list(x.words)), False,
-            "balanced binary tree (left half takes the extra word)", baseline=True),
-    Decoder("random-binary", "constituency", lambda x: baselines.random_binary(list(x.words), x.rng), False,
-            "uniformly random binary bracketing", baseline=True),
-]
+#: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order (the order of
+#: ``--decoder``'s choices); a test registers a decoder here the same way (the recipe's proof).
+DECODERS: Registry[Decoder] = Registry("decoder", error=DecodeError)
 
-_TABLE: dict[str, Decoder] = {d.name: d for d in _ENTRIES}   # a test adds a decoder here (the recipe's proof)
-
-#: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
-DECODERS: Mapping[str, Decoder] = MappingProxyType(_TABLE)
+DECODERS.register(Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
+        "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True))
+DECODERS.register(Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
+        "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True))
+DECODERS.register(Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
+        "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
+        "--root only directs its edges", supports_faithful=True, undirected=True))
+DECODERS.register(Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
+        "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
+        "--root only directs them", supports_faithful=True, undirected=True))
+DECODERS.register(Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
+        "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True))
+DECODERS.register(Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
+        "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True))
+DECODERS.register(Decoder("random-projective", "dependency",
+        lambda x: baselines.random_projective(x.n, x.rng, root=x.root), False,
+        "uniformly random single-rooted projective tree", baseline=True))
+DECODERS.register(Decoder("random-eisner", "dependency", _random_scores(eisner), False,
+        "Eisner on a U[0,1) random score matrix", baseline=True))
+DECODERS.register(Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
+        "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True))
+DECODERS.register(Decoder("connect-adjacent", "dependency",
+        lambda x: orient(baselines.connect_adjacent(x.n, x.keep), x.n, x.root),
+        False, "each word joined to the next non-punctuation word, undirected (Hoover et al. 2021); --root "
+        "only directs the edges", baseline=True, undirected=True))
+DECODERS.register(Decoder("mart", "constituency", _mart("three-way", "mart"), True,
+        "the paper's top-down three-way splitting of the impact matrix (MART)"))
+DECODERS.register(Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
+        "top-down binary splitting of the impact matrix"))
+DECODERS.register(Decoder("distance-split", "constituency", _distance_split, True,
+        "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
+        "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)))
+DECODERS.register(Decoder("cky", "constituency", _cky, True,
+        "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
+        "span charts of probe distortion)", supports_faithful=True, spans=True, ignores=("symmetrize", "absolute")))
+DECODERS.register(Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
+        "right-branching binary tree", baseline=True))
+DECODERS.register(Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
+        "left-branching binary tree", baseline=True))
+DECODERS.register(Decoder("balanced", "constituency", lambda x: baselines.balanced(list(x.words)), False,
+        "balanced binary tree (left half takes the extra word)", baseline=True))
+DECODERS.register(Decoder("random-binary", "constituency",
+        lambda x: baselines.random_binary(list(x.words), x.rng), False, "uniformly random binary bracketing",
+        baseline=True))
 
 
 # ---------------------------------------------------------------------------- derived views
@@ -277,17 +278,8 @@ def decoder_names(task: str | None = None, *, baseline: bool | None = None) -> t
 
 
 def get_decoder(name: str) -> Decoder:
-    """The entry ``name``; a :class:`DecodeError` listing the known names otherwise."""
-    try:
-        return DECODERS[name]
-    except KeyError:
-        raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
-
-
-DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
-CONSTITUENCY_DECODERS: dict[str, Decoder] = decoders("constituency")
-DEPENDENCY_BASELINES: tuple[str, ...] = decoder_names("dependency", baseline=True)
-CONSTITUENCY_BASELINES: tuple[str, ...] = decoder_names("constituency", baseline=True)
+    """The entry ``name``; a :class:`DecodeError` listing the decoders otherwise."""
+    return DECODERS.lookup(name)
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -306,12 +298,12 @@ def decode(name: str, x: DecodeInput) -> Any:
         DecodeError: unknown name, empty sentence, missing or malformed matrices.
     """
     dec = get_decoder(name)
+    task = task_entry(dec.task)
     if x.n < 1:
-        what = "decode an empty sentence" if dec.task == "dependency" else "build a tree over an empty sentence"
-        raise DecodeError(f"{x.place}cannot {what}")
+        raise DecodeError(f"{x.place}cannot {task.empty}")
     out = dec.fn(x)
-    if dec.task == "dependency" and len(out) != x.n:
-        raise DecodeError(f"{x.place}{name} returned {len(out)} heads for {x.n} words")
+    if task.per_word and len(out) != x.n:
+        raise DecodeError(f"{x.place}{name} returned {len(out)} {task.field} for {x.n} words")
     return out
 
 
@@ -347,7 +339,7 @@ def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None =
 
 
 def decoder_task(name: str) -> str:
-    """'dependency' or 'constituency' for a registered decoder name (the one place that decides it)."""
+    """The task of a registered decoder (the one place that decides it)."""
     return get_decoder(name).task
 
 

@@ -5,11 +5,11 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_dry_run, add_input, add_model, add_output, layers_arg, seconds_arg
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import corpus_spec, kept, probes_of, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
 
 
@@ -52,9 +52,9 @@ def interrupted(args: argparse.Namespace) -> str:
     return kept(args.output, stored_sentences(Path(args.output)), "rerun the same command with --resume to continue")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "impact", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
     help="compute impact matrices into a store",
     description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
                 "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
-    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")
+    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/"))

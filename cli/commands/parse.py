@@ -16,7 +16,7 @@ from pmask.cli.args import (
     add_store_cache,
     reads_impacts,
 )
-from pmask.cli.commands.command import NOTHING, Command
+from pmask.cli.commands.command import COMMANDS, NOTHING, Command
 from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import (
     STORE_HINT,
@@ -28,9 +28,10 @@ from pmask.cli.commands.shared import (
     request_of,
 )
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output, is_stdout
+from pmask.common.files import is_stdout
+from pmask.common.output_checks import Output
 from pmask.trees.registry import decoder_names
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input(p)
     add_model(p)
     add_decoder(p, None, "one of: {}; default: {} for CoNLL-U and text, {} for PTB".format(
-        ", ".join(decoder_names()), *(task_info(t).default_decoder for t in ("dependency", "constituency"))))
+        ", ".join(decoder_names()), *(t.default_decoder for t in TASKS.values())))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)
     p.add_argument("--faithful", action="store_true",
@@ -82,10 +83,10 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 def check(args: argparse.Namespace) -> None:
     from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
-    from pmask.pipeline.trees_output import is_scidtb_output
+    from pmask.pipeline.trees_output import documents_output
 
     check_cache_store(args)
-    if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
+    if args.decoder is not None and not documents_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
     if reads_impacts(args):
         refuse_layer_zero([args.layer], probe=probes_of(args)[0])
@@ -95,7 +96,7 @@ def interrupted(args: argparse.Namespace) -> str:
     return decoding_interrupted(args, STORE_HINT) if reads_impacts(args) else NOTHING
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "parse", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
     help="induce trees (the main job)",
     description="Induce a dependency or constituency tree for every sentence. SOURCE is a corpus (impacts are "
@@ -107,4 +108,4 @@ COMMAND = Command(
            "-o pud.conllu\n"
            "  pmask parse PUD.conllu --model bert-base-uncased --root gold --faithful -o paper.conllu\n"
            "  pmask parse ptb/combined --max-words 10 --model bert-base-uncased --decoder mart -o wsj10.txt\n"
-           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu")
+           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu"))

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pmask.cli.commands.command import NOTHING
 from pmask.common.errors import PmaskError, SettingError, StoreError
-from pmask.common.files import Output, check_output
 from pmask.common.labels import plural
+from pmask.common.output_checks import Output, check_output
 from pmask.corpora.corpus_spec import CorpusSpec
 
 if TYPE_CHECKING:

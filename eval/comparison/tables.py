@@ -30,7 +30,6 @@ from pmask.eval.outputs.writers import (
     Kind,
     ReportError,
     TableFile,
-    Task,
     atomic_write,
     best_indices,
     csv_text,
@@ -46,6 +45,7 @@ from pmask.eval.outputs.writers import (
     save_figure,
 )
 from pmask.eval.scores.columns import all_percent_keys, asked_in, is_percent_key, label, percent_keys, score_key, tasks
+from pmask.trees.tasks import TASKS
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -101,7 +101,7 @@ class Comparison(TableFile, RichDisplay):
     """
 
     rows: list[ComparisonRow]
-    task: Task
+    task: str   # the name of its task (pmask.trees.tasks.TASKS), one that a score scores
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -142,7 +142,8 @@ class Comparison(TableFile, RichDisplay):
         cols: list[tuple[str, str, bool, Any]] = [
             (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
-        if self.task == "dependency":
+        task = TASKS.get(self.task)
+        if task is not None and task.per_word:   # a score of words: its count of scored words
             cols.append(("Words", "words", False, lambda m: m.get("words", m.get("total"))))
         cols.append(("Sentences", "sentences", False, lambda m: m.get("sentences")))
         return [c for c in cols if c[2] or any(c[3](r.metrics) is not None for r in self.rows)]

@@ -25,6 +25,7 @@ from pmask.eval.scores.dependency_score import (
     sentence_length_bucket,
 )
 from pmask.eval.scores.percent import percent
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     notes = []
     try:   # max_words=None: meta.json's
         evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words,
-                                    hoover_uuas=undirected(meta))
+                                    scores=("hoover_uuas",) if undirected(meta) else ())
     except CorpusError as err:
         if not undirected(meta):
             raise
@@ -240,9 +241,9 @@ def punct_note(task: str, punct: str) -> str:
     keeps only leaves with a word tag (:data:`pmask.corpora.ptb.WORD_TAGS`), in the gold trees and so
     in the predicted ones, which must have the same words.
     """
-    if task == "constituency":
-        return ("removed on reading the treebank (only word POS tags are kept: no punctuation, -NONE- traces, "
-                "$ or #; the WSJ10 convention); --punct has no effect")
+    entry = task_entry(task)
+    if "punct" not in entry.scoring:
+        return entry.punctuation
     if punct == "exclude":
         return "not scored (--punct exclude: words tagged PUNCT or SYM, or with a PTB punctuation tag)"
     return "scored (--punct include, the paper's setting)"
@@ -257,7 +258,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
     table = json.loads(inputs.evaluation.table.to_json())
     first = headline(inputs.meta, inputs.task)
     scores = [first, *(k for k in inputs.evaluation.table.score_keys() if k != first)]
-    counts = {**({"total": label("words")} if inputs.task == "dependency" else {}), "sentences": label("sentences")}
+    words = {"total": label("words")} if task_entry(inputs.task).per_word else {}   # a score of words counts them
+    counts = {**words, "sentences": label("sentences")}
     meta = inputs.meta
     settings = dict(meta.get("settings") or {})
     model = meta.get("model") or {}

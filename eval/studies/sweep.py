@@ -33,6 +33,7 @@ from pmask.perturb.source import ImpactSource, is_store
 from pmask.pipeline.induce import check_settings
 from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
 from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +60,10 @@ class SweepResult(RichDisplay):
 
 def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
     """Refuse, before any model work, a corpus without the gold trees the sweep scores against."""
-    dependency = decoder_task(decoder) == "dependency"
-    lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
+    task = task_entry(decoder_task(decoder))
+    lacking = next((s for s in sentences if task.tree_of(s) is None), None)
     if lacking is not None:
-        raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
+        raise SettingError(f"{lacking.where()}: no gold {task.field} to score the "
                            f"{decoder} trees against; a sweep needs a gold corpus "
                            f"({either([f.name for f in FORMATS.values() if f.task])})")
 
@@ -70,7 +71,7 @@ def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str | None = None, faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
-                 symmetrize: str | None = None, absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
+                 symmetrize: str | None = None, absolute: bool = False, scores: Sequence[str] = ()) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -82,23 +83,25 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         punct: score punctuation words ("include") or not ("exclude").
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
-        hoover_uuas: add Hoover et al.'s UUAS to every layer and baseline (dependency decoders).
+        scores: optional scores added to every layer and baseline, by name (``hoover_uuas``: Hoover et al.'s
+            UUAS, dependency decoders; :func:`pmask.eval.scores.columns.optional_scores`).
 
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
     decoding = Decoding(decoder, layers, root, faithful, False, seed, bias, symmetrize, absolute)
     request = prepare(Request(source.model_spec, decoding), source)
-    return _sweep(request, source, punct=punct, baselines=baselines, label=label, hoover_uuas=hoover_uuas)
+    return _sweep(request, source, punct=punct, baselines=baselines, label=label, scores=scores)
 
 
 def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: bool,
-           label: str | Path | None, hoover_uuas: bool = False) -> SweepResult:
+           label: str | Path | None, scores: Sequence[str] = ()) -> SweepResult:
     """The sweep of a resolved and checked ``request`` over ``source`` (see :func:`sweep_layers`)."""
     sentences, decoding = source.sentences, request.decoding
     decoder, root = str(decoding.decoder), str(decoding.root)
     task = decoder_task(decoder)
-    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
+    rooted = "root" in task_entry(task).settings
+    scores = check_asked(scores, task, f"decoder {decoder}")
     _check_gold(sentences, decoder)
     checked = decoding.settings(1)
     per_layer = source.impacts_by_layers(cast(Any, decoding.layers), include_cls=decoding.faithful)
@@ -121,9 +124,9 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
-                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
+                             "corpus": str(label or source.corpus), **({"root": root} if rooted else {}),
                              **_coverage(source)}, baselines=base_scores)
-    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
+    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if rooted else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
 
@@ -136,7 +139,7 @@ def _coverage(source: ImpactSource) -> dict[str, str]:
 def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
                  corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
                  allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
-                 hoover_uuas: bool = False) -> SweepResult:
+                 scores: Sequence[str] = ()) -> SweepResult:
     """Sweep the layers of one probe, or of several with one line (one column) per probe.
 
     Args:
@@ -150,7 +153,7 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
         progress: progress bars.
         label: the corpus name in the table (default: the corpus path).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
-        punct, baselines, hoover_uuas: see :func:`sweep_layers`.
+        punct, baselines, scores: see :func:`sweep_layers`.
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's
@@ -164,8 +167,7 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
         one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))
         opened = ImpactSource.open(source, model=one.model, store=store, corpus=corpus, progress=progress,
                                    allow_incomplete=allow_incomplete)
-        return _sweep(prepare(one, opened), opened, punct=punct, baselines=baselines, label=label,
-                      hoover_uuas=hoover_uuas)
+        return _sweep(prepare(one, opened), opened, punct=punct, baselines=baselines, label=label, scores=scores)
     if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     sentences = source.read()
@@ -188,7 +190,7 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
         opened = ImpactSource(list(sentences), source.path, model=one.model, progress=progress, loaded_model=loaded,
                               selection=source)
         results[str(one.impact.probe)] = _sweep(one, opened, punct=punct, baselines=baselines, label=label,
-                                                hoover_uuas=hoover_uuas)
+                                                scores=scores)
     return merge_sweeps(results)
 
 

@@ -41,7 +41,7 @@ class Segment:
 
 
 @dataclass
-class Work:
+class ForwardWork:
     """What one forward computed: tokens through full layers, Σ length² of their attention,
     top-layer query slots and their query·key pairs (0 when the top layer ran in full)."""
 
@@ -89,11 +89,11 @@ class PackedBatch:
         hidden = self.hidden[segment.tokens].view(segment.rows, segment.length)
         return hidden if bool(hidden.any()) else None
 
-    def work(self, partial_top: bool) -> Work:
+    def work(self, partial_top: bool) -> ForwardWork:
         segs = self.segments
         if not partial_top:
-            return Work(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs), 0, 0)
-        return Work(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs),
+            return ForwardWork(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs), 0, 0)
+        return ForwardWork(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs),
                     sum(s.rows * s.slots_per_row for s in segs),
                     sum(s.rows * s.slots_per_row * s.length for s in segs))
 

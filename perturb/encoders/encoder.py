@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.perturb.encoders.batch import PackedBatch, Work
+from pmask.perturb.encoders.batch import ForwardWork, PackedBatch
 from pmask.perturb.encoders.mlm_head import MlmHead, gather_probs
 
 
@@ -28,7 +28,7 @@ class Encoder(ABC):
         self.head = head
         self.num_layers = num_layers
         self.name = name
-        self.work = Work(0, 0, 0, 0)   # what the last call computed
+        self.work = ForwardWork(0, 0, 0, 0)   # what the last call computed
 
     @abstractmethod
     def states(self, batch: PackedBatch, layers: Sequence[int]) -> torch.Tensor:

@@ -22,7 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from pmask.common.errors import SettingError
-from pmask.common.options import DEFAULT_PROBE, check_context, check_probe, default_metric, default_subword
+from pmask.common.options import (
+    DEFAULT_PROBE,
+    check_context,
+    check_metric,
+    check_probe,
+    default_metric,
+    default_subword,
+)
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.common.tokenization import TOKENIZE_ENTRIES, tokenize_mode
 from pmask.perturb.alignment import get_aligner
@@ -71,8 +78,11 @@ class ImpactSettings:
         """These settings, or a one-line error: an ``OptionError`` (a ``ValueError``) naming the first
         unknown value (None included), a ``SettingError`` for a metric, subword policy or ``head`` the
         probe does not take; tokenisation modes are those of the aligner registry
-        ``pmask.perturb.alignment.ALIGNERS``."""
-        check_probe(self.probe, self.metric, self.subword, head)
+        ``pmask.common.tokenization.TOKENIZE_ENTRIES``."""
+        if self.probe is None:   # the engine's own check: whichever probe runs the metric (its caller checked that)
+            check_metric(self.metric, self.subword)
+        else:
+            check_probe(self.probe, self.metric, self.subword, head)
         get_aligner(self.tokenize)
         check_context(self.context)
         mode = tokenize_mode(self.tokenize)

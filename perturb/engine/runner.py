@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
+from pmask.common.options import default_subword, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
@@ -95,7 +95,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         stats: an :class:`ImpactStats` to accumulate counters into.
         fast_path: None = the verified fast path where available, False = force the generic path,
             True = require the fast path (``ModelError`` if the model has none).
-        tokenize: a tokenisation mode registered in :data:`pmask.perturb.alignment.ALIGNERS`
+        tokenize: a tokenisation mode registered in :data:`pmask.common.tokenization.TOKENIZE_ENTRIES`
             (``"words"``: each word tokenised on its own, the paper's scheme).
         job_type: which sequences are run and read per sentence: :class:`SentenceJob` (the paper's
             pairs) or a subclass (``pmask.perturb.probes.single.SingleMaskJob`` for probe single).
@@ -119,9 +119,10 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    # OptionError, a ValueError like every bad argument here; the engine runs probes pair and single
-    metric = check_choice("metric", metric, PROBE_METRICS["pair"])
-    impact = ImpactSettings(metric, subword or default_subword(metric), tokenize).check()
+    # OptionError, a ValueError like every bad argument here: a metric is asked of its entry (any probe's,
+    # registered beside its computation), and one the masking jobs cannot compute is refused below
+    metric = metric_entry(metric).name
+    impact = ImpactSettings(metric, subword or default_subword(metric), tokenize, probe=None).check()
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
@@ -152,7 +153,7 @@ def _where(sentence: Any, index: int) -> str:
 
 def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, stats: ImpactStats,
                       include_cls: bool) -> WordAlignment | None:
-    """The model input of sentence ``index`` (``aligner``: one of ``pmask.perturb.alignment.ALIGNERS``),
+    """The model input of sentence ``index`` (``aligner``: one of ``pmask.common.tokenization.TOKENIZE_ENTRIES``),
     counted in ``stats``; None, logged and counted as skipped, when it is too long for the model.
 
     Raises:

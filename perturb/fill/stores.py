@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.errors import SettingError
-from pmask.common.files import Output, check_output
+from pmask.common.output_checks import Output, check_output
 from pmask.common.progress import progress_bar
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.fill.compute import FillRequest, StoreSummary, compute_store

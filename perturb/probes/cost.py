@@ -179,7 +179,7 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
         sentences: :class:`pmask.corpora.Sentence` objects or lists of words.
         probe, metric: the probe and its metric.
         tokenizer: the model's fast tokenizer (:func:`pmask.perturb.models.tokenizer.load_tokenizer`).
-        tokenize: the tokenisation mode (:data:`pmask.perturb.alignment.ALIGNERS`).
+        tokenize: the tokenisation mode (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`).
         context: words of neighbouring sentences (``--context``): counted in each input's length.
         config: the model config (hidden sizes, layers); None: no time.
         max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.

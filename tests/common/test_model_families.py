@@ -15,6 +15,8 @@ import pytest
 from pmask.common.errors import ModelError
 from pmask.common.model_families import MODEL_FAMILIES, ModelFamily, detect_family, unrecognised
 
+from entry_checks import model_family_is_whole
+
 
 def _family(name: str, recognises, precedence: int = 50, **fields) -> ModelFamily:
     masked = MODEL_FAMILIES["masked"]
@@ -55,33 +57,6 @@ def test_a_refusal_names_what_the_family_takes():
     assert own.default_decoder("dependency") == "mst" and own.job("cpmi", str) is int and own.job("dist", str) is str
 
 
-@pytest.mark.parametrize("name", list(MODEL_FAMILIES))
-def test_every_family_entry_is_whole(name):
-    import transformers
-
-    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
-    from pmask.perturb.encoders import FAMILY_MODULES
-    from pmask.trees.registry import DECODERS
-
-    family = MODEL_FAMILIES[name]
-    assert family.name == name and family.description and "\n" not in family.description
-    assert hasattr(transformers, family.loader), family.loader
-    assert family.noun and family.accepts and family.hides
-    assert set(family.probes or ()) <= set(PROBE_ENTRIES) and set(family.metrics or ()) <= set(METRIC_ENTRIES)
-    assert all(DECODERS[d].task == task and DECODERS[d].needs_model for task, d in family.decoders.items())
-    assert family.recognises(SimpleNamespace(model_type="made-up")) is False   # reads a config, needs nothing else
-    assert callable(family.inspect) and callable(family.encoder)
-    from pmask.perturb.alignment.subword_lists import SUBWORD_LISTS
-    from pmask.perturb.engine.jobs import SentenceJob
-
-    assert family.subword_lists in SUBWORD_LISTS and (family.prepare_tokenizer is None
-                                                      or callable(family.prepare_tokenizer))
-    jobs = [*family.readings, *family.readings.values(), *family.metric_jobs.values()]
-    assert all(issubclass(job, SentenceJob) for job in jobs), "a reading is a sentence job the engine runs"
-    modules = [m for m in FAMILY_MODULES if getattr(m, "FAMILY", None) is family]
-    assert len(modules) == 1, "registered beside its code, in a module of perturb/encoders listed in FAMILY_MODULES"
-
-
 # ---------------------------------------------------------------------------- a new family by its entry alone
 
 def test_a_new_family_is_recognised_loaded_and_run_through_its_own_encoder(tiny_bert_dir, tmp_path):
@@ -107,6 +82,7 @@ def test_a_new_family_is_recognised_loaded_and_run_through_its_own_encoder(tiny_
                          hides="the mask token", inspect=masked.inspect, encoder=encoder, probes=("pair",))
     words = [["She", "walked", "home", "."]]
     with MODEL_FAMILIES.registered(marked):
+        model_family_is_whole(marked)   # its kind's contract (it lives in this test, not in perturb/encoders/)
         assert model_family(str(folder)) is marked and model_family(str(tiny_bert_dir)).name == "masked"
         lm = load_model(str(folder), device="cpu", dtype="float64")
         assert lm.family is marked and type(lm.model).__name__ == "BertForMaskedLM"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import inspect
 import subprocess
 import sys
 import textwrap
@@ -19,13 +18,12 @@ import torch
 
 from pmask.common import options
 from pmask.common.errors import OptionError, SettingError
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, WORD_PAIRS, MetricEntry, ProbeRunner
-from pmask.perturb.engine.jobs import SentenceJob
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, MetricEntry
 from pmask.perturb.models.load import load_model
-from pmask.perturb.probes import PROBE_MODULES, probe_matrices, sequences_per_sentence
-from pmask.trees.registry import DECODERS
+from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 
 from authors_reference import reference
+from entry_checks import probe_is_whole, runner_misfits
 from naive_probes import Naive
 
 WORDS = [["She", "walked", "home", "."], ["He", "said", "the", "decision", "was", "unbelievable", "."]]
@@ -38,39 +36,7 @@ def bert(tiny_bert_dir):
 
 
 # ---------------------------------------------------------------------------- the entries as they are
-
-@pytest.mark.parametrize("name", list(PROBE_ENTRIES))
-def test_every_probe_entry_is_consistent(name):
-    entry = PROBE_ENTRIES[name]
-    assert entry.name == name and entry.description.split(":", 1)[0].strip()
-    assert entry.metrics and set(entry.metrics) <= set(METRIC_ENTRIES)
-    assert set(entry.head_metrics) <= set(entry.metrics)
-    assert set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
-    assert entry.yields in (WORD_PAIRS, SPAN_CHART)
-    cost = entry.sequences(5)
-    assert isinstance(cost, int) and cost >= 1
-    if entry.faithful:
-        for decoder in entry.faithful.decoders:                  # its pipeline's decoders exist and read what it yields
-            assert decoder in DECODERS and DECODERS[decoder].needs_model and DECODERS[decoder].supports_faithful
-            assert DECODERS[decoder].spans == entry.spans
-        assert entry.faithful.metric in (None, *entry.metrics)
-        assert set(entry.faithful.renames) <= set(entry.metrics) >= set(entry.faithful.renames.values())
-        assert entry.faithful.tokenize in (None, *options.TOKENIZE_MODES)
-
-
-@pytest.mark.parametrize("name", list(METRIC_ENTRIES))
-def test_every_metric_entry_is_consistent(name):
-    entry = METRIC_ENTRIES[name]
-    assert entry.name == name and entry.description
-    assert any(name in p.metrics for p in PROBE_ENTRIES.values()), f"no probe takes metric {name}"
-    assert entry.mlm_head or not entry.log_prob
-    assert entry.subword in (None, *options.SUBWORD_POLICIES) and bool(entry.subword) == bool(entry.subword_reason)
-    if entry.job:
-        assert issubclass(entry.job, SentenceJob)
-    if entry.faithful:
-        assert all(d in DECODERS and not DECODERS[d].spans for d in entry.faithful.decoders)
-        assert entry.faithful.symmetrize in (None, *options.SYMMETRIZE_MODES)
-
+# (every entry's contract, whole and beside its code: tests/entry_checks.py, run by tests/common/test_registry.py)
 
 def test_every_metric_has_the_computation_its_probes_run():
     for probe, computation in (("pair", "compare"), ("single", "compare"), ("distance", "between_words")):
@@ -83,40 +49,16 @@ def test_every_metric_has_the_computation_its_probes_run():
         METRIC_ENTRIES["dist"].measure()
 
 
-def test_each_entry_lives_beside_its_code():
-    """A probe's runner and cost are in the module that registers it, one module of perturb/probes/ per probe;
-    a metric's computation in a module of perturb/probes/ (its own, or its probe's)."""
-    modules = {m.__name__ for m in PROBE_MODULES}
-    for name, entry in PROBE_ENTRIES.items():
-        assert entry.runner.__module__ == entry.sequences.__module__ == f"pmask.perturb.probes.{name}"
-        assert importlib.import_module(entry.runner.__module__).PROBE is entry
-    for name, entry in METRIC_ENTRIES.items():
-        for code in (entry.compare, entry.between_words, entry.job):
-            assert code is None or code.__module__ in modules, (name, code)
+def test_cpmi_s_job_lives_beside_its_comparison():
     assert METRIC_ENTRIES["cpmi"].job.__module__ == METRIC_ENTRIES["cpmi"].compare.__module__ == \
         "pmask.perturb.probes.cpmi"
 
 
-def _misfits(fn, protocol=ProbeRunner) -> list[str]:
-    """How ``fn``'s signature fails ``protocol.__call__``'s: each parameter of the protocol must be taken by
-    name and kind (positional, keyword-only, ``**kwargs``), and every other parameter of ``fn`` needs a default."""
-    want = [p for p in inspect.signature(protocol.__call__).parameters.values() if p.name != "self"]
-    have = inspect.signature(fn).parameters
-    wrong = [f"{p.name} ({p.kind.description})" for p in want if p.kind is not p.VAR_KEYWORD
-             and (p.name not in have or have[p.name].kind is not p.kind)]
-    if any(p.kind is p.VAR_KEYWORD for p in want) and not any(p.kind is p.VAR_KEYWORD for p in have.values()):
-        wrong.append("**kwargs")
-    wrong += [f"{name} (not in the protocol, no default)" for name, p in have.items()
-              if name not in {w.name for w in want} and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL,
-                                                                                              p.VAR_KEYWORD)]
-    return wrong
-
-
-def test_every_probe_runner_satisfies_the_runner_protocol():
+def test_the_runner_protocol_check_sees_what_it_must():
     """One runner signature (:class:`ProbeRunner`), written down as a type: mypy checks it where each
-    entry is made (``ProbeEntry.runner: ProbeRunner``); this checks the functions themselves."""
-    for name, entry in PROBE_ENTRIES.items():
-        assert _misfits(entry.runner) == [], name
+    entry is made (``ProbeEntry.runner: ProbeRunner``); ``entry_checks.runner_misfits`` checks the functions
+    themselves (every registered probe's, in the contract test)."""
+    _misfits = runner_misfits
 
     def no_subword(model, sentences, *, layers, metric, **kwargs): ...
 
@@ -132,16 +74,15 @@ def test_every_probe_runner_satisfies_the_runner_protocol():
     assert _misfits(needs_more) == ["window (not in the protocol, no default)"]
 
 
-def test_the_option_tables_are_views_of_the_entries_in_documentation_order():
-    assert list(options.PROBES) == list(PROBE_ENTRIES) == ["pair", "single", "attention", "distance", "distortion"]
-    assert list(options.METRICS) == list(METRIC_ENTRIES) == ["dist", "prob", "cos", "cpmi", "l1", "l2", "jsd",
-                                                             "hellinger", "cossim", "weight", "all", "sub", "dc",
-                                                             "move"]
-    assert options.PROBE_METRICS["single"] == ("dist", "cos", "prob")
-    assert options.PROBE_SUBWORDS["pair"] == tuple(options.SUBWORD_POLICIES)
-    assert dict(options.METRIC_SUBWORDS) == {"cpmi": "sum"}
-    assert tuple(options.HEAD_METRICS) == (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
-    assert tuple(options.DISTANCE_PROBES) == ("distance",) and tuple(options.SPAN_PROBES) == ("distortion",)
+def test_the_option_tables_are_views_of_the_entries_in_their_order():
+    assert list(options.PROBES) == list(PROBE_ENTRIES) and list(options.METRICS) == list(METRIC_ENTRIES)
+    assert dict(options.PROBE_METRICS) == {n: e.metrics for n, e in PROBE_ENTRIES.items()}
+    assert dict(options.PROBE_SUBWORDS) == {n: e.subwords or tuple(options.SUBWORD_POLICIES)
+                                            for n, e in PROBE_ENTRIES.items()}
+    assert dict(options.METRIC_SUBWORDS) == {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword}
+    assert tuple(options.HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics)
+    assert tuple(options.DISTANCE_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.distance)
+    assert tuple(options.SPAN_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.spans)
 
 
 def test_importing_pmask_registers_everything_without_torch():
@@ -194,7 +135,10 @@ def transposed(tmp_path, monkeypatch):
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(PROBE_MODULE), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     with PROBE_ENTRIES.registered(), METRIC_ENTRIES.registered():
-        yield importlib.import_module(name).PROBE
+        probe = importlib.import_module(name).PROBE
+        probe_is_whole(probe)   # its kind's contract (its module is a test's, not one of PROBE_MODULES)
+        assert runner_misfits(probe.runner) == []
+        yield probe
     sys.modules.pop(name, None)
 
 
@@ -277,7 +221,7 @@ def new_metrics():
 def test_a_new_metric_reaches_the_cli_and_validation(new_metrics):
     metrics, metric_help = _choices("parse", "--metric")
     assert metrics[-2:] == ["halfdist", "linf"] and "pair: dist, cos, prob, cpmi, halfdist" in metric_help
-    assert list(options.PROBES) == ["pair", "single", "attention", "distance", "distortion"]   # stood in, in place
+    assert list(options.PROBES) == list(PROBE_ENTRIES) and list(PROBE_ENTRIES)[0] == "pair"   # stood in, in place
     options.check_probe("pair", "halfdist", "max")
     with pytest.raises(SettingError, match="probe single takes metric dist or cos or prob, not halfdist"):
         options.check_probe("single", "halfdist", "avg")
@@ -292,6 +236,19 @@ def test_a_new_metric_is_computed_by_the_real_engine(new_metrics, bert):
         for a, layer in enumerate([1, 2]):
             v = np.stack([hidden[layer, p].mean(0).numpy() for p in Naive(bert, words).pieces])
             np.testing.assert_allclose(F[a], np.abs(v[:, None] - v[None]).max(-1), rtol=RTOL, atol=ATOL)
+
+
+def test_a_new_metric_of_a_probe_other_than_pair_is_computed_by_its_entry_alone(bert):
+    """The recipe for any probe: one entry with its computation, named in the metrics of probe single alone
+    (the engine refused it before: "unknown metric 'halfdist' (choose from dist, cos, prob, cpmi)", pair's)."""
+    single = PROBE_ENTRIES["single"]
+    with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
+            dataclasses.replace(single, metrics=(*single.metrics, "halfdist"))):
+        halves = list(probe_matrices(bert, WORDS, "single", layers=[1, 2], metric="halfdist"))
+        with pytest.raises(SettingError, match="probe pair takes metric .* not halfdist"):
+            options.check_probe("pair", "halfdist", "avg")
+    for F, words in zip(halves, WORDS):   # single's dist by one naive forward per input, halved
+        np.testing.assert_allclose(F, Naive(bert, words).single("dist", [1, 2]) / 2, rtol=RTOL, atol=ATOL)
 
 
 def test_a_metric_without_its_probe_s_computation_is_refused_in_one_line(bert):

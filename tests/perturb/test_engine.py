@@ -266,15 +266,15 @@ def test_words_sharing_pieces_via_registered_aligner(lm, monkeypatch):
     plain_words = ["She", "walked", "home", "."]
     owner = [0, 1, 1, 2, 3]                      # surface word of each of the 5 syntactic words
 
-    def shared(tokenizer, sentence):
+    def shared(tokenizer, sentence, *, warn=True):
         al = align(tokenizer, plain_words)
         return alignment.WordAlignment(al.input_ids, al.word_index, n_words=len(owner),
                                        word_pieces=[al.pieces(k) for k in owner])
 
-    monkeypatch.setitem(alignment.ALIGNERS, "shared", shared)   # a tokenisation mode: its entry and its aligner
     words = ["She", "zu", "dem", "home", "."]
     for metric in ("dist", "prob"):
-        with TOKENIZE_ENTRIES.registered(TokenizeMode("shared", "a multiword token's words share its pieces")):
+        with TOKENIZE_ENTRIES.registered(TokenizeMode("shared", "a multiword token's words share its pieces",
+                                                      aligner=shared)):   # a tokenisation mode: its entry alone
             got = run(lm, [words], layers=[1, -1], metric=metric, tokenize="shared")[0]
         plain = run(lm, [plain_words], layers=[1, -1], metric=metric)[0]
         want = plain[:, owner][:, :, owner]

@@ -17,12 +17,13 @@ from pmask.common.options import (
 )
 from pmask.common.probe_entries import Faithful
 from pmask.corpora.sentence import is_documents
-from pmask.eval.scores.columns import optional_scores
+from pmask.eval.scores.columns import check_asked, optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline.induce import refuse_layer_zero
 from pmask.pipeline.request import Decoding, Inputs, Request, authors_pipeline, probe_request, resolve
 from pmask.trees.registry import DECODERS, get_decoder
+from pmask.trees.tasks import task_entry
 
 __all__ = ["BenchSettings"]
 
@@ -38,8 +39,9 @@ class BenchSettings:
     ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
     first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
     N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
-    distance-split decoder's right-branching bias; ``hoover_uuas``: add Hoover et al.'s UUAS to the rows
-    and baselines of dependency treebanks (recorded only when set); ``faithful``: every probe (and metric)
+    distance-split decoder's right-branching bias; ``scores``: optional scores, by name, added to the rows
+    and baselines of the treebanks whose trees they score (``hoover_uuas``: Hoover et al.'s UUAS; each
+    recorded as ``NAME: true`` only when asked); ``faithful``: every probe (and metric)
     with an authors' pipeline (:meth:`pipeline`) runs it, as ``pmask parse --faithful`` does, into a store of
     its own, the others their clean pipeline (recorded only when set; each row says which).
     """
@@ -57,7 +59,7 @@ class BenchSettings:
     symmetrize: str | None = None   # F made symmetric before decoding (Hoover et al.; None: none)
     absolute: bool = False     # |F| before that
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
-    hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
+    scores: tuple[str, ...] = ()  # optional scores asked, by name (hoover_uuas: Hoover et al.'s UUAS)
     faithful: bool = False     # the authors' pipelines where a probe or metric has one
     _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
     # documents of EDUs (every treebank): their metric outranks a model's recorded one, as in resolve
@@ -128,8 +130,8 @@ class BenchSettings:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
         run (root gold when every sentence of the dependency treebanks has gold heads); when every treebank is
         documents of EDUs, each probe's metric unless given is theirs (``dist``, not a model's recorded one)."""
-        dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
-        gold = all(s.root is not None for s in dependency)
+        rooted = [s for tb in treebanks if "root" in task_entry(tb.task).settings for s in tb.sentences]
+        gold = all(s.root is not None for s in rooted)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
                        Inputs(gold_heads=gold))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
@@ -153,9 +155,8 @@ class BenchSettings:
         return metric if self.metrics else None
 
     def scores_for(self, task: str) -> tuple[str, ...]:
-        """The optional scores asked (:attr:`hoover_uuas`) that score the trees of ``task``."""
-        return tuple(name for name, cls in optional_scores().items()
-                     if cls.task == task and getattr(self, name, False))
+        """The optional scores asked (:attr:`scores`) that score the trees of ``task``, in the order of the tables."""
+        return tuple(name for name, cls in optional_scores().items() if cls.task == task and name in self.scores)
 
     def head_for(self, probe: str) -> str | int | None:
         """The head decoded for ``probe`` (None for a probe without a head axis)."""
@@ -176,6 +177,7 @@ class BenchSettings:
             raise SettingError(f"{{bias}} is the right-branching bias of the {either(biased)} decoder, which is not "
                                "benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
+        check_asked(self.scores)   # an unknown optional score: refused by name
         if self.symmetrize is not None:
             check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
         if self.limit is not None and self.limit < 1:
@@ -201,7 +203,7 @@ class BenchSettings:
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
                 "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
-                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {}),
+                "absolute": self.absolute, **{name: True for name in optional_scores() if name in self.scores},
                 **({"faithful": True} if self.faithful else {})}
 
     @classmethod
@@ -222,4 +224,5 @@ class BenchSettings:
                    punct=data.get("punct", "include"), seed=data.get("seed", 0), probes=data.get("probes") or None,
                    bias=data.get("bias", 0.0), max_words=data.get("max_words"), symmetrize=data.get("symmetrize"),
                    absolute=bool(data.get("absolute")), metrics=several,
-                   hoover_uuas=bool(data.get("hoover_uuas")), faithful=bool(data.get("faithful")))
+                   scores=tuple(name for name in optional_scores() if data.get(name)),
+                   faithful=bool(data.get("faithful")))

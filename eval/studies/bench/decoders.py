@@ -70,16 +70,16 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
     """Per treebank, the probes no benched decoder can score there (no store is made for them there).
 
     Raises:
-        SettingError: an optional score asked (``hoover_uuas``) that scores the trees of none of the treebanks.
+        SettingError: an optional score asked (``scores``) that scores the trees of none of the treebanks.
         SettingError: a probe that can be scored on none of the treebanks, or a treebank on which none of
             the probes can be scored (either would give no row at all), before any model work.
     """
     probes = list(settings.probes or ())
     tasks = " and ".join(sorted({tb.task for tb in treebanks}))
     for name, cls in optional_scores().items():   # an optional score no treebank's trees can have
-        if getattr(settings, name, False) and cls.task not in {tb.task for tb in treebanks}:
-            raise SettingError(f"{{{name}}} scores {cls.task} trees, and every treebank given is a {tasks} treebank; "
-                               f"leave {{{name}}} out")
+        if name in settings.scores and cls.task not in {tb.task for tb in treebanks}:
+            raise SettingError(f"{{scores}} {name} scores {cls.task} trees, and every treebank given is a {tasks} "
+                               f"treebank; leave it out")
     out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
     for probe in probes:
         if all(probe in out[tb.name] for tb in treebanks) and _pipeline(settings, probe, None) is not None:

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from pmask.common.options import DEFAULT_PROBE
 from pmask.eval.scores.columns import decoder_headline
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 #: How the best-head rows say where the head was chosen and where it was scored.
 CHOSEN_ON = "even positions (0, 2, 4, ...)"
@@ -103,12 +103,13 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
         reported, key, undirected = sc.summary(score, golds), decoder_headline(decoder), get_decoder(decoder).undirected
-        name = task_info(tb.task).reference(undirected)
+        name = task_entry(tb.task).reference(undirected)
         baselines = sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct, seed=settings.seed,
                                        undirected=undirected) if golds else {}
         base = sc.summary(baselines[name], golds)[key] if golds else None
         rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
-                     "root": settings.root if tb.task == "dependency" else None, "layer": layer, "head": head,
+                     "root": settings.root if "root" in task_entry(tb.task).settings else None, "layer": layer,
+                     "head": head,
                      "choose_score": value, "score": reported[key], "scored_by": key,
                      "sentences": reported["sentences"],
                      "baseline": name, "baseline_score": base, "margin": None if base is None else reported[key] - base,

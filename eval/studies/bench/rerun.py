@@ -12,7 +12,7 @@ with it before any work:
   no longer asked (the authors' pipelines: other impacts, other decodings), or other sentences
   (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
-* **other scores**, another root, punctuation, seed, bias or head, an optional score (``hoover_uuas``)
+* **other scores**, another root, punctuation, seed, bias or head, an optional score (``scores``: ``hoover_uuas``)
   asked or no longer asked, or a narrower study (a
   treebank, probe, metric, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
   replaces the results files and reuses the stores.

@@ -33,14 +33,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.files import atomic_write
 from pmask.common.labels import plural, probe_label, run_label
 from pmask.common.options import DEFAULT_PROBE, has_heads
+from pmask.common.output_checks import make_output_folder
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
 from pmask.trees.registry import decoder_task, get_decoder
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
         mine = [b for b in result.baselines if b["treebank"] == treebank and b.get(key) is not None
                 and b.get("root") == best.get("root")]
         top = max(mine, key=lambda b: b[key], default=None)
-        reference = task_info(decoder_task(decoder)).reference(get_decoder(decoder).undirected)
+        reference = task_entry(decoder_task(decoder)).reference(get_decoder(decoder).undirected)
         ref = next((b for b in mine if b["baseline"] == reference), None)
         out.append({"treebank": treebank, "language": best["language"], "probe": probe,
                     "impact_metric": best.get("metric"), "head": best.get("head"),

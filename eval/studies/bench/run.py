@@ -25,9 +25,9 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
-from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
+from pmask.common.output_checks import Output, check_output, make_output_folder
 from pmask.common.progress import progress_bar
 from pmask.eval.studies.bench.authors_pipelines import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
@@ -41,6 +41,7 @@ from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
 from pmask.trees.registry import get_decoder
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         settings.resolve_decoding([tb])
     root_mode = str(settings.root)
     stores = stores if isinstance(stores, dict) else {"pair": stores}
-    root = settings.root if tb.task == "dependency" else None
+    root = settings.root if "root" in task_entry(tb.task).settings else None
     base = {"treebank": tb.name, "language": tb.language}
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
@@ -256,7 +257,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     settings.resolve_decoding(treebanks)
     not_run, skipped = decoders_not_run(treebanks, settings), probes_not_run(treebanks, settings)
     for tb in treebanks:   # refuse a decoder/treebank/probe mismatch before any model work
-        missing = next((s for s in tb.sentences if s.root is None), None) if tb.task == "dependency" else None
+        rooted = "root" in task_entry(tb.task).settings
+        missing = next((s for s in tb.sentences if s.root is None), None) if rooted else None
         if missing is not None and given_root == "gold":
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:

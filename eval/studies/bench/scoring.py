@@ -14,11 +14,11 @@ from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import ParseSettings
 from pmask.trees.registry import decoder_task, get_decoder
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 
 def task_of(decoder: str) -> str:
-    """``"dependency"`` or ``"constituency"`` for a decoder name (PmaskError for an unknown one)."""
+    """The task of a decoder (PmaskError for an unknown one)."""
     return decoder_task(decoder)
 
 
@@ -40,7 +40,7 @@ def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, s
                     scores: Sequence[str] = (), undirected: bool = False) -> dict[str, ScoreSet]:
     """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``, and its
     undirected ones (connect-adjacent) with ``undirected`` (undirected decoders are benched)."""
-    info = task_info(task)
+    info = task_entry(task)
     names = (*info.short_baselines, *(info.undirected_baselines if undirected else ()))
     return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=names, scores=scores)
 

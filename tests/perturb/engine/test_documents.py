@@ -93,3 +93,23 @@ def test_long_documents_refused_before_model_work(doc_lm):
 def test_settings_that_do_not_pool_are_refused(doc_lm, metric, subword):
     with pytest.raises(PmaskError, match="documents of EDUs"):
         list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword))
+
+
+@pytest.mark.xfail(strict=True, raises=PmaskError,
+                   reason="documents take DOCUMENT_METRICS only until the metric entry says it pools (i46a's unit "
+                          "entry, issue 46 item 2); then this recipe holds and the marker goes")
+def test_a_new_metric_reaches_documents_by_its_entry_alone(doc_lm):
+    """The metric recipe for documents (issue 46 item 4): one entry with its computation (dist's, halved; every
+    other field as dist's), named in probe pair's metrics, and nowhere else."""
+    import dataclasses
+
+    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
+
+    half = dataclasses.replace(METRIC_ENTRIES["dist"], name="halfdist", description="half of dist",
+                               compare=lambda base, current: torch.linalg.vector_norm(base - current, dim=-1) / 2)
+    pair = PROBE_ENTRIES["pair"]
+    with METRIC_ENTRIES.registered(half), PROBE_ENTRIES.registered(
+            dataclasses.replace(pair, metrics=(*pair.metrics, "halfdist"))):
+        got = list(impact_matrices(doc_lm, _docs(), layers="all", metric="halfdist", batch_tokens=64))
+    for F, edus in zip(got, EDUS):
+        np.testing.assert_allclose(F, naive(doc_lm, edus, False) / 2, rtol=1e-5, atol=1e-6)

@@ -64,6 +64,6 @@ def test_hoover_uuas_on_constituency_treebanks_alone_is_refused_before_any_work(
         raise AssertionError("the model was loaded")
 
     with pytest.raises(SettingError, match=r"hoover_uuas scores dependency trees.*constituency treebank"):
-        run_bench([DATA / "mini.mrg"], tmp_path / "out", BenchSettings(model="x", hoover_uuas=True),
+        run_bench([DATA / "mini.mrg"], tmp_path / "out", BenchSettings(model="x", scores=("hoover_uuas",)),
                   model_loader=refuse, progress=False)
     assert not (tmp_path / "out").exists()
