@@ -143,7 +143,8 @@ def model_family_is_whole(entry: Any) -> None:
     from pmask.perturb.alignment.subword_lists import SUBWORD_LISTS
     from pmask.perturb.engine.jobs import SentenceJob
 
-    assert entry.subword_lists in SUBWORD_LISTS and (entry.prepare_tokenizer is None or callable(entry.prepare_tokenizer))
+    assert entry.subword_lists in SUBWORD_LISTS
+    assert entry.prepare_tokenizer is None or callable(entry.prepare_tokenizer)
     jobs = [*entry.readings, *entry.readings.values(), *entry.metric_jobs.values()]
     assert all(issubclass(job, SentenceJob) for job in jobs), "a reading is a sentence job the engine runs"
     assert all(callable(count) and count([1, 2, 1]) > 0 for count in entry.costs.values())
