@@ -77,13 +77,12 @@ def inspect(lm: Any) -> Any:
 
 
 def encoder(lm: Any, fast: bool | None) -> Any:
-    """The encoder of one run (:class:`pmask.perturb.encoders.causal_encoder.CausalEncoder`; there is one path,
-    the model's own forward)."""
+    """The encoder of one run (:class:`pmask.perturb.encoders.causal_encoder.CausalEncoder`): its fast path (the
+    inputs of one sentence share the keys and values before their first hidden word) unless ``fast`` is False
+    (the model's own forward on every input, whole)."""
     from pmask.perturb.encoders.causal_encoder import CausalEncoder
 
-    if fast:
-        raise ModelError(f"model {lm.name!r}: a causal model has no fast path (it runs the model's own forward)")
-    return CausalEncoder(lm.model, lm.num_layers, lm.name, lm.paths())
+    return CausalEncoder(lm.model, lm.num_layers, lm.name, lm.paths(), reuse_prefix=fast is not False)
 
 
 #: The causal family's readings of metrics and probes, filled in by the modules of :mod:`pmask.perturb.probes`

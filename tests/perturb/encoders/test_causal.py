@@ -219,3 +219,19 @@ def test_the_store_layout_has_a_row_of_zeros_for_the_start_token(llm_zoo):
         stored = next(probe_matrices(lm, SENTS[:1], probe, layers=[-1], metric=metric, include_cls=True, stats=stats))
         assert stored.shape[-1] == len(SENTS[0]) + 1 and not stored[:, 0].any() and not stored[:, :, 0].any()
         np.testing.assert_allclose(stored[:, 1:, 1:], plain, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_sharing_the_clean_prefix_changes_no_number_and_computes_fewer_tokens(llm_zoo, name):
+    """The fast path (the inputs of one sentence share the keys and values before their first hidden word) equals
+    the model's own forward on every whole input (``fast_path=False``), the naive references' computation."""
+    lm = llm_zoo(name)
+    sentences = [["She", "walked", "home", "after", "the", "long", "meeting", "in", "town", "."]]
+    for probe, metric, layers in (("pair", "cpmi", [-1]), ("single", "dist", [0, 1, 2])):
+        fast, whole = ImpactStats(), ImpactStats()
+        a = next(probe_matrices(lm, sentences, probe, layers=layers, metric=metric, stats=fast))
+        b = next(probe_matrices(lm, sentences, probe, layers=layers, metric=metric, stats=whole, fast_path=False))
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10 * np.abs(b).max())
+        assert fast.fast_path and not whole.fast_path
+        assert fast.tokens == whole.tokens == whole.padded_tokens     # the same inputs ...
+        assert fast.padded_tokens < 0.8 * whole.padded_tokens         # ... fewer tokens through the model
