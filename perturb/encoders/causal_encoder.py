@@ -47,8 +47,9 @@ def inspect_head(lm: Any) -> CausalPaths:
     ids = lm.tokenizer(PROBE_WORDS, is_split_into_words=True, return_tensors="pt")["input_ids"].to(lm.device)
     tol = TOLERANCE.get(str(lm.dtype).replace("torch.", ""), LOW_PRECISION_TOLERANCE)
     with torch.inference_mode():
-        logits = model(input_ids=ids).logits
-        last = model.base_model(input_ids=ids).last_hidden_state
+        keep = torch.ones_like(ids)
+        logits = model(input_ids=ids, attention_mask=keep).logits
+        last = model.base_model(input_ids=ids, attention_mask=keep).last_hidden_state
         head = output_head(model)
         ok = head is not None and float((head(last) - logits).abs().max()) <= tol * float(logits.abs().max() or 1.0)
     return CausalPaths(head=ok)
@@ -157,8 +158,9 @@ class CausalEncoder(Encoder):
     @staticmethod
     def _inputs(ids: torch.Tensor, hidden: torch.Tensor | None) -> dict[str, Any]:
         """The model's inputs for rows ``ids`` [rows, length] with tokens ``hidden`` [rows, length] (or None)."""
-        rows, length = ids.shape
-        return {"input_ids": ids, "attention_mask": None if hidden is None else (~hidden).to(torch.long),
+        rows, length = ids.shape   # a mask even when nothing is hidden: transformers warns of padding without one
+        keep = torch.ones_like(ids) if hidden is None else (~hidden).to(torch.long)
+        return {"input_ids": ids, "attention_mask": keep,
                 "position_ids": torch.arange(length, device=ids.device).expand(rows, length)}
 
     def states(self, batch: PackedBatch, layers: Sequence[int]) -> Any:

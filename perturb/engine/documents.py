@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from pmask.common.errors import PmaskError
+from pmask.common.errors import ModelError, PmaskError
 from pmask.common.labels import plural
 from pmask.corpora.sentence import is_documents
 from pmask.perturb.alignment import WordAlignment, get_aligner
@@ -179,6 +179,9 @@ def document_run(model: Any, sentences: Any, metric: str, subword: str, tokenize
         sentences = itertools.chain(first, iterator)
     if not is_documents(first):
         return sentences, job_type
+    refusal = model.family.refusal(unit=getattr(first[0], "unit", None))   # a family that reads words only
+    if refusal:
+        raise ModelError(f"model {model.name!r}: {refusal}")
     if metric not in DOCUMENT_METRICS:
         raise PmaskError(f"documents of EDUs take metric {' or '.join(DOCUMENT_METRICS)} (on the mean of each EDU's "
                          f"piece states), not {metric}")

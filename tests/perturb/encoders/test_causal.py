@@ -235,3 +235,23 @@ def test_sharing_the_clean_prefix_changes_no_number_and_computes_fewer_tokens(ll
         assert fast.fast_path and not whole.fast_path
         assert fast.tokens == whole.tokens == whole.padded_tokens     # the same inputs ...
         assert fast.padded_tokens < 0.8 * whole.padded_tokens         # ... fewer tokens through the model
+
+
+def test_documents_and_other_refusals_at_the_command_line(llm_zoo, tmp_path, capsys):
+    """Documents of EDUs, metric prob and probe distortion on a causal model: one line, exit 1, nothing written."""
+    from pathlib import Path
+
+    from pmask.cli import main
+
+    model = llm_zoo("gpt2").name
+    data = Path(__file__).resolve().parents[2] / "data"
+    runs = [(["parse", str(data / "scidtb"), "--model", model], "causal models take unit word, not edu"),
+            (["parse", str(data / "mini.conllu"), "--model", model, "--metric", "prob"], "causal models take metric"),
+            (["parse", str(data / "mini.conllu"), "--model", model, "--probe", "distortion"],
+             "causal models take probe")]
+    for args, why in runs:
+        out = tmp_path / ("out" if "scidtb" in args[1] else "out.conllu")
+        code = main([*args, "-q", "-o", str(out)])
+        err = capsys.readouterr().err
+        assert code == 1 and why in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
