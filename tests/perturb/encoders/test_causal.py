@@ -250,7 +250,7 @@ def test_documents_and_other_refusals_at_the_command_line(llm_zoo, tmp_path, cap
             (["parse", str(data / "mini.conllu"), "--model", model, "--probe", "distortion"],
              "causal models take probe")]
     for args, why in runs:
-        out = tmp_path / ("out" if "scidtb" in args[1] else "out.conllu")
+        out = tmp_path / ("out" if "scidtb" in args[1] else "out.txt" if "distortion" in args else "out.conllu")
         code = main([*args, "-q", "-o", str(out)])
         err = capsys.readouterr().err
         assert code == 1 and why in err and len(err.strip().splitlines()) == 1, err
