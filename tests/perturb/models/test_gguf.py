@@ -247,3 +247,19 @@ def test_parse_with_a_gguf_model_and_its_bad_input(files, cache, tmp_path, capsy
         err = capsys.readouterr().err
         assert code == 1 and why in err and len(err.strip().splitlines()) == 1, err
         assert out.read_bytes() == kept                                  # nothing written over
+
+
+def test_a_qwen2_gguf_file_is_its_original_model(tmp_path, cache):
+    """Qwen2 (no rotary permutation in llama.cpp's layout, biases on q, k, v) through the same path."""
+    from transformers import AutoTokenizer
+
+    from pmask.perturb.models.load import load_model
+    from pmask.perturb.testing.gguf_writer import write_gguf
+    from pmask.perturb.testing.llm_zoo import make_tiny_llm
+
+    folder = make_tiny_llm("qwen2", tmp_path / "qwen2")
+    lm = load_model(str(write_gguf(folder, tmp_path / "qwen2.gguf")), device="cpu")
+    ids = AutoTokenizer.from_pretrained(str(folder))(SENTENCE, return_tensors="pt")["input_ids"]
+    assert lm.describe()["gguf"]["architecture"] == "qwen2" and lm.family.name == "causal"
+    with torch.no_grad():
+        assert torch.equal(lm.model(ids).logits, logits(folder, ids))
