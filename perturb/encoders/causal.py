@@ -99,6 +99,7 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
     hides="its pieces' keys masked from attention in every layer (their tokens replaced by the start token where "
           "a probe reads the hidden word itself)",
     inspect=inspect, encoder=encoder, sees_right=False, needs_mask_token=False,
-    probes=("pair", "single", "distance"), metrics=("cpmi", "dist", "cos", "l2", "l1", "cossim"), units=("word",),
+    probes=("pair", "single", "distance", "attention"),
+    metrics=("cpmi", "dist", "cos", "l2", "l1", "cossim", "weight"), units=("word",),
     decoders={"dependency": "mst"}, symmetrize="sum", metric_jobs=METRIC_JOBS, readings=READINGS, costs=COSTS,
     prepare_tokenizer=prepare_tokenizer, subword_lists="GPT2"))

@@ -177,6 +177,22 @@ class CausalEncoder(Encoder):
         """The call's work: the tokens the model computed (fewer than the batch's when prefixes were shared)."""
         self.work = replace(batch.work(partial_top=False), tokens=self._computed)
 
+    def attentions(self, batch: PackedBatch, layers: Sequence[int]) -> list[torch.Tensor]:
+        """The attention weights of layers ``layers`` per segment, [rows, len(layers), heads, length, length]
+        (the model's own, eager attention; nothing hidden: the one-pass probes read the sentence as it is)."""
+        from pmask.perturb.encoders.generic import eager_attention
+
+        self.work = batch.work(partial_top=False)
+        out = []
+        with eager_attention(self.model, self.name):
+            for seg in batch.segments:
+                att = self.base(**self._inputs(batch.rows(seg), None), output_attentions=True).attentions
+                if not att or len(att) != self.num_layers or any(a is None for a in att):
+                    raise ModelError(f"model {self.name!r} ({type(self.model).__name__}) returns no attention "
+                                     "weights, which the attention-based probes need")
+                out.append(torch.stack([att[k - 1] for k in layers], dim=1))
+        return out
+
     def check_prob(self, layers: Sequence[int]) -> None:
         if self.paths.no_prob:
             raise ModelError(self.paths.no_prob)

@@ -246,6 +246,7 @@ def test_documents_and_other_refusals_at_the_command_line(llm_zoo, tmp_path, cap
     model = llm_zoo("gpt2").name
     data = Path(__file__).resolve().parents[2] / "data"
     runs = [(["parse", str(data / "scidtb"), "--model", model], "causal models take unit word, not edu"),
+            (["parse", str(data / "mini.conllu"), "--model", model, "--tokenize", "echo"], "tokenize echo lays"),
             (["parse", str(data / "mini.conllu"), "--model", model, "--metric", "prob"], "causal models take metric"),
             (["parse", str(data / "mini.conllu"), "--model", model, "--probe", "distortion"],
              "causal models take probe")]
@@ -255,3 +256,53 @@ def test_documents_and_other_refusals_at_the_command_line(llm_zoo, tmp_path, cap
         err = capsys.readouterr().err
         assert code == 1 and why in err and len(err.strip().splitlines()) == 1, err
         assert not out.exists()
+
+
+# ---------------------------------------------------------------------------- both sides: the echo layouts
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-bbpe"])
+def test_echo_attention_reads_word_i_of_the_second_copy_attending_to_word_j_of_the_first(llm_zoo, name):
+    """``--tokenize echo``: ``start sentence \\n sentence``; F[l, h, i, j] = the mean over word i's pieces in the
+    second copy of their attention to word j's pieces in the first copy (summed), every i != j: both sides."""
+    lm = llm_zoo(name)
+    words = SENTS[0]
+    ids, pieces = layout(lm, words)                       # start + the words' pieces
+    body = ids[1:].tolist()
+    newline = lm.tokenizer.convert_tokens_to_ids("\u010a")   # the byte-level BPE's newline
+    echo = torch.tensor([int(ids[0])] + body + [newline] + body)
+    first = [[p for p in s] for s in pieces]                 # positions in the first copy (after the start)
+    second = [[p + len(body) + 1 for p in s] for s in pieces]
+    lm.model.set_attn_implementation("eager")
+    try:
+        with torch.no_grad():
+            att = torch.stack(lm.model(input_ids=echo[None], output_attentions=True).attentions)[:, 0]
+    finally:
+        lm.model.set_attn_implementation("sdpa")
+    want = torch.stack([torch.stack([att[:, :, r][:, :, :, c].sum(-1).mean(-1) for c in first], -1)
+                        for r in second], -2).numpy()      # [L, H, n, n]
+    np.fill_diagonal(want[0, 0], 0)
+    for layer in range(want.shape[0]):
+        for head in range(want.shape[1]):
+            np.fill_diagonal(want[layer, head], 0)
+    F = next(probe_matrices(lm, [words], "attention", layers=[1, 2], tokenize="echo"))
+    np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-12)
+    assert np.triu(F[-1].mean(0), 1).max() > 1e-3           # a word attends to the words after it: both sides
+
+
+def test_echo_distance_and_refusals(llm_zoo):
+    from pmask.common.errors import SettingError
+
+    lm = llm_zoo("gpt2")
+    words = SENTS[1]
+    ids, pieces = layout(lm, words)
+    body = ids[1:].tolist()
+    echo = torch.tensor([int(ids[0])] + body + [lm.tokenizer.convert_tokens_to_ids("\u010a")] + body)
+    states = forward(lm, echo)[1][2]
+    second = torch.stack([states[[p + len(body) + 1 for p in s]].mean(0) for s in pieces])
+    F = next(probe_matrices(lm, [words], "distance", layers=[2], metric="l2", tokenize="echo"))[0]
+    np.testing.assert_allclose(F, torch.cdist(second, second).numpy(), rtol=1e-7, atol=1e-10)
+    from pmask.perturb.engine.impact_settings import ImpactSettings
+
+    for probe in ("pair", "single"):
+        with pytest.raises(SettingError, match="lays the sentence out for probe attention or distance, not " + probe):
+            ImpactSettings("dist", "avg", "echo-prompt", probe).check()
