@@ -234,6 +234,13 @@ def test_parse_with_a_gguf_model_and_its_bad_input(files, cache, tmp_path, capsy
                  "mst", "--symmetrize", "sum", "-q", "-o", str(out)]) == 0
     meta = json.loads(Path(str(out) + ".meta.json").read_text())
     assert "gguf" in json.dumps(meta) and '"family": "causal"' in json.dumps(meta)
+    store = tmp_path / "store"
+    assert main(["impact", str(PUD), "--limit", "1", "--model", str(files["F32"]), "--metric", "cpmi", "-q",
+                 "-o", str(store)]) == 0
+    manifest = json.loads((store / "manifest.json").read_text())
+    facts = read_gguf(files["F32"]).describe()
+    assert facts["sha256"] in json.dumps(manifest) and '"quantisation": "F32"' in json.dumps(manifest)
+    assert '"architecture": "llama"' in json.dumps(manifest) and '"family": "causal"' in json.dumps(manifest)
     capsys.readouterr()
     kept = out.read_bytes()
     truncated = tmp_path / "cut.gguf"
