@@ -28,7 +28,7 @@ from typing import Any
 from pmask.common.errors import OptionError
 from pmask.common.options import (
     DTYPES,
-    HEAD_MODES,
+    ATTENTION_HEAD_MODES,
     METRICS,
     PROBE_METRICS,
     PROBES,
@@ -37,7 +37,7 @@ from pmask.common.options import (
     SUBWORD_POLICIES,
     SYMMETRIZE_MODES,
     TOKENIZE_MODES,
-    parse_head,
+    parse_attention_head,
     split_metrics,
     split_probes,
 )
@@ -121,7 +121,7 @@ def metrics_arg(text: str) -> list[str]:
 
 def head_arg(text: str) -> str | int | None:
     try:
-        return parse_head(text)
+        return parse_attention_head(text)
     except OptionError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -150,7 +150,7 @@ def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
                             "see the README's Probes section)")
     g.add_argument("--head", type=head_arg, default=None, metavar="N|mean|max",
                    help="attention head decoded by probe attention and distance with jsd/hellinger: a head number "
-                        f"from 0, or {' / '.join(f'{k} ({v})' for k, v in HEAD_MODES.items())}")
+                        f"from 0, or {' / '.join(f'{k} ({v})' for k, v in ATTENTION_HEAD_MODES.items())}")
 
 
 def add_model(p: argparse.ArgumentParser, several_probes: bool = False) -> None:

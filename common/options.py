@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from pmask.common.errors import LayerError, OptionError, SettingError
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe, MetricEntry, ProbeEntry
 from pmask.common.registry import EntryNames, EntryTable
 from pmask.common.tokenization import TOKENIZE_ENTRIES
 
@@ -81,11 +81,11 @@ SYMMETRIZE_MODES: dict[str, str] = {
 }
 
 #: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
-HEAD_METRICS: Sequence[tuple[str, str]] = EntryNames(
-    lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics))
+ATTENTION_HEAD_METRICS: Sequence[tuple[str, str]] = EntryNames(
+    lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.attention_head_metrics))
 
 #: ``--head`` values besides a head number 0..H-1.
-HEAD_MODES: dict[str, str] = {
+ATTENTION_HEAD_MODES: dict[str, str] = {
     "mean": "the mean over the layer's heads (the default)",
     "max": "the element-wise maximum over the layer's heads",
 }
@@ -197,12 +197,12 @@ def default_subword(metric: str | None) -> str:
     return entry.subword if entry and entry.subword else "avg"
 
 
-def metric_pipeline(metric: str | None) -> Faithful | None:
+def metric_recipe(metric: str | None) -> AuthorsRecipe | None:
     """The metric's own authors' pipeline under ``--faithful`` (cpmi: Hoover et al.'s), None for a metric without
     one (its probe's pipeline applies) or an unknown name.
 
     Example:
-        >>> metric_pipeline("cpmi").decoders, metric_pipeline("dist")
+        >>> metric_recipe("cpmi").decoders, metric_recipe("dist")
         (('mst-projective', 'mst'), None)
     """
     entry = METRIC_ENTRIES.get(metric or "")
@@ -240,28 +240,28 @@ def check_context(context: int | None) -> int:
     return context
 
 
-def has_heads(probe: str | None, metric: str | None) -> bool:
+def has_attention_heads(probe: str | None, metric: str | None) -> bool:
     """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
     metric = metric or default_metric(probe)   # an unknown probe is refused here, in one line
     entry = PROBE_ENTRIES.get(probe or DEFAULT_PROBE)
-    return entry is not None and metric in entry.head_metrics
+    return entry is not None and metric in entry.attention_head_metrics
 
 
-def parse_head(value: str | int | None) -> str | int | None:
+def parse_attention_head(value: str | int | None) -> str | int | None:
     """``"mean"``, ``"max"``, a head number (int >= 0) or None; an :class:`OptionError` otherwise.
 
     Example:
-        >>> parse_head("3"), parse_head("max"), parse_head(None)
+        >>> parse_attention_head("3"), parse_attention_head("max"), parse_attention_head(None)
         (3, 'max', None)
     """
     if value is None or isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     text = str(value).strip()
-    if text in HEAD_MODES:
+    if text in ATTENTION_HEAD_MODES:
         return text
     if text.isdigit():
         return int(text)
-    raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(HEAD_MODES)})")
+    raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(ATTENTION_HEAD_MODES)})")
 
 
 def split_probes(value: str | Iterable[str] | None) -> list[str]:
@@ -317,30 +317,30 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
     if metric not in entry.metrics:
         raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(entry.metrics)}, not {metric}")
     subwords = entry.subwords or tuple(SUBWORD_POLICIES)
-    if subword not in subwords or (has_heads(probe, metric) and subword != "avg"):
-        allowed = "avg" if has_heads(probe, metric) else " or ".join(subwords)
+    if subword not in subwords or (has_attention_heads(probe, metric) and subword != "avg"):
+        allowed = "avg" if has_attention_heads(probe, metric) else " or ".join(subwords)
         raise SettingError(f"{{probe}} {probe} with {{metric}} {metric} takes {{subword}} {allowed}, not {subword} "
                            "(attention is merged to words as Clark et al.: mean over the rows of a word's pieces, "
                            "sum over its columns; distance builds one vector per word)")
-    if parse_head(head) is not None and not has_heads(probe, metric):
-        raise SettingError(f"{{head}} applies to {_head_probes()}, not to probe {probe} with {{metric}} {metric}")
+    if parse_attention_head(head) is not None and not has_attention_heads(probe, metric):
+        raise SettingError(f"{{head}} applies to {_attention_head_probes()}, not to probe {probe} with {{metric}} {metric}")
 
 
-def _head_probes() -> str:
+def _attention_head_probes() -> str:
     """The probes and metrics ``--head`` applies to, in prose ("probe attention and to probe distance with ...")."""
     parts = []
     for entry in PROBE_ENTRIES.values():
         if entry.attention_only:
             parts.append(f"probe {entry.name}")
-        elif entry.head_metrics:
-            parts.append(f"probe {entry.name} with {{metric}} {' or '.join(entry.head_metrics)}")
+        elif entry.attention_head_metrics:
+            parts.append(f"probe {entry.name} with {{metric}} {' or '.join(entry.attention_head_metrics)}")
     return " and to ".join(parts)
 
 
 def check_attention_layers(probe: str | None, metric: str | None, layers: Iterable[int],
                            num_layers: int | None) -> None:
-    """A :class:`LayerError` when a probe that reads attention weights (:func:`has_heads`) is asked
+    """A :class:`LayerError` when a probe that reads attention weights (:func:`has_attention_heads`) is asked
     for layer 0, the embeddings, which have none; ``layers`` are absolute (0 = embeddings)."""
-    if has_heads(probe, metric) and 0 in list(layers):
+    if has_attention_heads(probe, metric) and 0 in list(layers):
         raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric "
                          f"{metric or default_metric(probe)} reads; choose layers 1..{num_layers}")

@@ -63,7 +63,7 @@ class ProbeRunner(Protocol):
 
 
 @dataclass(frozen=True)
-class Faithful:
+class AuthorsRecipe:
     """An authors' pipeline (``--faithful``): what it decodes with and which settings it fixes
     where none is given.
 
@@ -112,7 +112,7 @@ class MetricEntry:
     compare: Compare | None = None
     between_words: BetweenWords | None = None
     job: type[Any] | None = None
-    faithful: Faithful | None = None
+    faithful: AuthorsRecipe | None = None
     sequences: Callable[[list[int]], int] | None = None
 
     @property
@@ -146,7 +146,7 @@ class ProbeEntry:
         runner: its arrays, one per sentence (a :class:`ProbeRunner`).
         sequences: its forward sequences for a sentence of n words (the ``include_cls`` layout).
         subwords: the subword policies it takes (None: every one).
-        head_metrics: its metrics whose values differ per attention head (read from attention weights;
+        attention_head_metrics: its metrics whose values differ per attention head (read from attention weights;
             stores keep every head, ``--head`` picks; subword ``avg`` only).
         yields: :data:`WORD_PAIRS` or :data:`SPAN_CHART` (read only by span decoders, ``cky``).
         distance: F is a distance, low = syntactically close (dependency decoders and MART read -F).
@@ -162,13 +162,13 @@ class ProbeEntry:
     runner: ProbeRunner
     sequences: Callable[[int], int]
     subwords: tuple[str, ...] | None = None
-    head_metrics: tuple[str, ...] = ()
+    attention_head_metrics: tuple[str, ...] = ()
     yields: str = WORD_PAIRS
     distance: bool = False
     decodes_layer_zero: bool = False
     bare_input: bool = False
     checkpoint: bool = False
-    faithful: Faithful | None = None
+    faithful: AuthorsRecipe | None = None
 
     @property
     def spans(self) -> bool:
@@ -178,12 +178,12 @@ class ProbeEntry:
     @property
     def attention_only(self) -> bool:
         """Whether every metric it takes reads attention weights."""
-        return set(self.metrics) <= set(self.head_metrics)
+        return set(self.metrics) <= set(self.attention_head_metrics)
 
     def needs(self, metric: str) -> tuple[str, ...]:
         """What it reads from the model with ``metric``: ``("attentions",)``, ``("MLM head",)`` or
         ``("hidden states",)``."""
-        if metric in self.head_metrics:
+        if metric in self.attention_head_metrics:
             return ("attentions",)
         entry = METRIC_ENTRIES.get(metric)
         return (entry.needs if entry else "hidden states",)

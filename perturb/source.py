@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence, cast
 import numpy as np
 
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
-from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
+from pmask.common.options import DISTANCE_PROBES, has_attention_heads, resolve_layers
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.scidtb import authors_documents
@@ -31,7 +31,7 @@ from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
-from pmask.perturb.probes.attention_heads import check_head, select_head
+from pmask.perturb.probes.attention_heads import check_attention_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.plan import check_unit
@@ -213,7 +213,7 @@ class ImpactSource:
             picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
             check_unit(opened.path, opened.manifest, picked.sentences)   # words never read as EDUs, nor the reverse
             spec = (model or ModelSpec()).check_store(opened)
-            check_head(spec.head, opened.heads, f"{opened.path}: ")
+            check_attention_head(spec.head, opened.heads, f"{opened.path}: ")
             return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
                        selection=picked.selection, positions=picked.positions,
                        coverage=None if state.complete else state.coverage())
@@ -287,7 +287,7 @@ class ImpactSource:
         """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the
         attention-based probes, ``"head"`` (a store's own settings when reading one)."""
         out: dict[str, Any] = self.model_spec.impact_defaults().as_dict()
-        if has_heads(out["probe"], out["metric"]):
+        if has_attention_heads(out["probe"], out["metric"]):
             out["head"] = self.model_spec.head if self.model_spec.head is not None else "mean"
         return out
 
@@ -299,7 +299,7 @@ class ImpactSource:
         if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
             self.model_spec = self.model_spec.check_store(self.store)
-            check_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
+            check_attention_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
             return
         request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
                                         layers=layers, resume=True, progress=self.progress,

@@ -25,7 +25,7 @@ from pmask.common.display import ImpactMap, RichDisplay
 from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.files import is_stdout
 from pmask.common.labels import either, plural, unit_noun
-from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_pipeline
+from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_recipe
 from pmask.common.output_checks import check_outputs
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence
@@ -350,7 +350,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, settings: ParseSe
         impacts = source.impacts(settings.layer, include_cls=settings.faithful)
         model_desc, impact = source.describe_model(), source.impact_settings()
         check_settings(settings, source.sentences, str(impact.get("probe", "pair")))   # a cache store's own probe
-        own = metric_pipeline(impact.get("metric")) if settings.faithful else None
+        own = metric_recipe(impact.get("metric")) if settings.faithful else None
         if own and settings.decoder not in own.decoders:
             raise SettingError(f"{{faithful}} with {{metric}} {impact.get('metric')} is {own.authors}'s pipeline, "
                                f"which decodes with {either(own.decoders)}, not {settings.decoder}")

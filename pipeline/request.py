@@ -14,7 +14,7 @@ settings). Each unset value takes the first value of these layers, always in thi
 1. ``store``: a store's own settings, when impacts are read from a store (given values that differ
    from them are refused when the store is opened);
 2. ``faithful``: under ``--faithful`` the authors' pipeline, the metric's own (cpmi: Hoover et
-   al.'s) else the probe's (:class:`pmask.common.probe_entries.Faithful`): its metric (a given one may be
+   al.'s) else the probe's (:class:`pmask.common.probe_entries.AuthorsRecipe`): its metric (a given one may be
    renamed to the authors' variant), tokenisation, context, decoder (the pipeline's first for the
    corpus's task) and symmetrisation (for an undirected decoder);
 3. ``model``: the model's recorded defaults (a bundled model's metric for the pair probe), except on
@@ -45,8 +45,8 @@ from typing import Any, Mapping, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.labels import either
-from pmask.common.options import SPAN_PROBES, has_heads, metric_pipeline
-from pmask.common.probe_entries import PROBE_ENTRIES, Faithful
+from pmask.common.options import SPAN_PROBES, has_attention_heads, metric_recipe
+from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.sentence import Sentence, is_documents
 from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, UNSET, ImpactSettings
@@ -55,7 +55,7 @@ from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_ze
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
-__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_pipeline", "check_context", "check_request",
+__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_context", "check_request",
            "default_decoders", "prepare", "probe_request", "resolve"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
@@ -221,7 +221,7 @@ def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: 
 
 def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: dict[str, str]) -> Decoding:
     """The decoder, root and symmetrisation of a run with the resolved ``impact`` (layers 2 and 4)."""
-    pipeline = authors_pipeline(impact) if given.faithful else None
+    pipeline = authors_recipe(impact) if given.faithful else None
     decoder, origins["decoder"] = given.decoder, "given"
     if decoder is None and pipeline is not None:   # the pipeline's first decoder of the corpus's task
         decoder = next((d for d in pipeline.decoders if get_decoder(d).task == inputs.task), None)
@@ -240,15 +240,15 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     return replace(given, decoder=decoder, root=root, symmetrize=symmetrize)
 
 
-def authors_pipeline(impact: ImpactSettings) -> Faithful | None:
+def authors_recipe(impact: ImpactSettings) -> AuthorsRecipe | None:
     """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
 
     Example:
-        >>> authors_pipeline(ImpactSettings("cpmi", None, None, "pair", None)).authors
+        >>> authors_recipe(ImpactSettings("cpmi", None, None, "pair", None)).authors
         'Hoover et al.'
     """
     entry = PROBE_ENTRIES.get(impact.probe or "")
-    return metric_pipeline(impact.metric) or (entry.faithful if entry else None)
+    return metric_recipe(impact.metric) or (entry.faithful if entry else None)
 
 
 def default_decoders(task: str, probe: str | None = None) -> tuple[str, ...]:
@@ -276,7 +276,7 @@ def probe_request(request: Request, probe: str, inputs: Inputs = Inputs()) -> Re
     head = request.model.head
     done = resolve(replace(request, model=replace(request.model, impact=replace(request.impact, probe=probe),
                                                   head=None)), inputs)
-    keeps = has_heads(done.impact.probe, done.impact.metric)
+    keeps = has_attention_heads(done.impact.probe, done.impact.metric)
     return replace(done, model=replace(done.model, head=head if keeps else None))
 
 
@@ -323,7 +323,7 @@ def check_request(request: Request, sentences: Sequence[Sentence] = ()) -> None:
         else:
             refuse_layer_zero(layers, "layers", probe)
     check_settings(decoding.settings(1), sentences, probe)
-    own = metric_pipeline(impact.metric) if decoding.faithful and dec.needs_model else None
+    own = metric_recipe(impact.metric) if decoding.faithful and dec.needs_model else None
     if own and decoding.decoder not in own.decoders:
         raise SettingError(f"{{faithful}} with {{metric}} {impact.metric} is {own.authors}'s pipeline, which decodes "
                            f"with {either(own.decoders)}, not {decoding.decoder}")
@@ -336,8 +336,8 @@ def _context_reason(request: Request) -> str:
     if request.origin("context") != "faithful":
         return ""
     impact = request.impact
-    metric = impact.metric if metric_pipeline(impact.metric) else None
-    pipeline = authors_pipeline(impact)
+    metric = impact.metric if metric_recipe(impact.metric) else None
+    pipeline = authors_recipe(impact)
     who = f"{pipeline.authors}'s pipeline" if pipeline else "the authors' pipeline"
     via = f"{{faithful}} {{metric}} {metric}" if metric else f"{{faithful}} with {{probe}} {impact.probe}"
     return f"{via} gives each sentence {impact.context} words of context ({who})"

@@ -55,7 +55,7 @@ def probe_is_whole(entry: Any) -> None:
 
     assert entry.description.split(":", 1)[0].strip()
     assert entry.metrics and set(entry.metrics) <= set(METRIC_ENTRIES)
-    assert set(entry.head_metrics) <= set(entry.metrics)
+    assert set(entry.attention_head_metrics) <= set(entry.metrics)
     assert set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
     assert entry.yields in (WORD_PAIRS, SPAN_CHART)
     cost = entry.sequences(5)

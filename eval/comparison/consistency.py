@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import read_json
-from pmask.common.options import has_heads, split_random
+from pmask.common.options import has_attention_heads, split_random
 from pmask.corpora.provenance import meta_path, read_provenance
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import absolute_if_local
@@ -164,7 +164,7 @@ def source_origin(source: Any) -> Origin:
                       ("mean" if source.store.heads else None), held.corpus_sha256, held.corpus_path)
     name, random_init = split_random(spec.name) if spec.name else (None, False)
     impact = spec.impact_defaults()
-    head = (spec.head if spec.head is not None else "mean") if has_heads(impact.probe, impact.metric) else None
+    head = (spec.head if spec.head is not None else "mean") if has_attention_heads(impact.probe, impact.metric) else None
     return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,
                   impact=impact, head=head)
 

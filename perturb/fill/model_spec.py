@@ -21,7 +21,7 @@ from pmask.common.options import (
     check_probe,
     default_subword,
     metric_entry,
-    metric_pipeline,
+    metric_recipe,
     split_random,
 )
 from pmask.common.probe_entries import PROBE_ENTRIES
@@ -149,7 +149,7 @@ def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful
     setting left unset (None) takes the first value of these layers, always in this order (a later one never
     overrides an earlier one):
 
-    1. ``faithful``: the authors' pipeline (:class:`pmask.common.probe_entries.Faithful`), the metric's own if it has
+    1. ``faithful``: the authors' pipeline (:class:`pmask.common.probe_entries.AuthorsRecipe`), the metric's own if it has
        one (cpmi: Hoover et al.'s) else the probe's: its metric, its variant of the metric given (a rename),
        its tokenisation and context;
     2. ``recorded``: the named model's recorded defaults (a bundled model's metric for the pair probe);
@@ -182,7 +182,7 @@ def resolve_impact(impact: ImpactSettings, model: str | None = None, *, faithful
 def _faithful(impact: ImpactSettings) -> ImpactSettings:
     """``impact`` with the settings its authors' pipeline fixes (the metric's own, else the probe's)."""
     probe = PROBE_ENTRIES.get(impact.probe or "pair")
-    pipeline = metric_pipeline(impact.metric) or (probe.faithful if probe else None)
+    pipeline = metric_recipe(impact.metric) or (probe.faithful if probe else None)
     if pipeline is None:
         return impact
     metric = impact.metric or pipeline.metric

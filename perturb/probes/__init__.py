@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pmask.common.options import check_probe, default_metric, default_subword, has_heads, probe_entry
+from pmask.common.options import check_probe, default_metric, default_subword, has_attention_heads, probe_entry
 
 # The probe modules, in documentation order: each registers its entries as it is imported, and the order
 # they are registered in is the order of --probe's and --metric's choices, of their help and of every table.
@@ -75,7 +75,7 @@ def probe_matrices(model: Any, sentences: Iterable[Any], probe: str = "pair", *,
 
     Returns:
         float32 ``[len(layers), n, n]`` arrays, or ``[len(layers), H, n, n]`` (every head) for the
-        attention-based ones (:func:`pmask.common.options.has_heads`); F[.., i, j] relates word j
+        attention-based ones (:func:`pmask.common.options.has_attention_heads`); F[.., i, j] relates word j
         to word i (``n + 1`` with ``include_cls``, index 0 = the first special token).
     """
     metric = metric or default_metric(probe)
@@ -93,4 +93,4 @@ def sequences_per_sentence(probe: str, n_words: int) -> int:
     return probe_entry(probe).sequences(n_words)
 
 
-__all__ = ["PROBE_MODULES", "has_heads", "probe_matrices", "sequences_per_sentence"]
+__all__ = ["PROBE_MODULES", "has_attention_heads", "probe_matrices", "sequences_per_sentence"]

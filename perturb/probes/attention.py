@@ -48,5 +48,5 @@ WEIGHT = METRIC_ENTRIES.register(MetricEntry(
 PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "attention", "attention weights merged to words as Clark et al. 2019: F[i][j] = attention of word i to word j, "
                  "the mean over i's pieces of the sum over j's pieces; 1 sequence",
-    metrics=("weight",), subwords=("avg",), head_metrics=("weight",), runner=attention_matrices,
+    metrics=("weight",), subwords=("avg",), attention_head_metrics=("weight",), runner=attention_matrices,
     sequences=sequences))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from pmask.common.options import check_probe, default_metric, metric_entry
-from pmask.common.probe_entries import PROBE_ENTRIES, Faithful, ProbeEntry
+from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe, ProbeEntry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,6 +64,6 @@ PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "distance", "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
                 "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
     metrics=("l2", "l1", "cos", "jsd", "hellinger", "cossim"), subwords=("avg", "first"),
-    head_metrics=("jsd", "hellinger"), distance=True, decodes_layer_zero=True, bare_input=True,
+    attention_head_metrics=("jsd", "hellinger"), distance=True, decodes_layer_zero=True, bare_input=True,
     runner=distance_matrices, sequences=sequences,
-    faithful=Faithful("Kim et al.", ("distance-split",), renames={"cos": "cossim"}, tokenize="bare")))
+    faithful=AuthorsRecipe("Kim et al.", ("distance-split",), renames={"cos": "cossim"}, tokenize="bare")))

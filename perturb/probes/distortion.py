@@ -33,7 +33,7 @@ import numpy as np
 
 from pmask.common.errors import ModelError
 from pmask.common.options import check_choice, check_probe, default_metric, resolve_layers
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, Faithful, MetricEntry, ProbeEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, AuthorsRecipe, MetricEntry, ProbeEntry
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.perturbation import ReadOut, Reads
@@ -319,4 +319,4 @@ PROBE = PROBE_ENTRIES.register(ProbeEntry(
                   "words' states move when span l..r-1 is substituted, decontextualized or moved; about 2n(n+1) "
                   "sequences",
     metrics=(ALL.name, SUB.name, DC.name, MOVE.name), subwords=("avg",), yields=SPAN_CHART, decodes_layer_zero=True,
-    runner=distortion_charts, sequences=sequences, faithful=Faithful("Li & Lu", ("cky",))))
+    runner=distortion_charts, sequences=sequences, faithful=AuthorsRecipe("Li & Lu", ("cky",))))

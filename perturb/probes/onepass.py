@@ -3,7 +3,7 @@
 Sentences are packed into batches of at most ``batch_tokens`` tokens (never padded; rows of equal
 length share one attention call), run once through the model's encoder path, and read at every
 token: hidden states ``[L, T, D]``, or attention weights ``[L, H, T, T]`` for a probe and metric that
-keep every head (:func:`pmask.common.options.has_heads`). :mod:`.pooling` gives each sentence its
+keep every head (:func:`pmask.common.options.has_attention_heads`). :mod:`.pooling` gives each sentence its
 pooling matrices, and the probe's *word matrix* (``OnePass.word_matrix``, given by the probe's
 module: :mod:`.attention`, :mod:`.distance`) turns the token-level output into the sentence's array.
 
@@ -22,7 +22,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Size
 import numpy as np
 import torch
 
-from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
+from pmask.common.options import check_probe, default_metric, has_attention_heads, resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.common.tokenization import tokenize_mode
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner
@@ -53,7 +53,7 @@ class OnePass:
 
     @property
     def needs_attention(self) -> bool:
-        return has_heads(self.probe, self.metric)
+        return has_attention_heads(self.probe, self.metric)
 
 
 def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str,

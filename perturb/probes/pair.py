@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe, MetricEntry, ProbeEntry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,4 +91,4 @@ PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "pair", "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without i, j)_i); "
             "1 + n + n(n-1)/2 sequences per sentence",
     metrics=("dist", "cos", "prob", "cpmi"), runner=pair_matrices, sequences=sequences, checkpoint=True,
-    faithful=Faithful("Wu et al.", ("eisner", "cle", "mst-projective", "mst"), metric="dist")))
+    faithful=AuthorsRecipe("Wu et al.", ("eisner", "cle", "mst-projective", "mst"), metric="dist")))

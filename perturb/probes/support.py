@@ -20,7 +20,7 @@ from pmask.common.options import (
     check_probe,
     default_metric,
     default_subword,
-    has_heads,
+    has_attention_heads,
     metric_entry,
     resolve_layers,
 )
@@ -28,7 +28,7 @@ from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
-from pmask.perturb.probes.attention_heads import check_head
+from pmask.perturb.probes.attention_heads import check_attention_head
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +114,8 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
         raise ModelError(f"model {lm.name!r}: {refusal}")
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
-    if has_heads(probe, metric):
-        check_head(head, attention_heads(lm))
+    if has_attention_heads(probe, metric):
+        check_attention_head(head, attention_heads(lm))
         attention_path(lm)
     if metric_entry(metric).mlm_head:
         if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for

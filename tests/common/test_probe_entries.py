@@ -80,7 +80,7 @@ def test_the_option_tables_are_views_of_the_entries_in_their_order():
     assert dict(options.PROBE_SUBWORDS) == {n: e.subwords or tuple(options.SUBWORD_POLICIES)
                                             for n, e in PROBE_ENTRIES.items()}
     assert dict(options.METRIC_SUBWORDS) == {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword}
-    assert tuple(options.HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics)
+    assert tuple(options.ATTENTION_HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.attention_head_metrics)
     assert tuple(options.DISTANCE_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.distance)
     assert tuple(options.SPAN_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.spans)
 

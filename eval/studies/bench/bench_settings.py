@@ -15,13 +15,13 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
-from pmask.common.probe_entries import Faithful
+from pmask.common.probe_entries import AuthorsRecipe
 from pmask.corpora.sentence import is_documents
 from pmask.eval.scores.columns import check_asked, optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline.induce import refuse_layer_zero
-from pmask.pipeline.request import Decoding, Inputs, Request, authors_pipeline, probe_request, resolve
+from pmask.pipeline.request import Decoding, Inputs, Request, authors_recipe, probe_request, resolve
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import task_entry
 
@@ -99,10 +99,10 @@ class BenchSettings:
         """The impact settings as given (None: not given; the probe left out), which ``--faithful``'s pipelines fill."""
         return self._given
 
-    def pipeline(self, probe: str, metric: str | None = None) -> Faithful | None:
+    def recipe(self, probe: str, metric: str | None = None) -> AuthorsRecipe | None:
         """The authors' pipeline ``probe`` (with ``metric``) runs under :attr:`faithful`: the metric's own, else the
-        probe's (:func:`pmask.pipeline.request.authors_pipeline`); None without :attr:`faithful` or without one."""
-        return authors_pipeline(self.spec_for(probe, metric).impact) if self.faithful else None
+        probe's (:func:`pmask.pipeline.request.authors_recipe`); None without :attr:`faithful` or without one."""
+        return authors_recipe(self.spec_for(probe, metric).impact) if self.faithful else None
 
     def decoding_for(self, probe: str, metric: str | None, decoder: str) -> tuple[bool, str, bool]:
         """``(faithful, symmetrize, absolute)`` of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse``
@@ -110,7 +110,7 @@ class BenchSettings:
         else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take neither (``parse --faithful`` refuses
         them there); a decoder that reads span charts takes neither either."""
         dec = get_decoder(decoder)
-        pipeline = self.pipeline(probe, metric)
+        pipeline = self.recipe(probe, metric)
         symmetrize = str(self.symmetrize)
         if pipeline is not None and self._symmetrize is None and dec.undirected and pipeline.symmetrize:
             symmetrize = pipeline.symmetrize
@@ -124,7 +124,7 @@ class BenchSettings:
         from pmask.eval.studies.bench.probe_stores import store_dir
 
         return store_dir(out_dir, treebank, probe, None if metric is None else self.store_metric(metric),
-                         faithful=self.pipeline(probe, metric) is not None)
+                         faithful=self.recipe(probe, metric) is not None)
 
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
@@ -158,7 +158,7 @@ class BenchSettings:
         """The optional scores asked (:attr:`scores`) that score the trees of ``task``, in the order of the tables."""
         return tuple(name for name, cls in optional_scores().items() if cls.task == task and name in self.scores)
 
-    def head_for(self, probe: str) -> str | int | None:
+    def attention_head_for(self, probe: str) -> str | int | None:
         """The head decoded for ``probe`` (None for a probe without a head axis)."""
         return self.spec_for(probe).head
 
@@ -167,9 +167,9 @@ class BenchSettings:
         if self.root is not None:   # else chosen once the treebanks are read
             check_choice("root mode", self.root, ROOT_MODES)
         for probe, metric in self.runs:   # a metric some probe does not take: refused here, in one line
-            self.spec_for(probe, self.store_metric(metric)).impact.check(self.head_for(probe))
+            self.spec_for(probe, self.store_metric(metric)).impact.check(self.attention_head_for(probe))
             refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
-        if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
+        if self.model.head is not None and all(self.attention_head_for(p) is None for p in self.probes or ()):
             raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
                                "hellinger, and none of them is benched")
         biased = [name for name, decoder in DECODERS.items() if "bias" in decoder.settings]

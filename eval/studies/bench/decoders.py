@@ -23,7 +23,7 @@ def _gives(probe: str | None) -> str:
 def not_scored_line(probe: str, treebank: Treebank, settings: Any = None) -> str:
     """The line saying that ``probe`` is not scored on ``treebank`` (no benched decoder of its task reads
     what the probe gives, or, under ``--faithful``, none is its authors' pipeline's)."""
-    pipeline = _pipeline(settings, probe, None)
+    pipeline = _recipe(settings, probe, None)
     if pipeline is not None:
         return (f"probe {probe} runs {pipeline.authors}'s pipeline (faithful), which decodes with "
                 f"{', '.join(pipeline.decoders)}, and none of them is benched on a {treebank.task} treebank: "
@@ -41,7 +41,7 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None, me
     from pmask.eval.studies.bench.scoring import task_of
     from pmask.trees.registry import decoder_reads_spans
 
-    pipeline = _pipeline(settings, probe, metric)
+    pipeline = _recipe(settings, probe, metric)
 
     def fits(decoder: str) -> bool:
         if pipeline is not None and decoder not in pipeline.decoders:
@@ -59,11 +59,11 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None, me
     return [d for d in chosen if fits(d)]
 
 
-def _pipeline(settings: Any, probe: str | None, metric: str | None) -> Any:
+def _recipe(settings: Any, probe: str | None, metric: str | None) -> Any:
     """The authors' pipeline ``probe`` runs in this bench (None: its clean one)."""
     if probe is None or not getattr(settings, "faithful", False):
         return None
-    return settings.pipeline(probe, metric)
+    return settings.recipe(probe, metric)
 
 
 def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, list[str]]:
@@ -82,7 +82,7 @@ def probes_not_run(treebanks: Sequence[Treebank], settings: Any) -> dict[str, li
                                f"treebank; leave it out")
     out = {tb.name: [p for p in probes if not decoders_for(tb, settings, p)] for tb in treebanks}
     for probe in probes:
-        if all(probe in out[tb.name] for tb in treebanks) and _pipeline(settings, probe, None) is not None:
+        if all(probe in out[tb.name] for tb in treebanks) and _recipe(settings, probe, None) is not None:
             raise SettingError(not_scored_line(probe, treebanks[0], settings).split(": not scored")[0] +
                                "; leave it out of {probe}, or bench a treebank whose trees its decoders make")
         if all(probe in out[tb.name] for tb in treebanks):

@@ -35,7 +35,7 @@ from typing import Any
 
 from pmask.common.files import atomic_write
 from pmask.common.labels import plural, probe_label, run_label
-from pmask.common.options import DEFAULT_PROBE, has_heads
+from pmask.common.options import DEFAULT_PROBE, has_attention_heads
 from pmask.common.output_checks import make_output_folder
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
@@ -121,9 +121,9 @@ def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     runs = getattr(settings, "runs", None) or [(p, settings.metric_for(p))
                                                for p in getattr(settings, "probes", None) or ["pair"]]
     for probe, metric in runs:
-        head = settings.head_for(probe)
+        head = settings.attention_head_for(probe)
         out.append({"probe": probe, "metric": metric,
-                    "head": ("mean" if head is None else head) if has_heads(probe, metric) else None})
+                    "head": ("mean" if head is None else head) if has_attention_heads(probe, metric) else None})
     return out
 
 

@@ -29,7 +29,7 @@ from pmask.common.labels import plural
 from pmask.common.options import resolve_layers
 from pmask.common.output_checks import Output, check_output, make_output_folder
 from pmask.common.progress import progress_bar
-from pmask.eval.studies.bench.authors_pipelines import check_faithful
+from pmask.eval.studies.bench.authors_recipes import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
 from pmask.eval.studies.bench.probe_stores import best_heads
@@ -132,7 +132,7 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         for probe, metric in planned:
             impact = settings.spec_for(probe, metric).impact
             check_support(model, probe, str(impact.metric), settings.layers, str(impact.subword),
-                          settings.head_for(probe))
+                          settings.attention_head_for(probe))
         return model
 
     load = functools.cache(checked)
@@ -179,8 +179,8 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         if not decoders:   # nothing reads what it gives on this treebank's task
             continue
         layers = _layers(settings, store)
-        head = settings.head_for(probe)
-        faithful = settings.pipeline(probe, metric) is not None   # the [CLS] layout: the authors' decoders read it
+        head = settings.attention_head_for(probe)
+        faithful = settings.recipe(probe, metric) is not None   # the [CLS] layout: the authors' decoders read it
         impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
                                model=ModelSpec(head=head)).impacts_by_layers(layers, include_cls=faithful)
         labels = {"probe": probe, "metric": metric,

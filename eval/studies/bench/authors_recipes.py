@@ -32,7 +32,7 @@ def check_faithful(treebanks: Sequence[Any], settings: Any) -> None:
     if not settings.faithful:
         return
     for probe, metric in settings.runs:
-        pipeline = settings.pipeline(probe, metric)
+        pipeline = settings.recipe(probe, metric)
         if pipeline is None:
             logger.warning("bench: probe %s with metric %s has no authors' pipeline: its rows are its clean "
                            "pipeline's (faithful false)", probe, metric)
