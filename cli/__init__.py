@@ -19,7 +19,7 @@ from typing import NoReturn, Sequence
 
 from pmask.cli.args import option_names
 from pmask.cli.dispatch import build_parser, check_command, interrupted_message, outputs_of
-from pmask.cli.logs import command_logging, deliver
+from pmask.cli.logs import command_logging, deliver, notes_held
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import is_stdout, stdout_to_devnull
 
@@ -79,7 +79,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         check_command(args)   # every output and model-free setting, before any work
         stdout_taken = any(is_stdout(output.path) for output in outputs_of(args))
-        deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
+        with notes_held():   # a refused run says one line: what was read is said once the checks pass
+            deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
         sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
         return 0
     except BrokenPipeError:   # `pmask … | head`: the reader has what it wanted; not an error

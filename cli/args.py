@@ -27,8 +27,8 @@ from typing import Any
 
 from pmask.common.errors import OptionError
 from pmask.common.options import (
-    DTYPES,
     ATTENTION_HEAD_MODES,
+    DTYPES,
     METRICS,
     PROBE_METRICS,
     PROBES,

@@ -97,9 +97,6 @@ DISTANCE_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_EN
 #: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
 SPAN_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
 
-#: The probe used when none is named (its name is left out of labels and of ``bench``'s file names).
-DEFAULT_PROBE = "pair"
-
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
 
@@ -176,25 +173,17 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
     return tuple(out)
 
 
-def default_metric(probe: str | None) -> str:
-    """The metric a probe uses when none is given (``dist`` for pair and single).
+def first_probe() -> str:
+    """The first registered probe (pair: :data:`pmask.common.probe_entries.PROBE_ENTRIES` is in documentation
+    order): the one :func:`pmask.pipeline.request.resolve` runs when none is given, whose name labels and
+    ``bench``'s file names leave out.
 
     Example:
-        >>> default_metric("distance"), default_metric(None)
-        ('l2', 'dist')
+        >>> import pmask
+        >>> first_probe()
+        'pair'
     """
-    return probe_entry(probe or DEFAULT_PROBE).metrics[0]
-
-
-def default_subword(metric: str | None) -> str:
-    """The subword policy a metric uses when none is given (``sum`` for cpmi, else ``avg``).
-
-    Example:
-        >>> default_subword("cpmi"), default_subword("dist")
-        ('sum', 'avg')
-    """
-    entry = METRIC_ENTRIES.get(metric or "")
-    return entry.subword if entry and entry.subword else "avg"
+    return next(iter(PROBE_ENTRIES))
 
 
 def metric_recipe(metric: str | None) -> AuthorsRecipe | None:
@@ -233,17 +222,14 @@ def metric_entry(metric: str | None) -> MetricEntry:
 
 def check_context(context: int | None) -> int:
     """``context`` (words of neighbouring sentences, ``--context``) as an int >= 0, else an :class:`OptionError`."""
-    if context is None:
-        return 0
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise OptionError(f"context must be a whole number of words >= 0, got {context!r}")
     return context
 
 
 def has_attention_heads(probe: str | None, metric: str | None) -> bool:
-    """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
-    metric = metric or default_metric(probe)   # an unknown probe is refused here, in one line
-    entry = PROBE_ENTRIES.get(probe or DEFAULT_PROBE)
+    """Whether the probe's matrices have one value per attention head with ``metric`` (``--head`` applies)."""
+    entry = PROBE_ENTRIES.get(probe or "")
     return entry is not None and metric in entry.attention_head_metrics
 
 
@@ -264,14 +250,14 @@ def parse_attention_head(value: str | int | None) -> str | int | None:
     raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(ATTENTION_HEAD_MODES)})")
 
 
-def split_probes(value: str | Iterable[str] | None) -> list[str]:
-    """Probe names from ``"pair,attention"`` (or a list), each checked; ``["pair"]`` for None.
+def split_probes(value: str | Iterable[str]) -> list[str]:
+    """Probe names from ``"pair,attention"`` (or a list), each checked.
 
     Example:
         >>> split_probes("pair, distance")
         ['pair', 'distance']
     """
-    names = value.split(",") if isinstance(value, str) else list(value or [DEFAULT_PROBE])
+    names = value.split(",") if isinstance(value, str) else list(value)
     out = [check_choice("probe", n.strip(), PROBES) for n in names if n.strip()]
     if not out:
         raise OptionError("no probe given (choose from " + ", ".join(PROBES) + ")")
@@ -304,8 +290,7 @@ def check_metric(metric: str | None, subword: str | None) -> tuple[str, str]:
     return metric, subword
 
 
-def check_probe(probe: str | None, metric: str | None, subword: str | None = "avg",
-                head: str | int | None = None) -> None:
+def check_probe(probe: str | None, metric: str | None, subword: str | None, head: str | int | None = None) -> None:
     """Refuse, in one line, a metric, subword policy or head the probe does not take.
 
     Raises:
@@ -323,7 +308,8 @@ def check_probe(probe: str | None, metric: str | None, subword: str | None = "av
                            "(attention is merged to words as Clark et al.: mean over the rows of a word's pieces, "
                            "sum over its columns; distance builds one vector per word)")
     if parse_attention_head(head) is not None and not has_attention_heads(probe, metric):
-        raise SettingError(f"{{head}} applies to {_attention_head_probes()}, not to probe {probe} with {{metric}} {metric}")
+        raise SettingError(f"{{head}} applies to {_attention_head_probes()}, not to probe {probe} with {{metric}} "
+                           f"{metric}")
 
 
 def _attention_head_probes() -> str:
@@ -343,4 +329,4 @@ def check_attention_layers(probe: str | None, metric: str | None, layers: Iterab
     for layer 0, the embeddings, which have none; ``layers`` are absolute (0 = embeddings)."""
     if has_attention_heads(probe, metric) and 0 in list(layers):
         raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric "
-                         f"{metric or default_metric(probe)} reads; choose layers 1..{num_layers}")
+                         f"{metric} reads; choose layers 1..{num_layers}")

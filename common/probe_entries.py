@@ -54,22 +54,23 @@ class ProbeRunner(Protocol):
     """What runs a probe: one array per sentence, in input order (None for a sentence too long for the
     model), a word-pair matrix ``F[l, i, j]`` (word j's relation to word i) or a span chart
     ``F[l, left, right - 1]``, ``[len(layers), n, n]`` (``[len(layers), H, n, n]`` for the metrics that keep
-    every attention head). ``kwargs`` are the engine's (``batch_tokens``, ``include_cls``, ``progress``,
-    ``stats``, ``fast_path``, ``tokenize``; ``checkpoint`` for a probe whose entry says it takes one).
+    every attention head). ``metric``, ``subword`` and ``tokenize`` are resolved settings
+    (:func:`pmask.pipeline.request.resolve`); ``kwargs`` are the engine's (``batch_tokens``, ``include_cls``,
+    ``progress``, ``stats``, ``fast_path``; ``checkpoint`` for a probe whose entry says it takes one).
     """
 
     def __call__(self, model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
-                 subword: str, **kwargs: Any) -> Iterator[np.ndarray | None]: ...
+                 subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]: ...
 
 
 @dataclass(frozen=True)
 class AuthorsRecipe:
-    """An authors' pipeline (``--faithful``): what it decodes with and which settings it fixes
-    where none is given.
+    """An authors' recipe (``--faithful``; "the authors' pipeline" in messages, not the ``pmask.pipeline`` wing):
+    what it decodes with and which settings it fixes where none is given.
 
     Attributes:
         authors: who it reproduces ("Hoover et al."), for messages.
-        decoders: the decoders of the pipeline; the first is its default where the pipeline picks one.
+        decoders: the decoders of the recipe; the first is its default where the recipe picks one.
         metric: the metric when none is given (whatever a bundled model records).
         renames: a metric given -> the authors' variant of it (Kim et al.'s ``cos`` is ``cossim``).
         tokenize, context: the tokenisation mode and the words of context when none is given.
@@ -99,8 +100,11 @@ class MetricEntry:
         job: the sentence job class that plans its sequences and reads (None: the probe's), a
             ``pmask.perturb.engine.jobs.SentenceJob``.
         faithful: its own authors' pipeline under ``--faithful`` (None: the probe's).
-        sequences: with its own :attr:`job`, its forward sequences for a sentence from the pieces of each
-            word (None: the probe's count from the number of words).
+        sequences: its own forward sequences for a sentence, from the pieces of each word, where they are not the
+            probe's (its own :attr:`job`: cpmi's chain rule; distortion's metrics, each its rewrites; None: the
+            probe's count from the number of words).
+        pools: it compares states that may be pooled over a unit's pieces (a distance between vectors, not one
+            piece's probability), so the units whose pieces are pooled take it (``UnitEntry.pooled``: EDUs).
     """
 
     name: str
@@ -114,6 +118,7 @@ class MetricEntry:
     job: type[Any] | None = None
     faithful: AuthorsRecipe | None = None
     sequences: Callable[[list[int]], int] | None = None
+    pools: bool = False
 
     @property
     def needs(self) -> str:

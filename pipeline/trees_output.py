@@ -1,10 +1,9 @@
 """Where a parse writes its trees: the output name decides the format, checked before any work.
 
 Each task writes its trees (:attr:`pmask.trees.tasks.TaskEntry.write`): dependency trees to CoNLL-U, or
-documents of EDUs to SciDTB JSON (a ``.dep``/``.json`` file for one document, or a folder of ``.dep`` files),
-the input's own format (the formats' writers, :func:`pmask.corpora.formats.output_format`); bracketed trees one
-per line. Also the checks of Wu et al.'s
-discourse pipeline (``--faithful`` on documents, :mod:`pmask.trees.faithful_discourse`).
+discourse trees of documents (a unit whose entry says ``discourse``: EDUs) to SciDTB JSON (a ``.dep``/``.json``
+file for one document, or a folder of ``.dep`` files), the input's own format (the formats' writers,
+:func:`pmask.corpora.formats.output_format`); bracketed trees one per line.
 """
 from __future__ import annotations
 
@@ -13,9 +12,8 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
+from pmask.common.units import unit_of
 from pmask.corpora import FORMATS, Sentence, prediction_format
-from pmask.corpora.sentence import is_documents
-from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import TASKS, task_entry
 
@@ -53,7 +51,7 @@ def check_trees_file(output: str | Path, decoder: str, sentences: Sequence[Sente
     task = task_entry(decoder_task(decoder))
     named = written_task(output)
     writes_documents = any(f.documents and f.write is not None and f.task == task.name for f in FORMATS.values())
-    if writes_documents and is_documents(sentences) and named != task.name:
+    if writes_documents and unit_of(sentences).discourse and named != task.name:
         if not documents_output(output):
             raise SettingError(f"{output}: discourse trees are written as CoNLL-U (.conllu, one EDU per line) or "
                                f"SciDTB (a .dep file for one document, or a folder)")
@@ -73,24 +71,3 @@ def write_trees(parsed: Sequence[Any], output: Path, task: str, deprel: str = "_
     trees, see :func:`check_trees_file`)."""
     entry = task_entry(task)
     entry.write([p.sentence for p in parsed], [entry.tree_of(p) for p in parsed], output, deprel)
-
-
-def faithful_documents(faithful: bool, decoder: str, root: str, sentences: Sequence[Sentence]) -> bool:
-    """Whether this is Wu et al.'s discourse pipeline (``--faithful`` on documents), refusing in one line
-    what it cannot run: another decoder, a free root, a document whose gold root is its last EDU.
-
-    Raises:
-        SettingError: naming ``{faithful}``, ``{decoder}``, ``{root}`` or the document.
-    """
-    if not faithful or not is_documents(sentences):
-        return False
-    if decoder not in DISCOURSE_DECODERS:
-        raise SettingError(f"{{faithful}} on documents is Wu et al.'s discourse pipeline: {{decoder}} "
-                           f"{', '.join(DISCOURSE_DECODERS)}, not {decoder}")
-    if root != "gold":
-        raise SettingError("{faithful} on documents is Wu et al.'s discourse pipeline, which needs {root} gold")
-    last = next((s for s in sentences if s.root is not None and s.root == len(s)), None)
-    if last is not None:
-        raise SettingError(f"{last.where()}: {{faithful}} drops the last EDU (the authors' \"cut SEP\"), which is "
-                           f"this document's gold root")
-    return True

@@ -223,6 +223,23 @@ def command_is_whole(entry: Any) -> None:
     assert module in COMMAND_MODULES and module.COMMAND is entry and module.__name__.endswith(f".{entry.name}")
 
 
+def unit_is_whole(entry: Any) -> None:
+    from pmask.common.options import SUBWORD_POLICIES
+    from pmask.common.probe_entries import PROBE_ENTRIES
+    from pmask.common.tokenization import TOKENIZE_ENTRIES
+    from pmask.perturb.engine.jobs import SentenceJob
+
+    _one_line(entry.description)
+    assert entry.record and entry.noun and entry.least >= 1 and entry.why_least
+    assert entry.split("a b") and callable(entry.split)
+    assert set(entry.probes or ()) <= set(PROBE_ENTRIES) and set(entry.subwords or ()) <= set(SUBWORD_POLICIES)
+    assert set(entry.tokenize or ()) <= set(TOKENIZE_ENTRIES)
+    assert entry.job is None or (issubclass(entry.job, SentenceJob) and entry.sequences is not None)
+    assert not entry.pooled or entry.pooling, "a pooled unit says how, for messages"
+    for probe in entry.probes or PROBE_ENTRIES:   # every probe it takes has a metric it takes
+        assert entry.metrics(probe), probe
+
+
 #: The checks of each kind of entry, by the registry's ``kind``.
 CHECKS: dict[str, tuple[Callable[[Any], None], ...]] = {
     "probe": (probe_is_whole, probe_lives_beside_its_code, probe_runner_satisfies_the_protocol),
@@ -234,6 +251,7 @@ CHECKS: dict[str, tuple[Callable[[Any], None], ...]] = {
     "task": (task_is_whole,),
     "score": (score_is_whole, score_lives_beside_its_code),
     "command": (command_is_whole,),
+    "unit": (unit_is_whole,),
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from resolved import spec_of
 
 import pmask
 from pmask.common.errors import DecodeError, SettingError
@@ -18,7 +19,9 @@ from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 from pmask.perturb.source import ImpactSource
-from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
+from pmask.pipeline.decoding import Decoding
+from pmask.pipeline.induce import parse_corpus
+from pmask.pipeline.request import Inputs, Request, check_request, resolve
 from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_names
 from pmask.trees.tasks import task_entry
 
@@ -66,10 +69,12 @@ def test_setting_errors_name_settings_and_the_cli_names_flags(tmp_path, capsys):
 
     sentences = read_corpus(DATA / "mini.conllu")
     with pytest.raises(SettingError) as err:
-        check_settings(ParseSettings(decoder="eisner", faithful=True, root="free"), sentences)
+        check_request(resolve(Request.build(decoder="eisner", faithful=True, root="free"), Inputs.of(sentences)),
+                      sentences)
     assert "--" not in str(err.value) and "faithful" in str(err.value) and "root gold" in str(err.value)
     with pytest.raises(SettingError, match="whose decoder is eisner, cle, mst-projective or mst, not mart"):
-        check_settings(ParseSettings(decoder="mart", faithful=True, root="gold"), sentences)
+        check_request(resolve(Request.build(decoder="mart", faithful=True, root="gold"), Inputs.of(sentences)),
+                      sentences)
     from pmask.cli import main
 
     code = main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "--faithful", "--root", "gold",
@@ -96,7 +101,7 @@ def test_provenance_round_trip_and_key_order(tmp_path):
 def test_parse_corpus_writes_trees_and_provenance(tmp_path):
     out = tmp_path / "rc.conllu"
     result = parse_corpus(ImpactSource.open(CorpusSpec(DATA / "mini.conllu")), out,
-                          ParseSettings(decoder="right-chain", root="gold"), command=["test"])
+                          Decoding("right-chain", root="gold", symmetrize="none"), command=["test"])
     assert result.describe().startswith(f"{out}: ") and out.is_file()
     prov = read_provenance(out)
     assert prov.task == "dependency" and prov.model is None and prov.impact is None
@@ -114,12 +119,14 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
     corpus = CorpusSpec(DATA / "mini.conllu")
     model = ModelSpec(str(tiny_bert_dir), device="cpu")
     direct = sweep_layers(ImpactSource.open(corpus, model=model, progress=False), layers=[1, -1], baselines=True)
-    run = build_store(corpus, model, tmp_path / "store", layers=[1, -1], progress=False)
+    run = build_store(corpus, spec_of(str(tiny_bert_dir), device="cpu"), tmp_path / "store", layers=[1, -1],
+                      progress=False)
     assert run.summary.computed == len(ImpactSource.open(corpus).sentences)
     stored = sweep_layers(ImpactSource.open(CorpusSpec(tmp_path / "store")), layers=[1, -1], baselines=True)
     assert stored.sweep.rows == direct.sweep.rows and stored.baselines == direct.baselines
     assert set(direct.baselines) == set(decoder_names("dependency", baseline=True))
-    again = build_store(corpus, model, tmp_path / "store", layers=[1, -1], resume=True)
+    again = build_store(corpus, spec_of(str(tiny_bert_dir), device="cpu"), tmp_path / "store", layers=[1, -1],
+                        resume=True)
     assert again.summary is None and "store complete" in again.describe()
 
 

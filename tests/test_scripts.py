@@ -76,7 +76,7 @@ def test_discourse_anchor_reads_the_anchor_and_the_split_of_the_data_given(tmp_p
     # pmask's own matrices of the three documents, as the script computes them; theirs: the same, one cell + 0.5
     docs = read_corpus(SCIDTB)
     ours = impact_matrices(load_model(str(model), device="cpu", dtype="float32"), authors_documents(docs),
-                           layers=[-1], include_cls=True)
+                           layers=[-1], include_cls=True, metric="dist", subword="avg", tokenize="words")
     matrices = {d.meta["file_name"]: F[0].astype(np.float64) for d, F in zip(docs, ours)}
     planted = files[2]
     matrices[planted][1, 2] += 0.5

@@ -17,6 +17,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
+
+def resolved_impact(probe, **given):
+    """The impact settings a run of ``probe`` with ``given`` resolves to (no model's recorded defaults)."""
+    from pmask.pipeline.request import Request, resolve
+
+    return resolve(Request.build(model="a-model", probe=probe, **given)).impact
+
 def cases(num_layers: int) -> list[tuple[str, str, list[int]]]:
     """(probe, metric, layers) for every probe and metric; layer 0 only where it is not all zeros."""
     top = list(range(1, num_layers + 1))
@@ -44,7 +51,7 @@ def main() -> None:
         sents = sentences_for(lm)
         for probe, metric, layers in cases(lm.num_layers):
             worst = 0.0
-            for words, F in zip(sents, probe_matrices(lm, sents, probe, layers=layers, metric=metric)):
+            for words, F in zip(sents, probe_matrices(lm, sents, resolved_impact(probe, metric=metric), layers=layers)):
                 naive = Naive(lm, words)
                 if probe == "single":
                     want = naive.single(metric, layers)

@@ -39,11 +39,11 @@ from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
-from pmask.trees.faithful_discourse import faithful_discourse
+from pmask.trees.faithful_discourse import DiscourseDecoder, wu_cle, wu_eisner, wu_left_chain, wu_right_chain
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
 from pmask.trees.tasks import task_entry
-from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
+from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree
 
 if TYPE_CHECKING:
     from nltk import Tree
@@ -67,10 +67,12 @@ class DecodeInput:
         bias: λ, the right-branching bias of ``distance-split`` (Kim et al. 2020).
         keep: words the undirected decoders keep in faithful mode (False: punctuation, left out);
             ``connect-adjacent`` joins the kept words whenever it is given.
-        symmetrize, absolute: how F is made symmetric, after ``|F|`` with ``absolute``, before any
-            decoder reads it (:func:`pmask.trees.undirected.symmetrize`).
-        unit: "word", or "edu" for a document (``faithful`` is then Wu et al.'s discourse pipeline,
-            :mod:`pmask.trees.faithful_discourse`, for eisner, cle and the chains).
+        discourse: the record is a document whose tree is a discourse tree (its unit's
+            ``UnitEntry.discourse``): with ``faithful``, the decoder's discourse mode (:attr:`Decoder.discourse`,
+            Wu et al.'s discourse pipeline) decodes it.
+
+    ``F`` is read as given: the parse pipeline makes it symmetric first when asked
+    (:func:`pmask.trees.undirected.symmetrize`, ``--symmetrize``, ``--absolute``).
     """
 
     words: Sequence[str]
@@ -84,9 +86,7 @@ class DecodeInput:
     distance: bool = False
     bias: float = 0.0
     keep: Sequence[bool] | None = None
-    symmetrize: str = "none"
-    absolute: bool = False
-    unit: str = "word"
+    discourse: bool = False
     rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +116,8 @@ class Decoder:
     undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
     spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
     own_settings: tuple[str, ...] = ()   # parse settings no other kind of decoder reads (distance-split's bias)
+    # Wu et al.'s discourse pipeline, its faithful mode on a document of EDUs (DecodeInput.discourse; None: none)
+    discourse: Callable[[DecodeInput], Any] | None = None
     # settings of a parse it does not read: refused when given, never recorded (a span chart is no matrix to
     # make symmetric)
     ignores: tuple[str, ...] = ()
@@ -123,7 +125,7 @@ class Decoder:
     @property
     def settings(self) -> tuple[str, ...]:
         """The parse settings its outputs record besides its name and seed (fields of
-        ``pmask.pipeline.induce.ParseSettings``): a model decoder's layer and how F is made symmetric, a
+        ``pmask.pipeline.decoding.Decoding``): a model decoder's layer and how F is made symmetric, a
         dependency decoder's root, faithful and multiroot, a constituency decoder's faithful where it has the
         authors' mode, and its :attr:`own_settings`; nothing it :attr:`ignores`.
 
@@ -144,9 +146,7 @@ class Decoder:
 def _need_F(x: DecodeInput, name: str) -> np.ndarray:
     if x.F is None:
         raise DecodeError(f"{x.place}{name} needs an impact matrix F")
-    if x.symmetrize == "none" and not x.absolute:
-        return x.F
-    return symmetrize(np.asarray(x.F, dtype=np.float64), x.symmetrize, x.absolute)
+    return x.F
 
 
 def _affinity(x: DecodeInput, name: str) -> np.ndarray:
@@ -165,8 +165,6 @@ def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable)
             if x.distance:
                 raise DecodeError(f"{x.place}faithful {name} is the paper's pipeline for perturbed-masking impacts, "
                                   "not for distances")
-            if x.unit == "edu":
-                return faithful_discourse(name, x.F_cls, x.root, where=x.where)
             return faithful_algorithm(x.F_cls, x.root, where=x.where)
         scores = dependency_scores(_affinity(x, name), where=x.where)
         if scores.shape[0] != x.n + 1:
@@ -187,9 +185,15 @@ def _undirected(name: str, algorithm: Callable) -> Callable[[DecodeInput], Any]:
 
 def _chain(name: str, chain: Callable) -> Callable[[DecodeInput], Any]:
     def run(x: DecodeInput) -> np.ndarray:
-        if x.faithful and x.unit == "edu":   # Wu et al.'s discourse chains: the last EDU left out
-            return faithful_discourse(name, None, x.root, n=x.n, where=x.where)
         return chain(x.n, root=x.root)
+    return run
+
+
+def _discourse(wu: DiscourseDecoder) -> Callable[[DecodeInput], Any]:
+    """A decoder's discourse mode: Wu et al.'s decoder on the document's [CLS]-layout matrix (the chains read
+    only its length)."""
+    def run(x: DecodeInput) -> np.ndarray:
+        return wu(x.F_cls, x.root, n=x.n, where=x.where)
     return run
 
 
@@ -219,9 +223,11 @@ def _cky(x: DecodeInput) -> Tree:
 DECODERS: Registry[Decoder] = Registry("decoder", error=DecodeError)
 
 DECODERS.register(Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
-        "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True))
+        "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True,
+        discourse=_discourse(wu_eisner)))
 DECODERS.register(Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
-        "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True))
+        "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True,
+        discourse=_discourse(wu_cle)))
 DECODERS.register(Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
         "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
         "--root only directs its edges", supports_faithful=True, undirected=True))
@@ -229,9 +235,11 @@ DECODERS.register(Decoder("mst-projective", "dependency", _undirected("mst-proje
         "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
         "--root only directs them", supports_faithful=True, undirected=True))
 DECODERS.register(Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
-        "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True))
+        "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True,
+        discourse=_discourse(wu_right_chain)))
 DECODERS.register(Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
-        "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True))
+        "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True,
+        discourse=_discourse(wu_left_chain)))
 DECODERS.register(Decoder("random-projective", "dependency",
         lambda x: baselines.random_projective(x.n, x.rng, root=x.root), False,
         "uniformly random single-rooted projective tree", baseline=True))
@@ -277,6 +285,11 @@ def decoder_names(task: str | None = None, *, baseline: bool | None = None) -> t
     return tuple(decoders(task, baseline=baseline))
 
 
+def discourse_decoders() -> tuple[str, ...]:
+    """The decoders with a discourse mode (Wu et al.'s discourse pipeline, ``--faithful`` on documents)."""
+    return tuple(n for n, d in DECODERS.items() if d.discourse is not None)
+
+
 def get_decoder(name: str) -> Decoder:
     """The entry ``name``; a :class:`DecodeError` listing the decoders otherwise."""
     return DECODERS.lookup(name)
@@ -301,7 +314,13 @@ def decode(name: str, x: DecodeInput) -> Any:
     task = task_entry(dec.task)
     if x.n < 1:
         raise DecodeError(f"{x.place}cannot {task.empty}")
-    out = dec.fn(x)
+    fn = dec.fn
+    if x.faithful and x.discourse:   # Wu et al.'s discourse pipeline: the last EDU left out
+        if dec.discourse is None:
+            raise DecodeError(f"{x.place}--faithful on documents is Wu et al.'s discourse pipeline: "
+                              f"{', '.join(discourse_decoders())}, not {name}")
+        fn = dec.discourse
+    out = fn(x)
     if task.per_word and len(out) != x.n:
         raise DecodeError(f"{x.place}{name} returned {len(out)} {task.field} for {x.n} words")
     return out

@@ -28,9 +28,10 @@ from typing import Any
 
 from pmask.common.errors import DecodeError
 from pmask.common.registry import Registry
+from pmask.common.units import unit_of
 from pmask.corpora.formats import output_format
 from pmask.corpora.ptb import parse_brackets, read_brackets, write_brackets
-from pmask.corpora.sentence import Sentence, is_documents
+from pmask.corpora.sentence import Sentence
 
 __all__ = ["TASKS", "TaskEntry", "corpus_task", "plain_task", "task_entry"]
 
@@ -115,7 +116,7 @@ TASKS: Registry[TaskEntry] = Registry("task", error=DecodeError)
 
 def _write_heads(sentences: Sequence[Sentence], heads: Sequence[Any], output: str | Path, deprel: str) -> None:
     """Heads in the format the output names (:func:`pmask.corpora.formats.output_format`: CoNLL-U, SciDTB)."""
-    written = output_format(output, "dependency", is_documents(sentences))
+    written = output_format(output, "dependency", unit_of(sentences).discourse)
     assert written.write is not None   # output_format picks among the formats that write
     written.write(sentences, heads, output, deprel)
 

@@ -20,8 +20,7 @@ from pmask.cli.args import (
     positive_int,
 )
 from pmask.cli.commands.command import COMMANDS, Command
-from pmask.cli.commands.estimate import announce, bench_works
-from pmask.cli.commands.shared import kept, probes_of, request_of, stored_sentences
+from pmask.cli.commands.shared import announce, kept, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
 from pmask.common.output_checks import Output
 from pmask.trees.tasks import TASKS
@@ -63,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    from pmask.eval.studies.bench.run import BenchSettings, run_bench
+    from pmask.eval.studies.bench.run import BenchSettings, plan_bench
 
     request = request_of(args)   # each probe's defaults are resolved per probe, the root once the treebanks are read
     given = request.decoding
@@ -73,9 +72,10 @@ def run(args: argparse.Namespace) -> Outcome:
         probes=args.probe, metrics=args.metrics, bias=given.bias, max_words=args.max_words,
         symmetrize=given.symmetrize, absolute=given.absolute, scores=tuple(dict.fromkeys(args.scores or ())),
         faithful=args.faithful)
-    if (dry := announce(args, bench_works(args, settings))) is not None:
+    plan = plan_bench(args.inputs, args.output, settings, rescore=args.rescore)   # read once, checked: one line
+    if (dry := announce(args, plan.computations())) is not None:
         return dry
-    result = run_bench(args.inputs, args.output, settings, progress=not args.quiet, rescore=args.rescore)
+    result = plan.run(progress=not args.quiet)
     if not result.is_main:   # under torchrun, rank 0 alone scores, writes and reports
         return Outcome()
     return Outcome(table=result.to_markdown(), summary=result.describe(args.output))
@@ -85,13 +85,6 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     return [Output(args.output, folder=True)]
 
 
-def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import refuse_layer_zero
-
-    for name in probes_of(args):
-        refuse_layer_zero(args.layers, "layers", name)
-
-
 def interrupted(args: argparse.Namespace) -> str:
     stores = sorted(p for p in (Path(args.output) / "stores").glob("*") if p.is_dir())
     count = sum(stored_sentences(p) or 0 for p in stores)
@@ -99,7 +92,7 @@ def interrupted(args: argparse.Namespace) -> str:
 
 
 COMMAND = COMMANDS.register(Command(
-    "bench", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
+    "bench", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
     help="a probing study: many treebanks x layers x decoders, with baselines",
     description="Score every treebank x probe x layer x decoder against gold, next to the baselines on the "
                 "same sentences. One model pass per treebank and probe into a resumable store under OUTDIR/stores; "

@@ -17,14 +17,14 @@ from pmask.cli.args import (
     reads_impacts,
 )
 from pmask.cli.commands.command import COMMANDS, NOTHING, Command
-from pmask.cli.commands.estimate import announce, corpus_works
 from pmask.cli.commands.shared import (
     STORE_HINT,
+    announce,
     check_cache_store,
     command_line,
+    computations_of,
     corpus_spec,
     decoding_interrupted,
-    probes_of,
     request_of,
 )
 from pmask.cli.outcome import Outcome
@@ -58,19 +58,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import parse_corpus
+    from pmask.pipeline.induce import check_trees_file, parse_corpus
     from pmask.pipeline.request import prepare
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
-    work = corpus_works(args, args.source, probes_of(args), args.store, authors_texts=True) if needs_model else []
-    if (dry := announce(args, work)) is not None:
-        return dry
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
-    result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=command_line())
+    done = prepare(request, source)   # every default chosen and checked: one line if refused, before any cost
+    check_trees_file(args.output, str(done.decoding.decoder), source.sentences)   # the output, for that decoder
+    if (dry := announce(args, computations_of(args, source, done) if needs_model else [])) is not None:
+        return dry
+    result = parse_corpus(source, args.output, done.decoding, deprel=args.deprel, command=command_line())
     return Outcome(summary=result.describe())
 
 
@@ -82,14 +82,11 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 
 def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
-    from pmask.pipeline.trees_output import documents_output
+    from pmask.pipeline.trees_output import check_trees_file, documents_output
 
     check_cache_store(args)
     if args.decoder is not None and not documents_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
-    if reads_impacts(args):
-        refuse_layer_zero([args.layer], probe=probes_of(args)[0])
 
 
 def interrupted(args: argparse.Namespace) -> str:

@@ -22,8 +22,7 @@ from pmask.cli.args import (
     layers_arg,
 )
 from pmask.cli.commands.command import COMMANDS, Command
-from pmask.cli.commands.estimate import announce, corpus_works
-from pmask.cli.commands.shared import STORE_HINT, check_cache_store, decoding_interrupted, probes_of, request_of
+from pmask.cli.commands.shared import STORE_HINT, announce, check_cache_store, decoding_interrupted, request_of
 from pmask.cli.outcome import Outcome
 from pmask.trees.tasks import TASKS
 
@@ -48,13 +47,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    if (dry := announce(args, corpus_works(args, args.source, probes_of(args), args.store))) is not None:
-        return dry
-    from pmask.eval.studies.sweep import sweep_probes
+    from pmask.eval.studies.sweep import plan_sweep
 
-    result = sweep_probes(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
-                          label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
-                          baselines=args.baselines, scores=args.scores or ())
+    plan = plan_sweep(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
+                      label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
+                      baselines=args.baselines, scores=args.scores or ())   # read, resolved and checked
+    if (dry := announce(args, plan.computations())) is not None:
+        return dry
+    result = plan.run()
     if args.plot:
         result.plot(args.plot)
     if args.json:
@@ -65,11 +65,7 @@ def run(args: argparse.Namespace) -> Outcome:
 
 
 def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import refuse_layer_zero
-
     check_cache_store(args)
-    for name in probes_of(args):
-        refuse_layer_zero(args.layers, "layers", name)
 
 
 def interrupted(args: argparse.Namespace) -> str:

@@ -19,9 +19,9 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.files import atomic_write, sha256_file
 from pmask.common.labels import plural
 from pmask.common.options import PUNCT_MODES
+from pmask.common.units import unit_entry, unit_of
 from pmask.corpora import STDIN, Sentence
 from pmask.corpora.provenance import Provenance, read_provenance
-from pmask.corpora.sentence import is_documents
 from pmask.eval.comparison.prediction import STDIN_PREDICTION, check_scored, gold_filter, read_gold, read_prediction
 from pmask.eval.comparison.tables import Comparison, ComparisonRow
 from pmask.eval.scores.columns import check_asked
@@ -29,8 +29,7 @@ from pmask.eval.scores.dependency_score import check_same_words, relation_title
 from pmask.eval.scores.punct import punct_mask
 from pmask.eval.scores.score_set import ScoreSet
 from pmask.pipeline.induce import parse_sentences
-from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
-from pmask.trees.registry import DecodeInput, decode, decoder_names, decoder_task, get_decoder
+from pmask.trees.registry import DecodeInput, decode, decoder_names, decoder_task, discourse_decoders, get_decoder
 from pmask.trees.tasks import TaskEntry, task_entry
 
 logger = logging.getLogger(__name__)
@@ -79,28 +78,29 @@ def score_pairs(task: str, pairs: Sequence[tuple[Any, Sentence]], *, punct: str 
     return row
 
 
-def _baseline_input(task: str, gold: Sentence, root: str, seed: int, faithful: bool = False) -> DecodeInput:
+def _baseline_input(task: str, gold: Sentence, root: str | None, seed: int, faithful: bool = False) -> DecodeInput:
     """What a baseline decodes for ``gold``: its words, the gold root (root="gold", dependency), a seed,
-    its non-punctuation words (as ``parse`` gives them; connect-adjacent joins those), and its unit
-    (``faithful`` on documents: Wu et al.'s chains, the last EDU left out)."""
+    its non-punctuation words (as ``parse`` gives them; connect-adjacent joins those), and whether its unit's
+    faithful decoding is Wu et al.'s discourse pipeline (``faithful`` on documents: their chains, the last EDU
+    left out)."""
     gold_root = root == "gold" and "root" in task_entry(task).settings
     return DecodeInput(words=list(gold.words), root=gold.root if gold_root else None,
                        seed=seed, keep=None if gold.upos is None else [u != "PUNCT" for u in gold.upos],
-                       faithful=faithful, unit=gold.unit)
+                       faithful=faithful, discourse=unit_entry(gold.unit).discourse)
 
 
-def baseline_scores(task: str, golds: Sequence[Sentence], *, punct: str = "include", root: str = "gold",
+def baseline_scores(task: str, golds: Sequence[Sentence], *, root: str | None, punct: str = "include",
                     seed: int = 0, names: Sequence[str] | None = None, scores: Sequence[str] = (),
                     faithful: bool = False) -> dict[str, ScoreSet]:
     """``{name: scores}`` of the ``task``'s baselines run on ``golds`` (default: every baseline of the
     task, as the registry lists them; the random ones seeded per sentence, ``seed`` + its index), each
     with every score of the task (optional ones named in ``scores``); ``punct`` and ``root`` (``"gold"``
-    hands the gold root word) apply to dependency baselines.
+    hands the gold root word; None for constituency baselines) apply to dependency baselines.
 
     Example:
         >>> from pmask.corpora import Sentence
         >>> gold = Sentence(id="s1", words=["a", "b", "c"], heads=[2, 3, 0], path="g.conllu")
-        >>> scores = baseline_scores("dependency", [gold], names=["right-chain", "left-chain"])
+        >>> scores = baseline_scores("dependency", [gold], root="gold", names=["right-chain", "left-chain"])
         >>> {name: round(score.uas, 1) for name, score in scores.items()}
         {'right-chain': 100.0, 'left-chain': 33.3}
     """
@@ -121,18 +121,21 @@ def faithful_baselines(task: str, faithful: bool, golds: Sequence[Sentence]) -> 
         >>> faithful_baselines("dependency", True, [Sentence(id="d", words=["a b", "c"], unit="edu")])
         (True, ('right-chain', 'left-chain'))
     """
-    if task != decoder_task(DISCOURSE_DECODERS[0]) or not faithful or not is_documents(golds):
+    names = tuple(n for n in discourse_decoders() if get_decoder(n).baseline and decoder_task(n) == task)
+    if not faithful or not names or not unit_of(golds).discourse:
         return False, None
-    return True, tuple(n for n in DISCOURSE_DECODERS if get_decoder(n).baseline)
+    return True, names
 
 
 def comparison(task: str, predicted: Any, baselines: dict[str, Any], *, pred_name: str,
-               meta: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> Comparison:
-    """A :class:`Comparison` with the prediction first and the baselines after it."""
+               meta: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
+               unit: str = "word") -> Comparison:
+    """A :class:`Comparison` with the prediction first and the baselines after it (``unit``: what the scored
+    records are made of, which its count headers say)."""
     rows = [ComparisonRow(name=pred_name, kind="model", metrics=predicted.to_dict(), settings=settings or {})]
     rows += [ComparisonRow(name=name, kind="baseline", metrics=s.to_dict(), settings={})
              for name, s in baselines.items()]
-    return Comparison(rows=rows, task=task, meta=meta or {})   # Comparison checks the task
+    return Comparison(rows=rows, task=task, meta=meta or {}, unit=unit)   # Comparison checks the task
 
 
 #: What ``eval --details`` titles each breakdown (the dependency relation's: :func:`relation_title`).
@@ -192,7 +195,9 @@ class Evaluation(RichDisplay):
     def details_text(self) -> str:
         """The :meth:`breakdowns` as aligned text lines (``eval --details``): by gold relation, gold arc
         length, sentence length; for brackets by span length and by gold label."""
-        titles = {"relation": f"by {relation_title(self.subtypes)}", **_DETAIL_TITLES}
+        unit = unit_of([gold for _, gold in self.pairs])
+        titles = {"relation": f"by {relation_title(self.subtypes)}", **_DETAIL_TITLES,
+                  "sentence_length": f"by {unit.record} length (scored {unit.noun}s)"}
         lines = []
         for name, rows in self.breakdowns().items():
             width = max([12, *map(len, rows)])   # subtypes such as nmod:unmarked are longer
@@ -297,12 +302,13 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     task, pred = read_prediction(pred_path)
     scores = check_asked(scores, task, pred_name)
     provenance: Provenance | None = None
-    if from_stdin:   # no meta.json beside standard input: the row, root and filter come from the flags
-        logger.info("%s: no meta.json for a prediction on standard input: row 'prediction', baselines with "
-                    "--root %s, gold read with --max-words %s", pred_name, root or "gold", max_words or "(none)")
-    else:
+    if not from_stdin:
         provenance = read_provenance(pred_path)
     settings = provenance.row_settings() if provenance is not None else {}
+    root = _baseline_root(root, settings)
+    if from_stdin:   # no meta.json beside standard input: the row, root and filter come from the flags
+        logger.info("%s: no meta.json for a prediction on standard input: row 'prediction', baselines with "
+                    "--root %s, gold read with --max-words %s", pred_name, root, max_words or "(none)")
     name = provenance.row_name() if provenance is not None else "prediction"
     recorded = (provenance.corpus or {}).get("max_words") if provenance is not None else None
     _warn_other_corpus(pred_path, gold_path, (provenance.corpus or {}) if provenance is not None else {})
@@ -319,13 +325,12 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
         kept = [(p, g) for p, g in paired if len(g) <= max_words]
         made = f"parsed with --max-words {read_with}" if read_with else "parsed without --max-words"
         logger.info("%s: scoring %d of its %s of at most %d words (it was %s)", pred_name, len(kept),
-                    plural(len(paired), "sentence"), max_words, made)
+                    unit_of(gold).records(len(paired)), max_words, made)
         paired = kept
     unscored = [g.id for p, g in paired if p is None]
     pairs = [(p, g) for p, g in paired if p is not None]
     score = score_pairs(task, [(_tree(entry, p), g) for p, g in pairs], punct=punct, scores=scores)
     if "root" in entry.settings:   # trees with a root: punctuation and the baselines' root are settings of the score
-        root = root or settings.get("root", "gold")
         meta = {"gold": str(gold_path), "pred": pred_name, "punct": punct, "baseline_root": root,
                 **({"max_words": max_words} if max_words is not None else {})}
     else:
@@ -334,14 +339,24 @@ def evaluate_files(pred_path: Path, gold_path: Path, *, punct: str = "include", 
     golds = [g for _, g in pairs]
     # under Wu et al.'s discourse pipeline, their two chains (the last EDU dropped) are the baselines
     faithful, names = faithful_baselines(task, bool(settings.get("faithful")), golds)
-    base = baseline_scores(task, golds, punct=punct, root=root or "gold", seed=seed, scores=scores, faithful=faithful,
+    base = baseline_scores(task, golds, punct=punct, root=root, seed=seed, scores=scores, faithful=faithful,
                            names=names) if baselines else {}
     if unscored:  # e.g. sentences too long for the model: left out of the prediction and the baselines alike
         meta["unscored"] = len(unscored)
         logger.warning("%s: %s without a predicted tree, not scored: %s", pred_name,
-                       plural(len(unscored), "sentence"), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5 else ""))
-    table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings)
+                       unit_of(gold).records(len(unscored)), ", ".join(unscored[:5]) + (" …" if len(unscored) > 5
+                                                                                          else ""))
+    table = comparison(task, score, base, pred_name=name, meta=meta, settings=settings, unit=unit_of(golds).name)
     return Evaluation(task=task, name=name, score=score, baselines=base, table=table, pairs=pairs, subtypes=subtypes)
+
+
+def _baseline_root(root: str | None, recorded: dict[str, Any]) -> str:
+    """The root mode of the baselines: given, else the prediction's own (its ``.meta.json``), else the resolver's
+    for a gold corpus (:func:`pmask.pipeline.request.resolve`: gold, every gold sentence having its heads)."""
+    from pmask.pipeline.request import Inputs, Request, resolve
+
+    given = root if root is not None else recorded.get("root")
+    return str(resolve(Request.build(root=given), Inputs(gold_heads=True)).decoding.root)
 
 
 def score_against_gold(sentences: Sequence[Sentence], impacts: Any, settings: Any, *,

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from pmask.common.display import RichDisplay
 from pmask.common.files import read_json
 from pmask.common.labels import short_model_name
+from pmask.common.units import unit_entry
 from pmask.eval.outputs.writers import (
     FIGURE_DPI,
     FIGURE_FORMATS,
@@ -91,6 +92,11 @@ class ComparisonRow:
                 "settings": plain_value(self.settings)}
 
 
+def _header(noun: str) -> str:
+    """A count's header: "Words", "EDUs", "Sentences", "Documents"."""
+    return f"{noun[0].upper()}{noun[1:]}s"
+
+
 @dataclass(repr=False)   # a short summary (__repr__), one line per row
 class Comparison(TableFile, RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
@@ -103,6 +109,7 @@ class Comparison(TableFile, RichDisplay):
     rows: list[ComparisonRow]
     task: str   # the name of its task (pmask.trees.tasks.TASKS), one that a score scores
     meta: dict[str, Any] = field(default_factory=dict)
+    unit: str = "word"   # what the scored records are made of: their counts' headers (Words/EDUs, Sentences/Documents)
 
     def __post_init__(self) -> None:
         if self.task not in tasks():
@@ -142,10 +149,11 @@ class Comparison(TableFile, RichDisplay):
         cols: list[tuple[str, str, bool, Any]] = [
             (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
+        unit = unit_entry(self.unit)   # the keys stay words and sentences: the headers say what was counted
         task = TASKS.get(self.task)
         if task is not None and task.per_word:   # a score of words: its count of scored words
-            cols.append(("Words", "words", False, lambda m: m.get("words", m.get("total"))))
-        cols.append(("Sentences", "sentences", False, lambda m: m.get("sentences")))
+            cols.append((_header(unit.noun), "words", False, lambda m: m.get("words", m.get("total"))))
+        cols.append((_header(unit.record), "sentences", False, lambda m: m.get("sentences")))
         return [c for c in cols if c[2] or any(c[3](r.metrics) is not None for r in self.rows)]
 
     def to_markdown(self, *, mark_best: bool = True, header: bool = True) -> str:

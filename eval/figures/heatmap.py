@@ -21,10 +21,11 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pmask.common.errors import PmaskError
-from pmask.common.labels import short_label, unit_labels, unit_noun
+from pmask.common.labels import short_label
 from pmask.common.options import HEATMAP_FORMATS
 from pmask.common.output_checks import make_output_folder
 from pmask.common.progress import progress_bar
+from pmask.common.units import unit_entry
 from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.figures.heatmap_html import heatmap_page
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
@@ -225,7 +226,7 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                    cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None,
                    pred_heads: Sequence[int] | None = None, unit: str = "word") -> Path:
     """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j; ``unit`` "edu": a
-    document's EDUs, labelled by index and first words, :func:`pmask.common.labels.unit_labels`).
+    document's EDUs, labelled by index and first words: :meth:`pmask.common.units.UnitEntry.labels`).
 
     The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
     .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
@@ -250,8 +251,8 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
         page = heatmap_page(arr, words, heads, title, _colormap(cmap, where), lo, hi, pred, unit,
                             colours=(GOLD_COLOUR, NAN_COLOUR))
         return atomic_write(path, page)
-    return save_figure(_draw(arr, unit_labels(words, unit), heads, title, _colormap(cmap, where), lo, hi, pred,
-                             unit_noun(unit)), path, dpi=HEATMAP_DPI)
+    return save_figure(_draw(arr, unit_entry(unit).labels(words), heads, title, _colormap(cmap, where), lo, hi, pred,
+                             unit_entry(unit).noun), path, dpi=HEATMAP_DPI)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

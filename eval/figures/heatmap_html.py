@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from pmask.common.labels import plural, unit_labels, unit_noun
+from pmask.common.labels import plural
+from pmask.common.units import unit_entry
 from pmask.corpora.sentence import NO_HEAD
 
 
@@ -75,7 +76,8 @@ def heatmap_page(arr: np.ndarray, words: list[str], heads: list[int] | None, tit
            "</head><body>"]
     if title:
         out.append(f"<h1>{esc(title)}</h1>")
-    noun, labels = unit_noun(unit), unit_labels(words, unit) if unit != "word" else words
+    entry = unit_entry(unit)
+    noun, labels = entry.noun, entry.labels(words) if entry.long else words
     out.append(f'<p class="note">Cell (i, j) = impact of masking {noun} j (column) on {noun} i (row). '
                "Hover a cell for its value.")
     if heads is not None:

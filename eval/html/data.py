@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import CorpusError, PmaskError
-from pmask.common.labels import absolute_layer, probe_label, unit_labels, unit_noun
+from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
-from pmask.corpora.provenance import read_provenance
-from pmask.corpora.sentence import NO_HEAD, is_documents
+from pmask.common.units import unit_entry, unit_of
+from pmask.corpora.provenance import read_provenance, recorded_impact
+from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.comparison.compare import evaluate_files
 from pmask.eval.scores.dependency_score import (
     SENTENCE_LENGTH_BUCKETS,
@@ -206,7 +207,7 @@ def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
                     "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
                     "score": round(s.uuas if undirected_trees else s.uas, 2), "uuas": round(s.uuas, 2),
                     "correct": s.correct_undirected if undirected_trees else s.correct, "scored": s.n,
-                    **({"labels": unit_labels(gold.words, gold.unit)} if is_documents([gold]) else {})})
+                    **({"labels": unit_entry(gold.unit).labels(gold.words)} if unit_entry(gold.unit).long else {})})
     return out
 
 
@@ -221,7 +222,8 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
                  [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
                   for r, v in score.by_relation(subtypes=subtypes).items()])
     first = inputs.pairs[0][1] if inputs.pairs else None   # a corpus is sentences of words or documents of EDUs
-    record, unit = (first.noun, unit_noun(first.unit)) if first is not None else ("sentence", "word")
+    entry = unit_of([first] if first is not None else [])
+    record, unit = entry.record, entry.noun
     lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
                                  [s["scored"] for s in sentences])
     return [
@@ -272,7 +274,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
         "settings": {"model": model.get("name"),
                      "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
                      "decoder": settings.get("decoder"),
-                     "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
+                     "root": settings.get("root"),
+                     "probe": probe_label({**impact, "probe": recorded_impact(impact)["probe"]}) if impact else None,
                      "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": punct_note(inputs.task, inputs.punct),
                      **{key: settings.get(key, impact.get(key)) for key in ("context", "tokenize", "symmetrize",

@@ -14,7 +14,8 @@
   figures of :class:`HooverUuasScore` leave them out too).
 
 :class:`HooverUuasScore` is the score the tables show when asked (``optional``, by its name ``hoover_uuas``:
-``pmask eval --hoover-uuas``, ``evaluate_files(..., hoover_uuas=True)``), for the prediction and
+``pmask eval --score hoover_uuas`` or ``--hoover-uuas``, ``evaluate_files(..., scores=["hoover_uuas"])``), for
+the prediction and
 every baseline. pmask's own ``eval`` scores every word's head (UAS/UUAS over all words by default,
 ``--punct exclude`` for UPOS PUNCT and SYM) and needs no spanning-tree reconstruction of the gold edges.
 

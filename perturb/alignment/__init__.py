@@ -65,7 +65,7 @@ def get_aligner(name: str | None) -> Callable[..., WordAlignment]:
     return tokenize_mode(name).aligner
 
 
-def align_sentence(tokenizer: Any, sentence: Any, tokenize: str = "words", *, warn: bool = True) -> WordAlignment:
+def align_sentence(tokenizer: Any, sentence: Any, tokenize: str, *, warn: bool = True) -> WordAlignment:
     """The model input of ``sentence`` under tokenisation mode ``tokenize`` (see ``TOKENIZE_MODES``).
 
     Args:

@@ -30,7 +30,7 @@ def inspect(lm: Any) -> Any:
     from pmask.perturb.encoders.select import inspect_model
 
     paths = inspect_model(lm.model, lm.tokenizer, lm.num_layers, lm.name)
-    refusal = lm.checkpoint.refusal(lm.name) if lm.checkpoint else None
+    refusal = lm.checkpoint.refusal(lm.name, None) if lm.checkpoint else None
     return replace(paths, head=None, no_prob=refusal) if refusal else paths
 
 

@@ -36,19 +36,19 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Size
 import numpy as np
 import torch
 
-from pmask.common.errors import ModelError
-from pmask.common.options import default_subword, metric_entry, resolve_layers
+from pmask.common.errors import ModelError, SettingError
+from pmask.common.options import SUBWORD_POLICIES, check_choice, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
 from pmask.perturb.encoders.batch import pack
 from pmask.perturb.encoders.encoder import Encoder
-from pmask.perturb.engine.documents import document_run
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
 from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, hidden_tokens, last_fitting
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.engine.units import unit_run
 from pmask.perturb.models.load import LoadedModel
 
 logger = logging.getLogger(__name__)
@@ -69,10 +69,9 @@ class RunSettings:
 
 
 def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
-                    layers: Sequence[int] | int | str = (-1,),
-                    metric: str = "dist", subword: str | None = None, *, batch_tokens: int | None = None,
-                    include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
-                    fast_path: bool | None = None, tokenize: str = "words",
+                    layers: Sequence[int] | int | str = (-1,), *, metric: str, subword: str, tokenize: str,
+                    batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False,
+                    stats: ImpactStats | None = None, fast_path: bool | None = None,
                     job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None,
                     done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order (streaming).
@@ -86,8 +85,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         metric: ``dist`` | ``cos`` | ``prob`` | ``cpmi`` (:data:`pmask.common.options.METRICS`), computed by its
             entry's ``compare``; ``cpmi`` with its entry's ``job`` (:mod:`pmask.perturb.probes.cpmi`, its own
             sequences and reads).
-        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`);
-            None = the metric's default (``sum`` for ``cpmi``, which takes no other, else ``avg``).
+        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`; ``cpmi``
+            takes ``sum`` only).
         batch_tokens: tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
         include_cls: add row/column 0 for the first special token (row 0 = impact of word j on
             that token's state, unmasked vs j masked; column 0 = 0).
@@ -119,10 +118,14 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    # OptionError, a ValueError like every bad argument here: a metric is asked of its entry (any probe's,
-    # registered beside its computation), and one the masking jobs cannot compute is refused below
-    metric = metric_entry(metric).name
-    impact = ImpactSettings(metric, subword or default_subword(metric), tokenize, probe=None).check()
+    # OptionError, a ValueError like every bad argument here; the engine runs the masking probes (pair, single)
+    entry = metric_entry(metric)
+    check_choice("subword policy", subword, SUBWORD_POLICIES)
+    if entry.subword and subword != entry.subword:
+        raise SettingError(f"metric {metric} takes subword {entry.subword} only, not {subword} "
+                           f"({entry.subword_reason})")
+    get_aligner(tokenize)
+    impact = ImpactSettings(metric, subword, tokenize, None, 0)   # the engine's: no probe of its own
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
@@ -131,7 +134,6 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     stats = stats if stats is not None else ImpactStats()
     encoder = model.encoder(fast_path)
     stats.fast_path = encoder.fast
-    entry = metric_entry(metric)
     if entry.mlm_head:
         encoder.check_prob(settings.layers)
     own_job = model.family.job(metric, entry.job)   # the family's reading of the metric, else the metric's own
@@ -139,7 +141,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         job_type = own_job
     job_type = model.family.reading(job_type)   # how the family hides a word (causal: the attention mask)
     entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
-    sentences, job_type = document_run(model, sentences, metric, impact.subword or "avg", tokenize, job_type)
+    sentences, job_type = unit_run(model, sentences, impact, job_type)   # documents of EDUs run as their unit's job
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress, done)
 

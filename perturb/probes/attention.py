@@ -25,14 +25,14 @@ def merged_attention(run: OnePass, pool: WordPooling, output: torch.Tensor) -> t
     return pool.mean_rows @ output @ pool.sum_cols.T
 
 
-def attention_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                       metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
+def attention_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                       subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``attention``'s arrays, one per sentence (None = too long); ``kwargs`` as for
     :func:`pmask.perturb.probes.onepass.one_pass_matrices`."""
     from pmask.perturb.probes.onepass import one_pass_matrices
 
     return one_pass_matrices(model, sentences, probe="attention", word_matrix=merged_attention, layers=layers,
-                             metric=metric, subword=subword, **kwargs)
+                             metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def sequences(n: int) -> int:

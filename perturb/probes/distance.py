@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from pmask.common.options import check_probe, default_metric, metric_entry
+from pmask.common.options import check_probe, metric_entry
 from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe, ProbeEntry
 
 if TYPE_CHECKING:
@@ -40,17 +40,16 @@ def word_distances(run: OnePass, pool: WordPooling, output: torch.Tensor) -> tor
     return measure(pooling @ output)                                                   # [L, m, m]
 
 
-def distance_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                      metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
+def distance_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                      subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``distance``'s arrays, one per sentence (None = too long); ``kwargs`` as for
     :func:`pmask.perturb.probes.onepass.one_pass_matrices`."""
     from pmask.perturb.probes.onepass import one_pass_matrices
 
-    metric = metric or default_metric("distance")
     check_probe("distance", metric, subword)
     metric_entry(metric).measure()   # a metric that measures no two words: refused before any model work
     return one_pass_matrices(model, sentences, probe="distance", word_matrix=word_distances, layers=layers,
-                             metric=metric, subword=subword, **kwargs)
+                             metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def sequences(n: int) -> int:

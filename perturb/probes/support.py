@@ -18,8 +18,6 @@ from pmask.common.errors import ModelError
 from pmask.common.options import (
     check_attention_layers,
     check_probe,
-    default_metric,
-    default_subword,
     has_attention_heads,
     metric_entry,
     resolve_layers,
@@ -91,13 +89,13 @@ def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Enc
     return encoder
 
 
-def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequence[int] | int | str = (-1,),
-                  subword: str | None = None, head: str | int | None = None) -> None:
+def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int | str = (-1,), *, subword: str,
+                  head: str | int | None = None) -> None:
     """Refuse now, in one line, a probe setting the loaded model cannot compute.
 
     Args:
         lm: a ``pmask.perturb.models.load.LoadedModel``.
-        probe, metric, subword: the probe settings (metric None: the probe's default).
+        probe, metric, subword: the probe settings (resolved).
         layers: the layers it will read.
         head: the head decoded (a head number must exist in the model).
 
@@ -106,8 +104,6 @@ def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequen
             hellinger) or no MLM head (prob).
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
-    metric = metric or default_metric(probe)
-    subword = subword or default_subword(metric)
     check_probe(probe, metric, subword, head)
     refusal = lm.family.refusal(probe, metric)   # what its model family cannot run
     if refusal:

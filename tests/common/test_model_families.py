@@ -86,13 +86,13 @@ def test_a_new_family_is_recognised_loaded_and_run_through_its_own_encoder(tiny_
         assert model_family(str(folder)) is marked and model_family(str(tiny_bert_dir)).name == "masked"
         lm = load_model(str(folder), device="cpu", dtype="float64")
         assert lm.family is marked and type(lm.model).__name__ == "BertForMaskedLM"
-        got = next(impact_matrices(lm, words, layers=[1, 2], metric="dist"))
+        got = next(impact_matrices(lm, words, layers=[1, 2], metric="dist", subword="avg", tokenize="words"))
         assert made == [None]
         with pytest.raises(ModelError) as info:
-            check_support(lm, "single", "dist")
+            check_support(lm, "single", "dist", subword="avg")
         assert str(info.value) == (
             f"model {lm.name!r}: marked models take probe pair, not single ({marked.description})")
     plain = load_model(str(tiny_bert_dir), device="cpu", dtype="float64")
-    want = next(impact_matrices(plain, words, layers=[1, 2], metric="dist"))
+    want = next(impact_matrices(plain, words, layers=[1, 2], metric="dist", subword="avg", tokenize="words"))
     np.testing.assert_array_equal(got, want)
     assert model_family(str(folder)).name == "masked"   # unregistered again: the broader family takes it

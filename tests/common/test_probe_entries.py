@@ -15,6 +15,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from resolved import impact_of
 
 from pmask.common import options
 from pmask.common.errors import OptionError, SettingError
@@ -60,13 +61,13 @@ def test_the_runner_protocol_check_sees_what_it_must():
     themselves (every registered probe's, in the contract test)."""
     _misfits = runner_misfits
 
-    def no_subword(model, sentences, *, layers, metric, **kwargs): ...
+    def no_subword(model, sentences, *, layers, metric, tokenize, **kwargs): ...
 
-    def positional_layers(model, sentences, layers, *, metric, subword, **kwargs): ...
+    def positional_layers(model, sentences, layers, *, metric, subword, tokenize, **kwargs): ...
 
-    def no_kwargs(model, sentences, *, layers, metric, subword): ...
+    def no_kwargs(model, sentences, *, layers, metric, subword, tokenize): ...
 
-    def needs_more(model, sentences, *, layers, metric, subword, window, **kwargs): ...
+    def needs_more(model, sentences, *, layers, metric, subword, tokenize, window, **kwargs): ...
 
     assert _misfits(no_subword) == ["subword (keyword-only)"]
     assert _misfits(positional_layers) == ["layers (keyword-only)"]
@@ -80,7 +81,8 @@ def test_the_option_tables_are_views_of_the_entries_in_their_order():
     assert dict(options.PROBE_SUBWORDS) == {n: e.subwords or tuple(options.SUBWORD_POLICIES)
                                             for n, e in PROBE_ENTRIES.items()}
     assert dict(options.METRIC_SUBWORDS) == {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword}
-    assert tuple(options.ATTENTION_HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.attention_head_metrics)
+    assert tuple(options.ATTENTION_HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items()
+                                                          for m in e.attention_head_metrics)
     assert tuple(options.DISTANCE_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.distance)
     assert tuple(options.SPAN_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.spans)
 
@@ -107,12 +109,12 @@ PROBE_MODULE = '''
     from pmask.common.probe_entries import PROBE_ENTRIES, ProbeEntry
 
 
-    def transposed_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                            metric: str = "dist", subword: str | None = None,
-                            **kwargs: Any) -> Iterator[np.ndarray | None]:
+    def transposed_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                            subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
         from pmask.perturb.engine.runner import impact_matrices
 
-        for F in impact_matrices(model, sentences, layers, metric, subword, **kwargs):
+        for F in impact_matrices(model, sentences, layers, metric=metric, subword=subword, tokenize=tokenize,
+                                 **kwargs):
             yield None if F is None else np.ascontiguousarray(F.swapaxes(-1, -2))
 
 
@@ -153,20 +155,20 @@ def _choices(command: str, flag: str) -> tuple[list[str], str]:
 def test_a_new_probe_reaches_the_cli_validation_manifests_and_decoders(transposed):
     from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.store.store_settings import StoreSettings
-    from pmask.pipeline.induce import check_pairing
+    from pmask.pipeline.checks import check_pairing
 
     for command in ("impact", "parse", "heatmap", "sweep", "bench"):
         probes, probe_help = _choices(command, "--probe")   # sweep and bench take a list: no choices to show
         assert probes[-1:] in ([], ["transposed"]) and "transposed = transposed masking" in probe_help
         assert "transposed: cos, dist" in _choices(command, "--metric")[1]
     assert options.split_probes("pair,transposed") == ["pair", "transposed"]
-    assert options.default_metric("transposed") == "cos"
+    assert impact_of("transposed").metric == "cos"   # the probe's first metric, chosen by the resolver
     options.check_probe("transposed", "dist", "first")
     with pytest.raises(SettingError, match="probe transposed takes metric cos or dist, not prob"):
         options.check_probe("transposed", "prob", "avg")
     with pytest.raises(SettingError, match="takes subword avg or first, not max"):
         options.check_probe("transposed", "cos", "max")
-    definitions = StoreSettings("m", ImpactSettings("cos", "avg", "words", "transposed")).manifest_fields()
+    definitions = StoreSettings("m", ImpactSettings("cos", "avg", "words", "transposed", 0)).manifest_fields()
     assert definitions["definitions"]["probe"].startswith("transposed masking")
     check_pairing("transposed", "eisner")
     with pytest.raises(SettingError, match="cky reads span charts"):
@@ -178,7 +180,7 @@ def test_a_new_probe_runs_through_its_runner_and_the_impact_command(transposed, 
     from pmask.cli import main
     from pmask.perturb.store import ImpactStore
 
-    got = list(probe_matrices(bert, WORDS, "transposed", layers=[1, -1], metric="dist"))
+    got = list(probe_matrices(bert, WORDS, impact_of("transposed", metric="dist"), layers=[1, -1]))
     for F, words in zip(got, WORDS):
         want = reference(bert, words, [1, -1], "dist", "avg").swapaxes(-1, -2)
         np.testing.assert_allclose(F, want, rtol=RTOL, atol=ATOL)
@@ -229,9 +231,9 @@ def test_a_new_metric_reaches_the_cli_and_validation(new_metrics):
 
 
 def test_a_new_metric_is_computed_by_the_real_engine(new_metrics, bert):
-    for F, words in zip(probe_matrices(bert, WORDS, "pair", layers=[1, 2], metric="halfdist"), WORDS):
+    for F, words in zip(probe_matrices(bert, WORDS, impact_of("pair", metric="halfdist"), layers=[1, 2]), WORDS):
         np.testing.assert_allclose(F, reference(bert, words, [1, 2], "dist", "avg") / 2, rtol=RTOL, atol=ATOL)
-    for F, words in zip(probe_matrices(bert, WORDS, "distance", layers=[1, 2], metric="linf"), WORDS):
+    for F, words in zip(probe_matrices(bert, WORDS, impact_of("distance", metric="linf"), layers=[1, 2]), WORDS):
         hidden = Naive(bert, words).run()[0]
         for a, layer in enumerate([1, 2]):
             v = np.stack([hidden[layer, p].mean(0).numpy() for p in Naive(bert, words).pieces])
@@ -244,7 +246,7 @@ def test_a_new_metric_of_a_probe_other_than_pair_is_computed_by_its_entry_alone(
     single = PROBE_ENTRIES["single"]
     with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
             dataclasses.replace(single, metrics=(*single.metrics, "halfdist"))):
-        halves = list(probe_matrices(bert, WORDS, "single", layers=[1, 2], metric="halfdist"))
+        halves = list(probe_matrices(bert, WORDS, impact_of("single", metric="halfdist"), layers=[1, 2]))
         with pytest.raises(SettingError, match="probe pair takes metric .* not halfdist"):
             options.check_probe("pair", "halfdist", "avg")
     for F, words in zip(halves, WORDS):   # single's dist by one naive forward per input, halved
@@ -256,4 +258,4 @@ def test_a_metric_without_its_probe_s_computation_is_refused_in_one_line(bert):
     with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
             dataclasses.replace(distance, metrics=(*distance.metrics, "halfdist"))), \
             pytest.raises(OptionError, match="^metric halfdist measures no two words of one pass"):
-        probe_matrices(bert, WORDS, "distance", metric="halfdist")
+        probe_matrices(bert, WORDS, impact_of("distance", metric="halfdist"), layers=[1])

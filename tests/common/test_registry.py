@@ -5,7 +5,7 @@ on a name any registry holds (behaviour is asked of the entry).
 
 The guard reads the code (``ast``): a comparison (``==``, ``!=``, ``in``, ``not in``) or a ``match`` case
 between a string constant that names an entry of a registry (every registry the library creates: a probe, a
-metric, a decoder, a task, a model family, a corpus format or one of its suffixes, a tokenisation mode, a
+metric, a decoder, a task, a model family, a unit, a corpus format or one of its suffixes, a tokenisation mode, a
 score or a score's column, a command, ...) and any expression is a branch on that name, except in the module
 that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A name that is also an
 ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other side speaks of the
@@ -30,14 +30,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: The classes whose instances are registry entries: a call of one names its entry (its first argument).
 ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command",
-               "ModelFamily", "TaskEntry"}
+               "ModelFamily", "TaskEntry", "UnitEntry"}
 
 #: Words besides a registry's own kind that speak of its entries (for the names of :data:`AMBIGUOUS`).
 KIND_WORDS = {"metric": ("measure",), "decoder": ("dec",), "corpus format": ("fmt", "suffix"),
               "tokenisation mode": ("tokeni",), "score column": ("key", "column")}
 
 #: Registered names that are also ordinary words of other settings, and why.
-AMBIGUOUS = {"all": "--layers all (every layer)"}
+AMBIGUOUS = {"all": "--layers all (every layer)", "word": "a word of a sentence (a unit only where code says unit)"}
 
 
 # ---------------------------------------------------------------------------- the registry itself
@@ -194,12 +194,14 @@ if metric == "all":
     pass
 if task == "dependency" or tb.task != "constituency" or lm.family.name == "masked" or command == "eval":
     pass
+if sent.unit == "edu" or getattr(s, "unit", "word") == "word" or text == "word":
+    pass
 '''
     wrong = _check_source(code, kinds)
     found = sorted({w.split(" vs ")[1].split()[0] for w in wrong})
     assert found == sorted(["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'constituency'",
-                            "'conllu'", "'dependency'", "'distance-split'", "'eval'", "'l1'", "'l2'", "'masked'",
-                            "'ptb'", "'uas'"]), wrong
+                            "'conllu'", "'dependency'", "'distance-split'", "'edu'", "'eval'", "'l1'", "'l2'",
+                            "'masked'", "'ptb'", "'uas'", "'word'"]), wrong
     assert not any("layers" in w or "text ==" in w for w in wrong)
     own = "ProbeEntry('pair', 'x', ('dist',), runner=None, sequences=None)\nif probe == 'pair' or probe == 'single':\n"
     assert [w.split(" vs ")[1].split()[0] for w in _check_source(own + "    pass\n", kinds)] == ["'single'"]

@@ -33,4 +33,4 @@ def test_context_is_refused_where_a_mode_cannot_lay_it_out(mode):
 def test_a_mode_without_special_tokens_is_for_the_probes_that_take_bare_input():
     with pytest.raises(SettingError, match=r"tokenize bare \(no special tokens, Kim et al.'s input\) is for probe "
                                            r"distance, not pair"):
-        ImpactSettings("dist", "avg", "bare", "pair").check()
+        ImpactSettings("dist", "avg", "bare", "pair", 0).check()

@@ -40,6 +40,9 @@ class Source:
     def held_settings(self):   # impacts as a store holds them: nothing is computed
         return self.model_spec.impact
 
+    def use(self, spec):   # the resolved settings (pmask.pipeline.request.prepare)
+        self.model_spec = spec
+
     def impacts_by_layers(self, layers, include_cls=False):
         rng = np.random.default_rng(0)
         return {1: [SimpleNamespace(F=rng.random((len(s), len(s))) + 0.1, F_cls=None) for s in GOLD]}
@@ -63,7 +66,7 @@ def test_sweep_decodes_with_the_registry_default(other_table):
 def test_bench_scores_the_registry_short_baselines(other_table):
     scores = scoring.score_baselines(GOLD, "dependency", root="gold", punct="include", seed=0)
     assert list(scores) == ["left-chain", "random-eisner"]
-    direct = compare.baseline_scores("dependency", GOLD, names=["left-chain"])["left-chain"]
+    direct = compare.baseline_scores("dependency", GOLD, root="gold", names=["left-chain"])["left-chain"]
     assert scores["left-chain"].to_dict() == direct.to_dict()
 
 
@@ -83,4 +86,4 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
 def test_eval_scores_every_baseline_of_the_task(task):
     golds = GOLD if task == "dependency" else [
         Sentence(id="p1", words=["a", "b", "c"], tree=registry.decode_constituency("balanced", "abc"), path="p")]
-    assert list(compare.baseline_scores(task, golds)) == list(registry.decoder_names(task, baseline=True))
+    assert list(compare.baseline_scores(task, golds, root="gold")) == list(registry.decoder_names(task, baseline=True))

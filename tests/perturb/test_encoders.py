@@ -101,7 +101,7 @@ def test_family_matches_naive_reference(zoo, zoo_texts, family, caplog):
         stats = ImpactStats()
         with caplog.at_level(logging.WARNING):
             got = list(impact_matrices(lm, sents + [too_long], layers=layers, metric=metric, stats=stats,
-                                       batch_tokens=97))
+                                       batch_tokens=97, subword="avg", tokenize="words"))
         assert got[-1] is None and stats.skipped_indices == [len(sents)]
         assert stats.fast_path == (family in FAST)
         for words, F in zip(sents, got):

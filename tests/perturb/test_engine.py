@@ -47,6 +47,8 @@ def lm(request):
 
 
 def run(lm, sents, **kw):
+    kw = {"metric": "dist", "tokenize": "words", **kw}
+    kw.setdefault("subword", "sum" if kw["metric"] == "cpmi" else "avg")
     return list(impact_matrices(lm, sents, **kw))
 
 
@@ -165,7 +167,7 @@ def test_streams_lazily(bert):
             seen.append(k)
             yield w
 
-    it = impact_matrices(bert, source(), batch_tokens=40)
+    it = impact_matrices(bert, source(), batch_tokens=40, metric="dist", subword="avg", tokenize="words")
     first = next(it)
     assert first.shape[-1] == len(SENTS[0])
     assert len(seen) < len(SENTS) * 3
@@ -226,7 +228,7 @@ def test_progress_bar(bert, capsys, monkeypatch):
     progress, and none when stderr is not a terminal (a log file would get a line per update)."""
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    stream = impact_matrices(bert, SENTS[:2], progress=True)
+    stream = impact_matrices(bert, SENTS[:2], progress=True, metric="dist", subword="avg", tokenize="words")
     got = [next(stream), next(stream)]
     drawn = terminal.getvalue()
     assert "impact" in drawn and "2/2" in drawn and len(got) == 2

@@ -16,11 +16,11 @@ from pmask.common.options import (
     split_probes,
 )
 from pmask.common.probe_entries import AuthorsRecipe
-from pmask.corpora.sentence import is_documents
+from pmask.common.units import unit_of
 from pmask.eval.scores.columns import check_asked, optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
-from pmask.pipeline.induce import refuse_layer_zero
+from pmask.pipeline.checks import refuse_layer_zero
 from pmask.pipeline.request import Decoding, Inputs, Request, authors_recipe, probe_request, resolve
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import task_entry
@@ -68,8 +68,7 @@ class BenchSettings:
     _symmetrize: str | None = field(default=None, init=False, repr=False)   # symmetrize as given
 
     def __post_init__(self) -> None:
-        spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
-        self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
+        spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: its spec
         impact = spec.impact
         if self.metrics is not None:
             self.metrics = tuple(split_metrics(self.metrics))
@@ -80,11 +79,13 @@ class BenchSettings:
         self._subword, self._symmetrize = impact.subword, self.symmetrize
         self._given = replace(impact, probe=None)
         # the probe and (unless given) the metric are chosen per probe by spec_for; the shared settings now
-        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None)))).impact
-        self.model = replace(spec, impact=replace(shared, probe=None, metric=impact.metric))
+        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None))))
+        given = self.probes if self.probes is not None else spec.impact.probe
+        self.probes = tuple(split_probes(given) if given is not None else [str(shared.impact.probe)])
+        self.model = replace(shared.model, impact=replace(shared.impact, probe=None, metric=impact.metric))
 
-    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
-        """The model spec ``probe`` runs with (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
+    def request_for(self, probe: str, metric: str | None = None) -> Request:
+        """The resolved request ``probe`` runs (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
         :attr:`metrics`; its default subword policy unless one was given), else the metric given or the probe's
         default; the head only for a probe keeping every head."""
         impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
@@ -92,7 +93,11 @@ class BenchSettings:
         if self.faithful:   # the pipeline fills what was not given: the given settings, not the shared defaults
             impact = replace(self._given, metric=impact.metric)
         return probe_request(Request(replace(self.model, impact=impact), Decoding(faithful=self.faithful)),
-                             probe, self._inputs).model
+                             probe, self._inputs)
+
+    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
+        """The model spec ``probe`` runs with (:meth:`request_for`)."""
+        return self.request_for(probe, metric).model
 
     @property
     def given_impact(self) -> Any:
@@ -104,19 +109,19 @@ class BenchSettings:
         probe's (:func:`pmask.pipeline.request.authors_recipe`); None without :attr:`faithful` or without one."""
         return authors_recipe(self.spec_for(probe, metric).impact) if self.faithful else None
 
-    def decoding_for(self, probe: str, metric: str | None, decoder: str) -> tuple[bool, str, bool]:
-        """``(faithful, symmetrize, absolute)`` of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse``
-        decodes them: a faithful run decodes with the pipeline's mode, its undirected decoders symmetrised as given,
-        else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take neither (``parse --faithful`` refuses
-        them there); a decoder that reads span charts takes neither either."""
+    def decoding_for(self, probe: str, metric: str | None, decoder: str) -> Decoding:
+        """The resolved decoding of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse`` decodes them
+        (:func:`pmask.pipeline.request.resolve`): a faithful run decodes with the pipeline's mode, its undirected
+        decoders symmetrised as given, else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take
+        neither the given symmetrisation nor ``absolute`` (``parse --faithful`` refuses them there), nor does a
+        decoder that reads span charts."""
         dec = get_decoder(decoder)
-        pipeline = self.recipe(probe, metric)
-        symmetrize = str(self.symmetrize)
-        if pipeline is not None and self._symmetrize is None and dec.undirected and pipeline.symmetrize:
-            symmetrize = pipeline.symmetrize
-        plain = "symmetrize" in dec.ignores or (pipeline is not None and not dec.undirected)
-        return (pipeline is not None, "none" if plain else symmetrize,
-                self.absolute and "absolute" not in dec.ignores and (pipeline is None or dec.undirected))
+        faithful = self.recipe(probe, metric) is not None
+        plain = "symmetrize" in dec.ignores or (faithful and not dec.undirected)
+        given = Decoding(decoder, 1, self.root, faithful, False, self.seed, self.bias,
+                         None if plain else self._symmetrize,
+                         self.absolute and "absolute" not in dec.ignores and (not faithful or dec.undirected))
+        return resolve(replace(self.request_for(probe, metric), decoding=given), self._inputs).decoding
 
     def store_path(self, out_dir: Any, treebank: str, probe: str, metric: str | None) -> Any:
         """Where the impacts of ``treebank`` under ``probe`` and ``metric`` are kept
@@ -129,14 +134,15 @@ class BenchSettings:
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
         run (root gold when every sentence of the dependency treebanks has gold heads); when every treebank is
-        documents of EDUs, each probe's metric unless given is theirs (``dist``, not a model's recorded one)."""
+        documents of EDUs, each probe's metric unless given is one their unit takes (``dist``, not a model's recorded
+        ``prob``)."""
         rooted = [s for tb in treebanks if "root" in task_entry(tb.task).settings for s in tb.sentences]
         gold = all(s.root is not None for s in rooted)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
                        Inputs(gold_heads=gold))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
         firsts = [tb.sentences[0] for tb in treebanks if tb.sentences]
-        if firsts and all(is_documents([s]) for s in firsts):
+        if firsts and len({unit_of([s]).name for s in firsts}) == 1:   # one unit: the probes' defaults are its
             self._inputs = Inputs.of(firsts[:1])
 
     def metric_for(self, probe: str) -> str:
@@ -202,7 +208,7 @@ class BenchSettings:
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
-                "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
+                "max_words": self.max_words, "context": impact.context, "symmetrize": self.symmetrize,
                 "absolute": self.absolute, **{name: True for name in optional_scores() if name in self.scores},
                 **({"faithful": True} if self.faithful else {})}
 

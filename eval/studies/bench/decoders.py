@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.options import SPAN_PROBES
+from pmask.common.units import unit_of
 from pmask.eval.scores.columns import optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.pipeline.request import default_decoders
@@ -37,20 +38,25 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None, me
     given a probe, read what it gives (span decoders for span charts, the others for word-pair matrices);
     empty when none does (the probe is not scored on that treebank: :func:`probes_not_run`). Under
     ``bench --faithful`` a probe (with ``metric``, default its one) that has an authors' pipeline is decoded by
-    that pipeline's decoders alone: those requested, or all of the task's when none were."""
+    that pipeline's decoders alone: those requested, or all of the task's when none were; on a treebank whose
+    unit's faithful decoding is Wu et al.'s discourse pipeline (documents of EDUs), only those with a discourse
+    mode (``Decoder.discourse``)."""
     from pmask.eval.studies.bench.scoring import task_of
-    from pmask.trees.registry import decoder_reads_spans
+    from pmask.trees.registry import decoder_reads_spans, get_decoder
 
     pipeline = _recipe(settings, probe, metric)
+    discourse = pipeline is not None and unit_of(treebank.sentences).discourse
 
     def fits(decoder: str) -> bool:
         if pipeline is not None and decoder not in pipeline.decoders:
+            return False
+        if discourse and get_decoder(decoder).discourse is None:
             return False
         return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
     if settings.decoders is None:   # the defaults of every run (pmask.pipeline.request), each one benched
         candidates = (pipeline.decoders if pipeline is not None else default_decoders(treebank.task, probe)
-                      if probe in SPAN_PROBES else default_decoders(treebank.task))
+                      if probe in SPAN_PROBES else default_decoders(treebank.task, None))
         return [d for d in candidates if task_of(d) == treebank.task and fits(d)]
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:

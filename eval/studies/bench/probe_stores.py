@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.common.options import DEFAULT_PROBE
+from pmask.common.options import first_probe
 from pmask.eval.scores.columns import decoder_headline
 from pmask.trees.tasks import task_entry
 
@@ -55,7 +55,7 @@ def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = Non
         >>> store_dir(Path("out"), "pud", "pair", "cpmi", faithful=True).as_posix()
         'out/stores/pud.cpmi.faithful'
     """
-    name = treebank if probe == DEFAULT_PROBE else f"{treebank}.{probe}"
+    name = treebank if probe == first_probe() else f"{treebank}.{probe}"
     name = name if metric is None else f"{name}.{metric}"
     return Path(out_dir) / "stores" / (f"{name}.faithful" if faithful else name)
 
@@ -119,6 +119,8 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
 
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,
            settings: Any) -> tuple[Any, list[Any]]:
-    return sc.score_decoder(sentences, impacts, decoder=decoder, layer=layer, root=settings.root,
-                            punct=settings.punct, seed=settings.seed, bias=settings.bias,
-                            symmetrize=settings.symmetrize, absolute=settings.absolute)
+    from pmask.pipeline.decoding import Decoding
+
+    decoding = Decoding(decoder, layer, settings.root, False, False, settings.seed, settings.bias, settings.symmetrize,
+                        settings.absolute)   # the bench's decoding, resolved with its treebanks (resolve_decoding)
+    return sc.score_decoder(sentences, impacts, decoding, punct=settings.punct)

@@ -35,7 +35,7 @@ from typing import Any
 
 from pmask.common.files import atomic_write
 from pmask.common.labels import plural, probe_label, run_label
-from pmask.common.options import DEFAULT_PROBE, has_attention_heads
+from pmask.common.options import first_probe, has_attention_heads
 from pmask.common.output_checks import make_output_folder
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
@@ -118,9 +118,7 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     """``{"probe", "metric", "head"}`` of each benched probe and metric (head None where it does not apply)."""
     out = []
-    runs = getattr(settings, "runs", None) or [(p, settings.metric_for(p))
-                                               for p in getattr(settings, "probes", None) or ["pair"]]
-    for probe, metric in runs:
+    for probe, metric in settings.runs:
         head = settings.attention_head_for(probe)
         out.append({"probe": probe, "metric": metric,
                     "head": ("mean" if head is None else head) if has_attention_heads(probe, metric) else None})
@@ -241,7 +239,7 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         several = several_metrics(result.rows)
         for probe, decoder in dict.fromkeys((row_probe(r, several), r["decoder"]) for r in result.rows):
             slug = probe.replace(" ", "-")
-            name = f"heatmap-{decoder}.png" if probe == DEFAULT_PROBE else f"heatmap-{slug}-{decoder}.png"
+            name = f"heatmap-{decoder}.png" if probe == first_probe() else f"heatmap-{slug}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
     for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
         stale.unlink()

@@ -64,7 +64,8 @@ def _right_chain_uas(sentences) -> tuple[float, int]:
 @pytest.mark.parametrize("tokenize", ["words", "text"])
 def test_bench_files_rows_baselines_and_rerun(tmp_path, model_dir, tokenize):
     out = tmp_path / "out"
-    settings = BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings(tokenize=tokenize)), limit=2)
+    settings = BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings("dist", "avg", tokenize, "pair",
+                                                                                   0)), limit=2)
     loader = Loader(model_dir)
     result = run_bench(_inputs(), out, settings, model_loader=loader, progress=False)
     assert loader.calls == 1
@@ -144,7 +145,8 @@ def test_settings_are_checked(tmp_path):
     from pmask.common.errors import PmaskError
 
     with pytest.raises(PmaskError, match="tokenisation mode"):
-        run_bench([tmp_path], tmp_path, BenchSettings(model=ModelSpec("x", impact=ImpactSettings(tokenize="chars"))),
+        run_bench([tmp_path], tmp_path, BenchSettings(model=ModelSpec("x", impact=ImpactSettings("dist", "avg",
+                                                                                                 "chars", "pair", 0))),
                   progress=False)
     with pytest.raises(PmaskError, match="no .conllu"):
         run_bench([tmp_path], tmp_path / "o", BenchSettings(model="x"), progress=False)

@@ -122,7 +122,8 @@ def bert(tiny_bert_dir):
 @pytest.mark.parametrize("budget", [1, 30, 10**6])
 def test_a_new_perturbation_is_a_job_the_engine_runs_unchanged(bert, budget):
     stats = ImpactStats()
-    got = list(impact_matrices(bert, SENTS, layers=[1, 3], job_type=BigramJob, batch_tokens=budget, stats=stats))
+    got = list(impact_matrices(bert, SENTS, layers=[1, 3], job_type=BigramJob, batch_tokens=budget, stats=stats,
+                               metric="dist", subword="avg", tokenize="words"))
     for words, F in zip(SENTS, got):
         want = naive_bigram(bert, words, [1, 3])
         np.testing.assert_allclose(F, want, rtol=1e-6, atol=1e-7)   # F is float32

@@ -116,8 +116,10 @@ def test_other_families_fast_path(tmp_path, tiny_bert_dir, family):
     sents = [["She", "walked", "home", "."], ["the", "new", "bank", "account"]]
     for metric in ("dist", "prob"):
         fast_stats, gen_stats = ImpactStats(), ImpactStats()
-        fast = list(impact_matrices(lm, sents, layers=[0, 1, 2], metric=metric, stats=fast_stats))
-        gen = list(impact_matrices(lm, sents, layers=[0, 1, 2], metric=metric, fast_path=False, stats=gen_stats))
+        fast = list(impact_matrices(lm, sents, layers=[0, 1, 2], metric=metric, stats=fast_stats, subword="avg",
+                                    tokenize="words"))
+        gen = list(impact_matrices(lm, sents, layers=[0, 1, 2], metric=metric, fast_path=False, stats=gen_stats,
+                                   subword="avg", tokenize="words"))
         assert fast_stats.fast_path and not gen_stats.fast_path
         for a, b in zip(fast, gen):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -103,6 +103,28 @@ def test_a_resumed_store_counts_only_the_documents_it_lacks(doc_model, tmp_path,
     assert _line(err) == _expected(doc_model, _edus(False)[1:], True)
 
 
+def test_a_sentence_as_long_as_the_model_is_counted_and_a_longer_one_left_out_and_named(tiny_bert_dir):
+    """The cost count's boundary (issue 47 item 15, a planted bug no test caught: ``>`` made ``>=``): a sentence
+    whose input is exactly ``max_length`` long runs and is counted, a longer one is left out (as the engine does)
+    and named (issue 47 item 4). The input lengths are counted here with the tokenizer."""
+    from transformers import AutoTokenizer
+
+    from pmask.corpora import Sentence
+    from pmask.perturb.probes.cost import estimate
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
+    fits = Sentence(id="fits", words=["the", "cat", "sat", "on", "the", "mat"])
+    longer = Sentence(id="longer", words=fits.words + ["."])
+    length = 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in fits.words)
+    assert 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in longer.words) > length
+    got = estimate([fits, longer], "pair", "dist", tok, tokenize="words", context=0, max_length=length)
+    n = len(fits.words)
+    assert (got.sentences, got.sequences, got.tokens) == (1, 1 + n + n * (n - 1) // 2, (1 + n + n * (n - 1) // 2)
+                                                          * length)
+    assert got.too_long == ("longer",) and got.describe().endswith(
+        "; 1 sentence too long for the model is left out: longer")
+
+
 # ---------------------------------------------------------------------------- a causal model's own readings
 
 PUD = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"

@@ -47,7 +47,8 @@ def lm(tiny_bert_dir):
 
 @pytest.mark.parametrize("fast_path", [None, False])
 def test_cpmi_equals_naive_reference(lm, fast_path):
-    got = list(impact_matrices(lm, SENTENCES, layers=[-1], metric="cpmi", fast_path=fast_path))
+    got = list(impact_matrices(lm, SENTENCES, layers=[-1], metric="cpmi", fast_path=fast_path, subword="sum",
+                               tokenize="words"))
     for sentence, F in zip(SENTENCES, got):
         want = naive_cpmi(lm, sentence)
         assert F.shape == (1, len(sentence), len(sentence))
@@ -57,11 +58,13 @@ def test_cpmi_equals_naive_reference(lm, fast_path):
 
 def test_cpmi_sequences_counted_and_batch_invariant(lm):
     stats = ImpactStats()
-    small = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=7, stats=stats, include_cls=True))
-    big = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=4096, include_cls=True))
+    small = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=7, stats=stats, include_cls=True,
+                                 subword="sum", tokenize="words"))
+    big = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=4096, include_cls=True, subword="sum",
+                               tokenize="words"))
     for a, b in zip(small, big):
         np.testing.assert_allclose(a, b, atol=1e-9)
-    pieces = [[len(align_sentence(lm.tokenizer, s).pieces(k)) for k in range(len(s))] for s in SENTENCES]
+    pieces = [[len(align_sentence(lm.tokenizer, s, "words").pieces(k)) for k in range(len(s))] for s in SENTENCES]
     assert stats.forward_sequences == sum(cpmi_sequences(p) for p in pieces)
     # single-piece sentences share the pair probe's sequences exactly
     assert cpmi_sequences([1] * 5) == 1 + 5 + 10
@@ -100,9 +103,9 @@ def test_context_layout_and_padding(lm, tmp_path):
 
 def test_context_words_are_visible_not_scored(lm):
     s = Sentence(id="1", words=["the", "unbelievable", "a"], meta={"context": (["b", "the"], ["a"])})
-    F = next(impact_matrices(lm, [s], metric="cpmi", tokenize="words-ptb"))[0]
+    F = next(impact_matrices(lm, [s], metric="cpmi", tokenize="words-ptb", subword="sum"))[0]
     np.testing.assert_allclose(F, naive_cpmi(lm, s, "words-ptb"), atol=1e-5)
-    plain = next(impact_matrices(lm, [s.words], metric="cpmi"))[0]
+    plain = next(impact_matrices(lm, [s.words], metric="cpmi", subword="sum", tokenize="words"))[0]
     assert np.abs(F - plain).max() > 1e-4   # the context changes the model's input
 
 
