@@ -257,6 +257,11 @@ class ImpactSource:
             self._model = self.model_spec.load()
         return self._model
 
+    @property
+    def loaded_model(self) -> Any:
+        """The model if it is loaded already (given loaded, or asked for), else None: nothing loads."""
+        return self._model
+
     def describe_model(self) -> dict[str, Any] | None:
         """The model's description (``LoadedModel.describe()``, as recorded in a store's manifest),
         with a local model directory named by its absolute path on every route."""

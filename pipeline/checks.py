@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from pmask.common.errors import SettingError
+from pmask.common.errors import ModelError, SettingError
 from pmask.common.labels import either
 from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice
 from pmask.common.probe_entries import PROBE_ENTRIES
@@ -27,7 +27,8 @@ from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, discourse_decoders, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
-__all__ = ["check_context", "check_decoding", "check_discourse", "check_pairing", "refuse_layer_zero", "refuse_unit"]
+__all__ = ["check_context", "check_decoding", "check_discourse", "check_pairing", "refuse_family", "refuse_layer_zero",
+           "refuse_unit"]
 
 
 def refuse_unit(impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
@@ -42,6 +43,19 @@ def refuse_unit(impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
                                      str(impact.tokenize), impact.context_words)
     if why is not None:
         raise SettingError(why)
+
+
+def refuse_family(family: Any, model: str | None, impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
+    """Refuse a probe, metric or unit the model's family does not run (its entry's
+    :meth:`~pmask.common.model_families.ModelFamily.refusal`), before the model loads; a ``family`` of None
+    (not known before loading: the default model) refuses nothing here (the load checks it again).
+
+    Raises:
+        ModelError: naming the model, as the load would.
+    """
+    why = family.refusal(impact.probe, impact.metric, unit_of(sentences).name) if family is not None else None
+    if why is not None:
+        raise ModelError(f"model {model!r}: {why}")
 
 
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str, probe: str) -> None:

@@ -47,6 +47,7 @@ from typing import Any, Mapping, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.labels import either
+from pmask.common.model_families import MODEL_FAMILIES
 from pmask.common.options import SPAN_PROBES, SUBWORD_POLICIES, first_probe, has_attention_heads, metric_recipe
 from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe
 from pmask.common.tokenization import TOKENIZE_ENTRIES
@@ -56,13 +57,13 @@ from pmask.corpora.sentence import Sentence
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
-from pmask.pipeline.checks import check_context, check_decoding, refuse_layer_zero, refuse_unit
+from pmask.pipeline.checks import check_context, check_decoding, refuse_family, refuse_layer_zero, refuse_unit
 from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
-           "prepare", "probe_request", "resolve"]
+           "prepare", "probe_request", "resolve", "source_family"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -106,8 +107,19 @@ class Inputs:
     @classmethod
     def of_source(cls, source: Any) -> Inputs:
         """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings of
-        the store it reads impacts from)."""
-        return cls.of(source.sentences, source.held_settings())
+        the store it reads impacts from, and the family of the model that computes or computed them)."""
+        held = source.held_settings()
+        return cls.of(source.sentences, held, source_family(source, held))
+
+
+def source_family(source: Any, held: ImpactSettings | None) -> Any:
+    """The family of ``source``'s model, before any weights load: the loaded model's, the named model's (its
+    config or GGUF header), or the one a store recorded (stores of the ``masked`` family record none: None)."""
+    if held is None:
+        loaded = source.loaded_model
+        return loaded.family if loaded is not None else source.model_spec.family()
+    described = source.describe_model() if source.store is not None else None
+    return MODEL_FAMILIES.get(str((described or {}).get("family")))
 
 
 @dataclass(frozen=True)
@@ -120,6 +132,8 @@ class Request:
     decoding: Decoding = Decoding()
     corpus: CorpusSpec | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
+    # the model's family (``Inputs.family``), set by resolve: check_request refuses what it cannot run
+    family: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def build(cls, *, model: str | None = None, random_init: bool = False, device: str = "auto", dtype: str = "auto",
@@ -178,7 +192,7 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
     impact = _layer(impact, _entries(impact, inputs.unit), "default", origins)
     decoding = _decoding(request.decoding, impact, inputs, origins)
     return replace(request, model=replace(spec, impact=impact), decoding=decoding,
-                   origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}))
+                   origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}), family=inputs.family)
 
 
 def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: dict[str, str]) -> ImpactSettings:
@@ -343,6 +357,7 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
     if reads:
         refuse_unit(impact, sentences)
         impact.check(request.model.head)
+        refuse_family(request.family, request.model.name, impact, sentences)
     if not decodes:
         return
     if reads:

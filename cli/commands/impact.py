@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> Outcome:
     corpus = corpus_spec(args, args.input)
     sentences = corpus.read()   # once: the checks, the cost line and the store read these
     # impacts computed: no store's settings, no --faithful; the corpus decides (documents: their metric)
-    request = resolve(request_of(args), Inputs.of(sentences))
+    given = request_of(args)
+    request = resolve(given, Inputs.of(sentences, family=given.model.family()))   # the family: config, no weights
     check_request(request, sentences, decodes=False)
     work = computation(request.model, sentences, store=args.output, resume=args.resume)
     if (dry := announce(args, [work])) is not None:

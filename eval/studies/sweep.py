@@ -217,7 +217,7 @@ def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: 
     if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     sentences = source.read()
-    inputs = Inputs.of(sentences)
+    inputs = Inputs.of(sentences, family=request.model.family())   # its config: no weights
     requests = [probe_request(request, str(p), inputs) for p in chosen_probes]
     for one in requests:   # every setting checked before the model loads
         check_request(one, sentences)

@@ -41,6 +41,7 @@ from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
+from pmask.pipeline.checks import refuse_family
 from pmask.trees.registry import get_decoder
 from pmask.trees.tasks import task_entry
 
@@ -330,6 +331,9 @@ def plan_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, 
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:
             raise PmaskError(f"{missing.where()} has no gold heads to score against; bench needs gold treebanks")
+        for probe, metric in settings.runs:   # what the model's family cannot run (causal: prob, distortion, EDUs)
+            refuse_family(settings.family, settings.model.name, settings.spec_for(probe, settings.store_metric(metric))
+                          .impact, tb.sentences)
     check_faithful(treebanks, settings)
     check_rerun(out, settings, treebanks, lambda tb, probe=None, metric=None: decoders_for(tb, settings, probe, metric),
                 rescore)
