@@ -80,7 +80,8 @@ def max_spanning_edges(S: Any) -> set[frozenset[int]]:
         return k
 
     edges = []
-    for a, b in sorted(((a, b) for a in range(n) for b in range(a + 1, n)), key=lambda e: -float(S[e[0]][e[1]])):
+    pairs = [(x, y) for x in range(n) for y in range(x + 1, n)]
+    for a, b in sorted(pairs, key=lambda e: -float(S[e[0]][e[1]])):
         if root(a) != root(b):
             parent[root(a)] = root(b)
             edges.append(frozenset((a + 1, b + 1)))
