@@ -57,7 +57,14 @@ from pmask.corpora.sentence import Sentence
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
-from pmask.pipeline.checks import check_context, check_decoding, refuse_family, refuse_layer_zero, refuse_unit
+from pmask.pipeline.checks import (
+    check_context,
+    check_decoding,
+    refuse_family,
+    refuse_layer_zero,
+    refuse_one_sided_recipe,
+    refuse_unit,
+)
 from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
@@ -365,6 +372,8 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
         refuse_layer_zero([layers] if isinstance(layers, int) else layers,
                           "layer" if isinstance(layers, int) else "layers", probe)
     check_decoding(decoding, sentences, probe)   # a baseline's pairing is not checked: it reads no impacts
+    if decoding.faithful and reads:
+        refuse_one_sided_recipe(request.family, request.model.name, str(decoding.decoder), authors_recipe(impact))
     own = metric_recipe(impact.metric) if decoding.faithful and reads else None
     if own and decoding.decoder not in own.decoders:
         raise SettingError(f"{{faithful}} with {{metric}} {impact.metric} is {own.authors}'s pipeline, which decodes "

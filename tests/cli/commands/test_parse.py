@@ -657,8 +657,9 @@ def test_a_causal_model_decodes_by_its_familys_defaults(causal, tmp_path, capsys
 
 
 def test_what_a_causal_model_cannot_run_is_refused_before_it_loads(causal, tmp_path, capsys, monkeypatch):
-    """Issue 45, item 7: --metric prob (no mask token), --probe distortion and documents of EDUs on a causal model
-    are refused by the one gate (pipeline.request.check_request, the family's refusal) before the model loads:
+    """Issue 45, item 7: --metric prob (no mask token), --probe distortion, documents of EDUs and Wu et al.'s
+    --faithful pipeline decoded by eisner (a directed decoder: both sides of the matrix) on a causal model are
+    refused by the one gate (pipeline.request.check_request, the family's refusal) before the model loads:
     one line, exit 1, the outputs already there untouched."""
     from pmask.perturb.models import load
 
@@ -672,6 +673,7 @@ def test_what_a_causal_model_cannot_run_is_refused_before_it_loads(causal, tmp_p
     (folder_out / "keep").write_text("kept\n")
     runs = [(["parse", str(corpus), "--metric", "prob", "-o", str(old)], "causal models take metric"),
             (["parse", str(corpus), "--probe", "distortion", "-o", str(old)], "causal models take probe"),
+            (["parse", str(corpus), "--faithful", "-o", str(old)], "give --decoder mst-projective or mst"),
             (["parse", str(edus), "-o", str(tmp_path / "trees")], "causal models take unit word, not edu"),
             (["impact", str(corpus), "--metric", "prob", "-o", str(folder_out), "--overwrite"],
              "causal models take metric"),
