@@ -47,9 +47,8 @@ from typing import Any, Mapping, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.labels import either
-from pmask.common.model_families import MODEL_FAMILIES
 from pmask.common.options import SPAN_PROBES, SUBWORD_POLICIES, first_probe, has_attention_heads, metric_recipe
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
 from pmask.common.tokenization import TOKENIZE_ENTRIES
 from pmask.common.units import UnitEntry, unit_of
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -58,9 +57,10 @@ from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 from pmask.pipeline.checks import (
+    authors_recipe,
     check_context,
     check_decoding,
-    refuse_family,
+    refuse_for_family,
     refuse_layer_zero,
     refuse_one_sided_recipe,
     refuse_unit,
@@ -70,7 +70,7 @@ from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
-           "prepare", "probe_request", "resolve", "source_family"]
+           "model_family_of", "prepare", "probe_request", "resolve", "with_family"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -113,20 +113,11 @@ class Inputs:
 
     @classmethod
     def of_source(cls, source: Any) -> Inputs:
-        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings of
-        the store it reads impacts from, and the family of the model that computes or computed them)."""
+        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings and
+        model family of the store it reads impacts from; a computing source's family is read by :func:`prepare`
+        once the settings are checked)."""
         held = source.held_settings()
-        return cls.of(source.sentences, held, source_family(source, held))
-
-
-def source_family(source: Any, held: ImpactSettings | None) -> Any:
-    """The family of ``source``'s model, before any weights load: the loaded model's, the named model's (its
-    config or GGUF header), or the one a store recorded (stores of the ``masked`` family record none: None)."""
-    if held is None:
-        loaded = source.loaded_model
-        return loaded.family if loaded is not None else source.model_spec.family()
-    described = source.describe_model() if source.store is not None else None
-    return MODEL_FAMILIES.get(str((described or {}).get("family")))
+        return cls.of(source.sentences, held, source.family(source.model_spec) if held is not None else None)
 
 
 @dataclass(frozen=True)
@@ -139,8 +130,7 @@ class Request:
     decoding: Decoding = Decoding()
     corpus: CorpusSpec | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
-    # the model's family (``Inputs.family``), set by resolve: check_request refuses what it cannot run
-    family: Any = field(default=None, compare=False, repr=False)
+    family: Any = field(default=None, compare=False, repr=False)   # resolved: the family it was resolved for
 
     @classmethod
     def build(cls, *, model: str | None = None, random_init: bool = False, device: str = "auto", dtype: str = "auto",
@@ -196,10 +186,10 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
         impact = _layer(impact, _faithful(impact), "faithful", origins)
     spec = request.model if inputs.held is not None else _named(request.model)   # a store is read without one
     impact = _layer(impact, _recorded(impact, spec.name, inputs.unit), "model", origins)
-    impact = _layer(impact, _entries(impact, inputs.unit), "default", origins)
+    impact = _layer(impact, _entries(impact, inputs.unit, inputs.family), "default", origins)
     decoding = _decoding(request.decoding, impact, inputs, origins)
-    return replace(request, model=replace(spec, impact=impact), decoding=decoding,
-                   origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}), family=inputs.family)
+    return replace(request, model=replace(spec, impact=impact), decoding=decoding, family=inputs.family,
+                   origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}))
 
 
 def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: dict[str, str]) -> ImpactSettings:
@@ -242,14 +232,15 @@ def _recorded(impact: ImpactSettings, model: str | None, unit: UnitEntry) -> Imp
     return impact
 
 
-def _entries(impact: ImpactSettings, unit: UnitEntry) -> ImpactSettings:
+def _entries(impact: ImpactSettings, unit: UnitEntry, family: Any) -> ImpactSettings:
     """``impact`` with the entries' defaults where it is unset: the first probe, the probe's first metric the unit
-    takes (else its first), the metric's subword policy (else the first, avg), the first tokenisation mode
-    (words), no context."""
+    and the model's family take (else its first), the metric's subword policy (else the first, avg), the first
+    tokenisation mode (words), no context."""
     probe = impact.probe if impact.probe is not None else first_probe()
     metric = impact.metric
     if metric is None and probe in PROBE_ENTRIES:   # an unknown probe is refused by the check, in one line
-        metric = (unit.metrics(probe) or PROBE_ENTRIES[probe].metrics)[0]
+        taken = [m for m in unit.metrics(probe) if family is None or family.supports(probe, m, None)]
+        metric = (taken or PROBE_ENTRIES[probe].metrics)[0]
     entry = METRIC_ENTRIES.get(metric or "")
     fixed = entry.subword if entry is not None else None
     subword = fixed if fixed is not None else next(iter(SUBWORD_POLICIES))
@@ -283,17 +274,6 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     if symmetrize is None:
         symmetrize, origins["symmetrize"] = "none", "default"
     return replace(given, decoder=decoder, root=root, symmetrize=symmetrize)
-
-
-def authors_recipe(impact: ImpactSettings) -> AuthorsRecipe | None:
-    """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
-
-    Example:
-        >>> authors_recipe(ImpactSettings("cpmi", None, None, "pair", None)).authors
-        'Hoover et al.'
-    """
-    entry = PROBE_ENTRIES.get(str(impact.probe))
-    return metric_recipe(impact.metric) or (entry.faithful if entry else None)
 
 
 def default_decoders(task: str, probe: str | None) -> tuple[str, ...]:
@@ -333,11 +313,34 @@ def prepare(request: Request, source: Any, *, decodes: bool = True) -> Request:
     Returns:
         The resolved request.
     """
-    done = resolve(request, Inputs.of_source(source))
+    inputs = Inputs.of_source(source)
+    done = resolve(request, inputs)
     check_request(done, source.sentences, decodes=decodes)
     if not decodes or get_decoder(str(done.decoding.decoder)).needs_model:
+        if inputs.held is None:   # computed: the model's family, its defaults and refusals, before any weights load
+            again = resolve(request, replace(inputs, family=source.family(done.model)))
+            done = with_family(done, again, source.sentences, decodes=decodes)
         source.use(done.model)   # the source's own settings: given, a store's, the pipeline's, defaults
     return done
+
+
+def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *, decodes: bool = True) -> Request:
+    """``again``: a request resolved (``done``: without the model's family, checked) again with the model's family
+    (``Inputs.family``), checked for it: in full when the family's "model" layer chose a default of its own, else
+    what the family refuses (a probe, metric or unit it does not run), in one line before any weights load."""
+    if again != done:
+        check_request(again, sentences, decodes=decodes)
+    elif again.family is not None:
+        refuse_for_family(again.impact, again.model.name, again.family, sentences)
+    return again
+
+
+def model_family_of(spec: ModelSpec) -> Any:
+    """The family (``pmask.common.model_families.ModelFamily``) of the model ``spec`` names (the default model when
+    it names none), read from its config: no weights load (transformers' import, 1-3 s cold)."""
+    from pmask.perturb.models.config import model_family
+
+    return model_family(str(_named(spec).name))
 
 
 # ---------------------------------------------------------------------------- the one check
@@ -364,7 +367,8 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
     if reads:
         refuse_unit(impact, sentences)
         impact.check(request.model.head)
-        refuse_family(request.family, request.model.name, impact, sentences)
+        if request.family is not None:
+            refuse_for_family(impact, request.model.name, request.family, sentences)
     if not decodes:
         return
     if reads:

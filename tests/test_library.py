@@ -42,7 +42,8 @@ def test_cli_choices_and_compare_baselines_come_from_the_registry():
         decoder = next(a for a in sub.choices[command]._actions if a.dest == "decoder")
         assert list(decoder.choices) == list(DECODERS)
     gold = read_corpus(MINI)[:2]
-    assert list(compare.baseline_scores("dependency", gold)) == list(decoder_names("dependency", baseline=True))
+    assert list(compare.baseline_scores("dependency", gold, root="gold")) == list(decoder_names("dependency",
+                                                                                                 baseline=True))
 
 
 @pytest.mark.parametrize("name", list(DECODERS))

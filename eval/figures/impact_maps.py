@@ -27,7 +27,6 @@ from pmask.corpora.read import detect_format
 from pmask.eval.comparison.consistency import check_same_origin, prediction_origin, source_origin
 from pmask.eval.figures.heatmap import render_heatmap, render_heatmaps, safe_stem
 from pmask.perturb.source import ImpactSource
-from pmask.pipeline.request import source_family
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +120,7 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     gold_by_id = _own_heads(source) if gold is None else _read_heads(Path(gold), "gold")
     pred_by_id = {} if pred is None else _read_pred(Path(pred), source, layer)
     impacts = source.impacts(layer, indices=chosen)
-    family = source_family(source, source.held_settings())   # after the impacts: the loaded model's, or the store's
+    family = source.family(source.model_spec)   # after the impacts: the loaded model's, or the store's
     one_sided = family is not None and not family.sees_right
     items = []
     for k, impact in zip(chosen, impacts):

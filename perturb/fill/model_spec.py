@@ -59,20 +59,6 @@ class ModelSpec:
                                    f"with {stored}; leave {{model}} out to read the store")
         check_probe(held.impact.probe, held.impact.metric, held.impact.subword, self.head)
 
-    def family(self) -> Any:
-        """The model family of the named model (``pmask.common.model_families.ModelFamily``), read from its config
-        or GGUF header before any weights load (:func:`pmask.perturb.models.config.model_family`); None when no
-        model is named (the default model, whose family sets no defaults and refuses nothing it is asked).
-
-        Raises:
-            ModelError: one line, as loading it would refuse it (no such folder, not GGUF, no family, ...).
-        """
-        if not self.name:
-            return None
-        from pmask.perturb.models.config import model_family  # transformers: only when a model is named
-
-        return model_family(self.name)
-
     def load(self) -> Any:
         """The ``pmask.perturb.models.load.LoadedModel`` of this resolved spec (its name and impact settings chosen:
         :func:`pmask.pipeline.request.resolve`), with what its probe needs from the model checked at load."""

@@ -66,7 +66,7 @@ class BenchSettings:
     _inputs: Inputs = field(default=Inputs(), init=False, repr=False)
     _given: Any = field(default=None, init=False, repr=False)   # the impact settings as given (--faithful fills them)
     _symmetrize: str | None = field(default=None, init=False, repr=False)   # symmetrize as given
-    _family: Any = field(default=False, init=False, repr=False)   # the model's family, read once (False: not yet)
+    _family: Any = field(default=None, init=False, repr=False)   # the model's family, once the settings are checked
 
     def __post_init__(self) -> None:
         spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: its spec
@@ -87,11 +87,16 @@ class BenchSettings:
 
     @property
     def family(self) -> Any:
-        """The model's family (``ModelSpec.family``: its config or GGUF header, no weights), read once; its
-        decoders and symmetrisation are the "model" layer of the bench's resolved decodings."""
-        if self._family is False:
-            self._family = self.model.family()
+        """The model's family (:meth:`use_family`; None before): its decoders and symmetrisation are the "model"
+        layer of the bench's resolved decodings."""
         return self._family
+
+    def use_family(self, family: Any, treebanks: Sequence[Treebank], root: str | None) -> None:
+        """Resolve the decoding again with the model's ``family`` (read from its config once the settings are
+        checked: :func:`pmask.pipeline.request.model_family_of`), from the root given (``root``) and the
+        symmetrisation given."""
+        self._family, self.root, self.symmetrize = family, root, self._symmetrize
+        self.resolve_decoding(treebanks)
 
     def request_for(self, probe: str, metric: str | None = None) -> Request:
         """The resolved request ``probe`` runs (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
