@@ -151,7 +151,7 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         [[2, 3, 0]]
     """
     from pmask.pipeline.induce import parse_sentences
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
     from pmask.trees.registry import get_decoder
 
     request, sents, loaded = _request(
@@ -195,7 +195,7 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
     """
     import numpy as np
 
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
 
     one = isinstance(layers, int)
     chosen = [layers] if isinstance(layers, int) else list(layers)
@@ -242,7 +242,7 @@ def estimate(sentences: Iterable[Any], *, model: Any = None, probe: str | None =
         (7, '1 sentence to compute:')
     """
     from pmask.perturb.fill.estimate import computation, estimate_cost
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
 
     request, sents, loaded = _request(sentences, model, batch_tokens=batch_tokens, head=head, probe=probe,
                                       metric=metric, subword=subword, tokenize=tokenize, context=context,

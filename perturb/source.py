@@ -225,7 +225,7 @@ class ImpactSource:
 
     def use(self, spec: ModelSpec) -> None:
         """Compute (or read) impacts with ``spec``, the resolved model and settings of the run
-        (:func:`pmask.pipeline.request.prepare`): its name when impacts are computed, the store's settings when
+        (:func:`pmask.pipeline.prepare.prepare`): its name when impacts are computed, the store's settings when
         they are read."""
         self.model_spec = spec
 

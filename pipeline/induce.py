@@ -211,7 +211,7 @@ def parse_corpus(source: ImpactSourceLike, output: str | Path, decoding: Decodin
 
     Args:
         source: an opened impact source (``ImpactSource.open(...)``) whose model settings are resolved
-            (:func:`pmask.pipeline.request.prepare`); baselines read only its sentences.
+            (:func:`pmask.pipeline.prepare.prepare`); baselines read only its sentences.
         output: CoNLL-U (dependency decoders: the input with HEAD replaced) or one bracketed tree
             per line (constituency decoders); ``<output>.meta.json`` is written beside it.
         decoding: a resolved and checked decoding of one layer (:func:`pmask.pipeline.request.check_request`).

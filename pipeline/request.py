@@ -70,7 +70,7 @@ from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
-           "model_family_of", "prepare", "probe_request", "resolve", "with_family"]
+           "model_family_of", "probe_request", "resolve"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -303,36 +303,6 @@ def probe_request(request: Request, probe: str, inputs: Inputs = Inputs()) -> Re
                                                   head=None)), inputs)
     keeps = has_attention_heads(done.impact.probe, done.impact.metric)
     return replace(done, model=replace(done.model, head=head if keeps else None))
-
-
-def prepare(request: Request, source: Any, *, decodes: bool = True) -> Request:
-    """Resolve ``request`` for an opened ``pmask.perturb.source.ImpactSource`` (its sentences and store, see
-    :meth:`Inputs.of_source`), check it (:func:`check_request`; with ``decodes`` False, as for a heatmap, only
-    the impact settings) and let the source compute with the resolved model settings. Before any model work.
-
-    Returns:
-        The resolved request.
-    """
-    inputs = Inputs.of_source(source)
-    done = resolve(request, inputs)
-    check_request(done, source.sentences, decodes=decodes)
-    if not decodes or get_decoder(str(done.decoding.decoder)).needs_model:
-        if inputs.held is None:   # computed: the model's family, its defaults and refusals, before any weights load
-            again = resolve(request, replace(inputs, family=source.family(done.model)))
-            done = with_family(done, again, source.sentences, decodes=decodes)
-        source.use(done.model)   # the source's own settings: given, a store's, the pipeline's, defaults
-    return done
-
-
-def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *, decodes: bool = True) -> Request:
-    """``again``: a request resolved (``done``: without the model's family, checked) again with the model's family
-    (``Inputs.family``), checked for it: in full when the family's "model" layer chose a default of its own, else
-    what the family refuses (a probe, metric or unit it does not run), in one line before any weights load."""
-    if again != done:
-        check_request(again, sentences, decodes=decodes)
-    elif again.family is not None:
-        refuse_for_family(again.impact, again.model.name, again.family, sentences)
-    return again
 
 
 def model_family_of(spec: ModelSpec) -> Any:

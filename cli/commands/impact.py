@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> Outcome:
 
     from pmask.perturb.fill.estimate import computation
     from pmask.perturb.source import build_store
-    from pmask.pipeline.request import Inputs, check_request, model_family_of, resolve, with_family
+    from pmask.pipeline.prepare import with_family
+    from pmask.pipeline.request import Inputs, check_request, model_family_of, resolve
 
     corpus = corpus_spec(args, args.input)
     sentences = corpus.read()   # once: the checks, the cost line and the store read these

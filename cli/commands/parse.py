@@ -59,15 +59,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import ImpactSource
     from pmask.pipeline.induce import check_trees_file, parse_corpus
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    done = prepare(request, source)   # every default chosen and checked: one line if refused, before any cost
-    check_trees_file(args.output, str(done.decoding.decoder), source.sentences)   # the output, for that decoder
+    done = prepare(request, source, check=lambda resolved: check_trees_file(   # the output, for its decoder
+        args.output, str(resolved.decoding.decoder), source.sentences))   # every default chosen and checked
     if (dry := announce(args, computations_of(args, source, done) if needs_model else [])) is not None:
         return dry
     result = parse_corpus(source, args.output, done.decoding, deprel=args.deprel, command=command_line())

@@ -71,7 +71,7 @@ def impact_source(args: argparse.Namespace) -> ImpactSource:
     """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed, with the
     request's impact settings resolved and checked (``heatmap``: nothing is decoded) and its cost said."""
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
 
     request = request_of(args)
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model, store=getattr(args, "store", None),

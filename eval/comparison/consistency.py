@@ -164,7 +164,7 @@ def source_origin(source: Any) -> Origin:
         return Origin(held.label, held.model, held.random_init, held.impact, head if head is not None else
                       ("mean" if source.store.heads else None), held.corpus_sha256, held.corpus_path)
     name, random_init = split_random(spec.name) if spec.name else (None, False)
-    impact = spec.impact   # resolved (pmask.pipeline.request.prepare)
+    impact = spec.impact   # resolved (pmask.pipeline.prepare.prepare)
     chosen = spec.head if spec.head is not None else "mean"
     head = chosen if has_attention_heads(impact.probe, impact.metric) else None
     return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,

@@ -33,16 +33,8 @@ from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.request import (
-    Decoding,
-    Inputs,
-    Request,
-    check_request,
-    model_family_of,
-    prepare,
-    probe_request,
-    with_family,
-)
+from pmask.pipeline.prepare import prepare, with_family
+from pmask.pipeline.request import Decoding, Inputs, Request, check_request, model_family_of, probe_request
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_entry
 
@@ -220,16 +212,16 @@ def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: 
         one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))
         opened = ImpactSource.open(source, model=one.model, store=store, corpus=corpus, progress=progress,
                                    allow_incomplete=allow_incomplete)
-        done = prepare(one, opened)
-        _check_gold(opened.sentences, str(done.decoding.decoder))
+        done = prepare(one, opened, check=lambda done: _check_gold(opened.sentences, str(done.decoding.decoder)))
         return SweepPlan([done], [opened], scoring, store)
     if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     sentences = source.read()
     inputs = Inputs.of(sentences)
     requests = [probe_request(request, str(p), inputs) for p in chosen_probes]
-    for one in requests:   # every setting checked before the model loads
+    for one in requests:   # every setting checked before the model loads (or its config is read)
         check_request(one, sentences)
+        _check_gold(sentences, str(one.decoding.decoder))
     family = replace(inputs, family=model_family_of(request.model))   # read from its config: no weights load
     requests = [with_family(one, probe_request(request, str(p), family), sentences)
                 for one, p in zip(requests, chosen_probes)]

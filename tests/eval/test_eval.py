@@ -40,7 +40,7 @@ class Source:
     def held_settings(self):   # impacts as a store holds them: nothing is computed
         return self.model_spec.impact
 
-    def use(self, spec):   # the resolved settings (pmask.pipeline.request.prepare)
+    def use(self, spec):   # the resolved settings (pmask.pipeline.prepare.prepare)
         self.model_spec = spec
 
     def impacts_by_layers(self, layers, include_cls=False):

@@ -14,7 +14,8 @@ from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.source import ImpactSource
-from pmask.pipeline.request import Request, prepare
+from pmask.pipeline.prepare import prepare
+from pmask.pipeline.request import Request
 
 MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", limit=2)
 

@@ -27,6 +27,7 @@ from pmask.corpora import Sentence, read_corpus
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
+from pmask.pipeline import prepare as prepare_module
 from pmask.pipeline import request as request_module
 from pmask.pipeline.request import Decoding, Inputs, Request, check_request, probe_request, resolve
 
@@ -50,11 +51,11 @@ def handed_over(monkeypatch, call) -> tuple[Request, list[Sentence]]:
         seen.append((request, list(source.sentences)))
         raise Stop
 
-    monkeypatch.setattr(request_module, "prepare", stop)
+    monkeypatch.setattr(prepare_module, "prepare", stop)
     monkeypatch.setattr(parse_command, "prepare", stop, raising=False)   # if the command imported it by name
     with contextlib.suppress(Stop):
         call()
-    assert seen, "the front end never reached pmask.pipeline.request.prepare"
+    assert seen, "the front end never reached pmask.pipeline.prepare.prepare"
     return seen[0]
 
 
@@ -285,7 +286,7 @@ def test_the_family_is_read_before_the_model_loads_and_resolves_its_layer(marked
     """The front ends find the model's family from its config (no weights) and resolve with it: its decoder and
     symmetrisation, the first metric it takes; what it does not run is refused in one line naming the model."""
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.request import prepare
+    from pmask.pipeline.prepare import prepare
 
     source = ImpactSource.open(CorpusSpec(DATA / "mini.conllu"), model=ModelSpec(str(marked_model)), progress=False)
     done = prepare(Request(source.model_spec), source)
@@ -301,7 +302,7 @@ def test_the_family_is_read_before_the_model_loads_and_resolves_its_layer(marked
 @pytest.mark.parametrize("command", ["parse", "impact", "sweep"])
 def test_a_command_refuses_what_the_models_family_does_not_run_before_any_cost_line(marked_model, command, tmp_path,
                                                                                     capsys):
-    out = ["-o", str(tmp_path / "out")] if command != "sweep" else []
+    out = {"parse": ["-o", str(tmp_path / "out.conllu")], "impact": ["-o", str(tmp_path / "out")]}.get(command, [])
     corpus = str(DATA / "mini.conllu")
     assert main([command, corpus, "--model", str(marked_model), "--metric", "dist", "--dry-run", *out]) == 1
     captured = capsys.readouterr()
