@@ -258,7 +258,8 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     if decoder is None and pipeline is not None:   # the pipeline's first decoder of the corpus's task
         decoder = next((d for d in pipeline.decoders if get_decoder(d).task == inputs.task), None)
         origins["decoder"] = "faithful"
-    if decoder is None and family is not None and family.default_decoder(inputs.task) is not None:
+    own = family is not None and family.default_decoder(inputs.task) is not None
+    if decoder is None and own and impact.probe not in SPAN_PROBES:   # a span chart keeps its span decoder
         decoder, origins["decoder"] = family.default_decoder(inputs.task), "model"
     if decoder is None:
         decoder, origins["decoder"] = default_decoders(inputs.task, impact.probe)[0], "default"

@@ -666,13 +666,14 @@ def test_what_a_causal_model_cannot_run_is_refused_before_it_loads(causal, tmp_p
     folder, corpus, _ = causal
     monkeypatch.setattr(load, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
     edus = Path(__file__).resolve().parents[2] / "data" / "scidtb"
-    old = tmp_path / "old.conllu"
+    old, old_text = tmp_path / "old.conllu", tmp_path / "old.txt"   # span trees are written as text
     old.write_text("kept\n")
+    old_text.write_text("kept\n")
     folder_out = tmp_path / "old-store"
     folder_out.mkdir()
     (folder_out / "keep").write_text("kept\n")
     runs = [(["parse", str(corpus), "--metric", "prob", "-o", str(old)], "causal models take metric"),
-            (["parse", str(corpus), "--probe", "distortion", "-o", str(old)], "causal models take probe"),
+            (["parse", str(corpus), "--probe", "distortion", "-o", str(old_text)], "causal models take probe"),
             (["parse", str(corpus), "--faithful", "-o", str(old)], "give --decoder mst-projective or mst"),
             (["parse", str(edus), "-o", str(tmp_path / "trees")], "causal models take unit word, not edu"),
             (["impact", str(corpus), "--metric", "prob", "-o", str(folder_out), "--overwrite"],
@@ -680,12 +681,13 @@ def test_what_a_causal_model_cannot_run_is_refused_before_it_loads(causal, tmp_p
             (["impact", str(corpus), "--metric", "prob", "--dry-run", "-o", str(tmp_path / "s")],
              "causal models take metric"),
             (["sweep", str(corpus), "--metric", "prob"], "causal models take metric"),
-            (["sweep", str(corpus), "--probe", "pair,distortion"], "causal models take probe"),
+            (["sweep", str(corpus), "--probe", "pair,single", "--metric", "prob"], "causal models take metric"),
             (["bench", str(corpus), "--metrics", "dist,prob", "-o", str(folder_out), "--rescore"],
              "causal models take metric")]
     for args, why in runs:
         code = main([*args, "--model", str(folder), "-q"])
         err = capsys.readouterr().err
         assert code == 1 and why in err and str(folder) in err and len(err.strip().splitlines()) == 1, (args, err)
-        assert old.read_text() == "kept\n" and sorted(p.name for p in folder_out.iterdir()) == ["keep"]
+        assert old.read_text() == old_text.read_text() == "kept\n"
+        assert sorted(p.name for p in folder_out.iterdir()) == ["keep"]
         assert not (tmp_path / "trees").exists()
