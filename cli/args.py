@@ -156,7 +156,8 @@ def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
 def add_model(p: argparse.ArgumentParser, several_probes: bool = False) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", "-m", metavar="M",
-                   help="Hugging Face masked LM: hub name, local directory or a bundled model's name; 'random:NAME' = "
+                   help="Hugging Face language model (masked LM, decoder-only LLM, BART, XLNet): hub name, local "
+                        "directory, a .gguf file or a bundled model's name; 'random:NAME' = "
                         f"NAME's architecture with random weights (the random-BERT baseline); default: the bundled "
                         f"{DEFAULT_MODEL} (a small English model for demos and offline trials)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")

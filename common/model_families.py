@@ -70,6 +70,17 @@ class ModelFamily:
             path when there is one, False = the generic path, True = the fast path or a one-line refusal.
         metric_jobs: metric name -> the sentence job that computes it for this family in place of the metric
             entry's own ``job`` (a family's CPMI reading); empty: the metric entry's job.
+        readings: a probe's sentence job -> this family's job in its place (a causal model hides a word by the
+            attention mask, not by a mask token: ``SingleMaskJob`` -> its causal reading); empty: the probe's.
+        prepare_tokenizer: ``(tokenizer, name) -> None``, run on the model's tokenizer at load, after pmask's
+            word alignment set-up (a causal LM's inputs start with a start token); None: nothing to do.
+        subword_lists: which of Hoover et al.'s classes' tokenisation ``words-ptb`` reproduces for its models
+            (a key of :data:`pmask.perturb.alignment.subword_lists.SUBWORD_LISTS`: BERT, GPT2, Bart, XLNet).
+        recorded: its name is written into ``describe()`` (``meta.json``, store manifests) as ``"family"``
+            (False for the masked family, whose records predate families and stay byte-identical).
+        costs: metric or probe name -> the forward sequences its reading runs for a sentence, from the number of
+            pieces of each word (a metric's wins over its probe's; empty: the metric's or probe's own formula,
+            :mod:`pmask.perturb.probes.cost`), so that ``--dry-run`` counts exactly what the family runs.
     """
 
     name: str
@@ -90,6 +101,11 @@ class ModelFamily:
     decoders: Mapping[str, str] = field(default_factory=dict)
     symmetrize: str | None = None
     metric_jobs: Mapping[str, type[Any]] = field(default_factory=dict)
+    readings: Mapping[type[Any], type[Any]] = field(default_factory=dict)
+    prepare_tokenizer: Callable[[Any, str], None] | None = None
+    subword_lists: str = "BERT"
+    recorded: bool = True
+    costs: Mapping[str, Callable[[list[int]], int]] = field(default_factory=dict)
 
     def supports(self, probe: str | None, metric: str | None, unit: str | None) -> bool:
         """Whether it takes ``probe``, ``metric`` and ``unit`` (None: not asked)."""
@@ -119,6 +135,15 @@ class ModelFamily:
         """The sentence job that computes ``metric`` for this family: its own (:attr:`metric_jobs`), else
         ``default`` (the metric entry's)."""
         return self.metric_jobs.get(metric, default)
+
+    def sequences(self, probe: str, metric: str | None) -> Callable[[list[int]], int] | None:
+        """This family's count of forward sequences per sentence for ``probe`` with ``metric`` (:attr:`costs`),
+        None when it runs the probe's or metric's own."""
+        return self.costs.get(metric or "") or self.costs.get(probe)
+
+    def reading(self, job: type[Any]) -> type[Any]:
+        """This family's sentence job in place of a probe's ``job`` (:attr:`readings`; else ``job`` itself)."""
+        return self.readings.get(job, job)
 
 
 #: The model families, in documentation order (the order their modules register them in:

@@ -34,6 +34,7 @@ class TokenizeMode:
             the mode could not map, once.
         takes_context: lays a sentence out with its neighbours' words (``--context``); a mode that reads the
             running text, or one without the special tokens that separate them, does not.
+        probes: the probes its layout is for (None: every probe); another is refused in one line.
     """
 
     name: str
@@ -41,6 +42,7 @@ class TokenizeMode:
     aligner: Callable[..., Any]
     special_tokens: bool = True
     takes_context: bool = True
+    probes: tuple[str, ...] | None = None
 
 
 #: The modes, in documentation order (``words`` first: the default); each is registered beside its aligner, in

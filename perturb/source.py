@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence, cast
 
 from pmask.common.errors import HelperRankDone, SettingError, StoreSettingError
+from pmask.common.model_families import MODEL_FAMILIES
 from pmask.common.options import has_attention_heads, resolve_layers
 from pmask.common.units import unit_of
 from pmask.corpora import Sentence
@@ -212,9 +213,14 @@ class ImpactSource:
 
     def family(self, spec: ModelSpec) -> Any:
         """The family of the model impacts are computed with (``pmask.common.model_families.ModelFamily``): the
-        loaded model's, else read from ``spec``'s config (no weights load); None for a model that says none."""
+        loaded model's, else the one a store read here recorded (stores of the masked family record none: None),
+        else read from ``spec``'s config (no weights load); None for a model that says none."""
         if self._model is not None:
             return getattr(self._model, "family", None)
+        if self.store is not None or not self.computes and self.store_dir is not None:   # read: the store's own
+            manifest = self.store.manifest if self.store is not None else read_manifest(cast(Path, self.store_dir))
+            held = manifest.get("model") or {}
+            return MODEL_FAMILIES.get(str((held.get("describe") or held).get("family")))   # masked ones record none
         return model_family(str(spec.name))   # named: resolved
 
     def use(self, spec: ModelSpec) -> None:

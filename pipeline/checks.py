@@ -30,7 +30,7 @@ from pmask.trees.registry import DECODERS, discourse_decoders, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["authors_recipe", "check_context", "check_decoding", "check_discourse", "check_pairing", "refuse_for_family",
-           "refuse_layer_zero", "refuse_unit"]
+           "refuse_layer_zero", "refuse_one_sided_recipe", "refuse_unit"]
 
 
 def refuse_unit(impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
@@ -69,6 +69,23 @@ def refuse_for_family(impact: ImpactSettings, model: str | None, family: Any, se
     refusal = family.refusal(impact.probe, impact.metric, unit_of(sentences).name)
     if refusal:
         raise ModelError(f"model {model!r}: {refusal}")
+
+
+def refuse_one_sided_recipe(family: Any, model: str | None, decoder: str, recipe: Any) -> None:
+    """Refuse an authors' pipeline (``--faithful``) decoded by a directed decoder, which reads both sides of the
+    matrix, on a model whose family fills one side (``sees_right`` False: word j moves only the words after it);
+    the pipeline's undirected decoders run (Hoover et al.'s CPMI on GPT-2: their own reading).
+
+    Raises:
+        SettingError: naming the decoder, the model and the pipeline's undirected decoders.
+    """
+    if family is None or family.sees_right or recipe is None or DECODERS[decoder].undirected:
+        return
+    undirected = [d for d in recipe.decoders if DECODERS[d].undirected]
+    instead = f"give {{decoder}} {either(undirected)}" if undirected else "leave {faithful} out"
+    raise SettingError(f"{{faithful}} decodes with {decoder} ({recipe.authors}'s pipeline), a directed decoder that "
+                       f"reads both sides of the matrix; model {model!r} is a {family.name} model (word j moves only "
+                       f"the words after it): {instead}")
 
 
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str, probe: str) -> None:

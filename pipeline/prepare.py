@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from pmask.corpora.sentence import Sentence
-from pmask.pipeline.checks import refuse_for_family
+from pmask.pipeline.checks import authors_recipe, refuse_for_family, refuse_one_sided_recipe
 from pmask.pipeline.request import Inputs, Request, check_request, resolve
 from pmask.trees.registry import get_decoder
 
@@ -43,9 +43,13 @@ def prepare(request: Request, source: Any, *, decodes: bool = True, check: Calla
 def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *, decodes: bool = True) -> Request:
     """``again``: a request resolved (``done``: without the model's family, checked) again with the model's family
     (``Inputs.family``), checked for it: in full when the family's "model" layer chose a default of its own, else
-    what the family refuses (a probe, metric or unit it does not run), in one line before any weights load."""
+    what the family refuses (a probe, metric or unit it does not run; an authors' pipeline decoded by a directed
+    decoder on a one-sided family), in one line before any weights load."""
     if again != done:
         check_request(again, sentences, decodes=decodes)
     elif again.family is not None:
         refuse_for_family(again.impact, again.model.name, again.family, sentences)
+        if decodes and again.decoding.faithful:
+            refuse_one_sided_recipe(again.family, again.model.name, str(again.decoding.decoder),
+                                    authors_recipe(again.impact))
     return again

@@ -62,6 +62,7 @@ from pmask.pipeline.checks import (
     check_decoding,
     refuse_for_family,
     refuse_layer_zero,
+    refuse_one_sided_recipe,
     refuse_unit,
 )
 from pmask.pipeline.decoding import Decoding
@@ -112,9 +113,11 @@ class Inputs:
 
     @classmethod
     def of_source(cls, source: Any) -> Inputs:
-        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings of
-        the store it reads impacts from)."""
-        return cls.of(source.sentences, source.held_settings())
+        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings and
+        model family of the store it reads impacts from; a computing source's family is read by :func:`prepare`
+        once the settings are checked)."""
+        held = source.held_settings()
+        return cls.of(source.sentences, held, source.family(source.model_spec) if held is not None else None)
 
 
 @dataclass(frozen=True)
@@ -255,7 +258,8 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     if decoder is None and pipeline is not None:   # the pipeline's first decoder of the corpus's task
         decoder = next((d for d in pipeline.decoders if get_decoder(d).task == inputs.task), None)
         origins["decoder"] = "faithful"
-    if decoder is None and family is not None and family.default_decoder(inputs.task) is not None:
+    own = family is not None and family.default_decoder(inputs.task) is not None
+    if decoder is None and own and impact.probe not in SPAN_PROBES:   # a span chart keeps its span decoder
         decoder, origins["decoder"] = family.default_decoder(inputs.task), "model"
     if decoder is None:
         decoder, origins["decoder"] = default_decoders(inputs.task, impact.probe)[0], "default"
@@ -343,6 +347,8 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
         refuse_layer_zero([layers] if isinstance(layers, int) else layers,
                           "layer" if isinstance(layers, int) else "layers", probe)
     check_decoding(decoding, sentences, probe)   # a baseline's pairing is not checked: it reads no impacts
+    if decoding.faithful and reads:
+        refuse_one_sided_recipe(request.family, request.model.name, str(decoding.decoder), authors_recipe(impact))
     own = metric_recipe(impact.metric) if decoding.faithful and reads else None
     if own and decoding.decoder not in own.decoders:
         raise SettingError(f"{{faithful}} with {{metric}} {impact.metric} is {own.authors}'s pipeline, which decodes "

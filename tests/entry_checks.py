@@ -140,6 +140,14 @@ def model_family_is_whole(entry: Any) -> None:
     assert all(DECODERS[d].task == task and DECODERS[d].needs_model for task, d in entry.decoders.items())
     assert entry.recognises(SimpleNamespace(model_type="made-up")) is False   # reads a config, needs nothing else
     assert callable(entry.inspect) and callable(entry.encoder)
+    from pmask.perturb.alignment.subword_lists import SUBWORD_LISTS
+    from pmask.perturb.engine.jobs import SentenceJob
+
+    assert entry.subword_lists in SUBWORD_LISTS
+    assert entry.prepare_tokenizer is None or callable(entry.prepare_tokenizer)
+    jobs = [*entry.readings, *entry.readings.values(), *entry.metric_jobs.values()]
+    assert all(issubclass(job, SentenceJob) for job in jobs), "a reading is a sentence job the engine runs"
+    assert all(callable(count) and count([1, 2, 1]) > 0 for count in entry.costs.values())
 
 
 def model_family_lives_beside_its_code(entry: Any) -> None:

@@ -3,7 +3,8 @@
 Each tokenisation mode (:class:`pmask.common.tokenization.TokenizeMode`, ``--tokenize``) is registered here with its
 aligner ``(tokenizer, sentence, *, warn) -> WordAlignment``: ``words`` (:mod:`.words`, the paper's scheme), ``text``
 (:mod:`.surface`, the running text mapped by offsets), ``words-ptb`` (:mod:`.context`, Hoover et al.'s
-adjustments) and ``bare`` (:mod:`.words`, no special tokens). The engine reads a sentence only through
+adjustments), ``bare`` (:mod:`.words`, no special tokens) and ``echo``, ``echo-prompt`` (:mod:`.echo`, the
+sentence twice: both sides for a causal model). The engine reads a sentence only through
 :func:`align_sentence`. Importing this package registers the modes (torch-free; ``pmask/__init__.py`` imports it).
 
 May import: ``pmask.common``. Imported by the engine, the store filler and the tests.
@@ -14,6 +15,7 @@ from typing import Any, Callable
 
 from pmask.common.tokenization import TOKENIZE_ENTRIES, TokenizeMode, tokenize_mode
 from pmask.perturb.alignment.context import add_context_pieces, ptb_align, sentence_context
+from pmask.perturb.alignment.echo import echo_align, echo_prompt_align
 from pmask.perturb.alignment.surface import SurfaceLayout, surface_align, surface_layout
 from pmask.perturb.alignment.word_alignment import WordAlignment
 from pmask.perturb.alignment.words import align, align_bare, sentence_words
@@ -45,6 +47,14 @@ TOKENIZE_ENTRIES.register(TokenizeMode(
 TOKENIZE_ENTRIES.register(TokenizeMode(
     "bare", "as words, but without the model's special tokens ([CLS], [SEP]): Kim et al. 2020's input (probe "
             "distance, --faithful)", aligner=_quiet(align_bare), special_tokens=False, takes_context=False))
+TOKENIZE_ENTRIES.register(TokenizeMode(
+    "echo", "as words, the sentence given twice (a newline between): each word read in the second copy, attended "
+            "at in the first, so a causal model's word sees both sides (probes attention and distance)",
+    aligner=echo_align, takes_context=False, probes=("attention", "distance")))
+TOKENIZE_ENTRIES.register(TokenizeMode(
+    "echo-prompt", "as echo, inside Springer et al. 2024's template: 'Rewrite the sentence:' before the first copy, "
+                   "a newline and 'Rewritten sentence:' between (probes attention and distance)",
+    aligner=echo_prompt_align, takes_context=False, probes=("attention", "distance")))
 
 __all__ = ["SurfaceLayout", "WordAlignment", "align", "align_sentence", "get_aligner", "ptb_align",
            "sentence_context", "sentence_words", "surface_align", "surface_layout", "words_align"]

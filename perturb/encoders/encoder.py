@@ -19,6 +19,7 @@ class Encoder(ABC):
     """
 
     fast: bool = False
+    hides_keys: bool = False     # honours PackedBatch.hidden (a causal model's attention mask)
     no_prob: str | None = None   # why metric 'prob' is refused (a checkpoint without a trained head)
 
     def __init__(self, model: torch.nn.Module, head: MlmHead | None, num_layers: int, name: str):

@@ -46,4 +46,4 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
               "sides",
     recognises=recognises, precedence=30, loader="AutoModelForMaskedLM", noun="masked language model",
     accepts="a masked language model encoder (a *ForMaskedLM class, neither decoder-only nor encoder-decoder)",
-    hides="the mask token in place of each of its pieces", inspect=inspect, encoder=encoder))
+    hides="the mask token in place of each of its pieces", inspect=inspect, encoder=encoder, recorded=False))

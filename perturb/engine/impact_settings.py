@@ -58,6 +58,9 @@ class ImpactSettings:
             padded = " or ".join(n for n, m in TOKENIZE_ENTRIES.items() if m.takes_context)
             raise SettingError(f"{{context}} pads the words of a sentence with its neighbours' words; it takes "
                                f"{{tokenize}} {padded}, not {mode.name}")
+        if mode.probes is not None and self.probe is not None and self.probe not in mode.probes:
+            raise SettingError(f"{{tokenize}} {mode.name} lays the sentence out for probe {' or '.join(mode.probes)}, "
+                               f"not {self.probe}")
         bare = [name for name, entry in PROBE_ENTRIES.items() if entry.bare_input]
         if not mode.special_tokens and self.probe is not None and self.probe not in bare:
             raise SettingError(f"{{tokenize}} {mode.name} (no special tokens, Kim et al.'s input) is for probe "

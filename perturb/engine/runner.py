@@ -45,7 +45,7 @@ from pmask.perturb.encoders.batch import pack
 from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
-from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
+from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, hidden_tokens, last_fitting
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.engine.units import unit_run
@@ -136,6 +136,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
     own_job = model.family.job(metric, entry.job)   # the family's reading of the metric, else the metric's own
     if own_job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
         job_type = own_job
+    job_type = model.family.reading(job_type)   # how the family hides a word (causal: the attention mask)
     entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
     sentences, job_type = unit_run(model, sentences, impact, job_type)   # documents of EDUs run as their unit's job
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
@@ -355,7 +356,7 @@ class BatchRunner:
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
         batch = pack(np.concatenate([p.job.sequences.tokens(p.start, p.stop) for p in parts]),
                      np.concatenate([np.diff(p.job.sequences.offsets[p.start:p.stop + 1]) for p in parts]),
-                     read_row, read_pos, device)
+                     read_row, read_pos, device, hidden_tokens(parts, self.encoder.hides_keys, self.lm.name))
         with torch.inference_mode():
             if self.metric.mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Iterable, Sequence
 
-from pmask.common.errors import PmaskError, SettingError
+from pmask.common.errors import ModelError, PmaskError, SettingError
 from pmask.common.units import UnitEntry, unit_of
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.engine.impact_settings import ImpactSettings
@@ -80,6 +80,9 @@ def unit_run(model: Any, records: Iterable[Any], impact: ImpactSettings,
     records, unit = peek_unit(records)
     if unit.job is None:
         return records, job_type
+    refusal = model.family.refusal(None, None, unit.name)   # a model family that reads words only
+    if refusal:
+        raise ModelError(f"model {model.name!r}: {refusal}")
     why = unit.refusal(None, str(impact.metric), str(impact.subword), str(impact.tokenize), 0)
     if why is None and job_type is not SentenceJob:
         why = f"{unit.kind} run as {unit.job.__name__}, in place of the word-pair job only, not {job_type.__name__}"

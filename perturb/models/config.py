@@ -20,6 +20,7 @@ from pmask.common.library_output import CapturedOutput, capture_library_output
 from pmask.common.model_families import ModelFamily, detect_family, unrecognised
 from pmask.common.options import split_random
 from pmask.perturb.models.bundled import BundledModel, bundled_model
+from pmask.perturb.models.gguf import gguf_config, is_gguf, read_gguf
 from pmask.perturb.models.tokenizer import one_line
 
 HUB_TIMEOUT_S = 2.0     # how long to wait for the hub before treating it as unreachable
@@ -41,6 +42,8 @@ def locate(name: str) -> tuple[BundledModel | None, str, bool]:
     """Where model ``name`` (without ``random:``) is read from: its bundled model (or None), the folder or hub
     name to read, and whether only local files may be read (the hub unreachable); a one-line
     :class:`ModelError` for a folder that does not exist."""
+    if is_gguf(name):   # a GGUF file: its header is checked by load_config, no hub
+        return None, name, True
     bundled = bundled_model(name)   # pmask-tiny-en & co.: a folder inside the package, named by its name
     where = str(bundled.path) if bundled is not None else name
     local_dir = Path(where).expanduser().is_dir()
@@ -50,10 +53,14 @@ def locate(name: str) -> tuple[BundledModel | None, str, bool]:
 
 
 def load_config(name: str, revision: str | None, local_files_only: bool) -> tuple[Any, ModelFamily]:
-    """The config and family of the model at ``name`` (a hub name or a folder); refuses remote-code models and
-    those of no family in one line."""
+    """The config and family of the model at ``name`` (a hub name, a folder or a GGUF file, whose header is
+    checked: :func:`pmask.perturb.models.gguf.read_gguf`); refuses remote-code models and those of no family in
+    one line."""
     from transformers import AutoConfig
 
+    if is_gguf(name):
+        config = gguf_config(read_gguf(name))
+        return config, detect_family(config) or _refuse(name, config)
     folder = Path(name).expanduser()
     if folder.is_dir() and not (folder / "config.json").is_file():   # transformers would blame `model_type`
         raise ModelError(f"model folder {name!r} has no config.json (a model folder holds config.json, the "
@@ -69,12 +76,14 @@ def load_config(name: str, revision: str | None, local_files_only: bool) -> tupl
                              "(offline or HF_HUB_OFFLINE set); download it where there is network and give its "
                              "local directory (config.json, tokenizer and weights) as the model") from err
         raise ModelError(f"cannot load the configuration of model {name!r}: {one_line(err)}") from err
-    family = detect_family(config)
-    if family is None and getattr(config, "auto_map", None):
+    return config, detect_family(config) or _refuse(name, config)
+
+
+def _refuse(name: str, config: Any) -> ModelFamily:
+    """The one-line refusal of a model no family recognises (one that needs its own code says so)."""
+    if getattr(config, "auto_map", None):
         raise ModelError(f"model {name!r} needs its own code (trust_remote_code), which pmask does not run")
-    if family is None:
-        raise ModelError(unrecognised(name, config))
-    return config, family
+    raise ModelError(unrecognised(name, config))
 
 
 def model_family(name_or_dir: str | Path, revision: str | None = None) -> ModelFamily:

@@ -28,7 +28,8 @@ from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import metric_entry, split_random
 from pmask.perturb.models.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
 from pmask.perturb.models.config import load_config, locate, quiet_transformers
-from pmask.perturb.models.tokenizer import load_tokenizer, one_line
+from pmask.perturb.models.gguf import is_gguf, model_folder
+from pmask.perturb.models.tokenizer import load_tokenizer, one_line, prepare_tokenizer
 
 __all__ = ["LoadedModel", "load_model", "load_tokenizer", "set_threads", "resolve_device", "resolve_dtype", "DTYPES",
            "RANDOM_SEED"]
@@ -124,6 +125,8 @@ class LoadedModel:
             "tokenizer": tok_info,
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__,
+            **({"family": self.family.name} if self.family.recorded else {}),
+            **({"gguf": self.extra["gguf"]} if "gguf" in self.extra else {}),
         }
 
 
@@ -163,7 +166,7 @@ def _max_length(model, tokenizer) -> int:
     config = model.config
     limits = []
     n_pos = getattr(config, "max_position_embeddings", None)
-    if n_pos:
+    if n_pos and n_pos > 0:   # XLNet's -1: relative positions, no table
         emb = getattr(model.base_model, "embeddings", None)
         # RoBERTa-style position ids start after padding_idx
         pad_idx = getattr(emb, "padding_idx", None)
@@ -264,12 +267,18 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     dt = resolve_dtype(dtype)
     set_threads(threads)
     bundled, where, local_only = locate(name)
+    gguf = None
+    if is_gguf(where):   # checked, then de-quantised once into a cached model folder
+        with quiet_transformers():
+            folder, gguf = model_folder(where)
+        where = str(folder)
     captured, checkpoint = CapturedOutput(), None
     try:
         with quiet_transformers() as captured:
             config, family = load_config(where, revision, local_only)
             tokenizer = load_tokenizer(where, revision, local_files_only=local_only,
                                        needs_mask_token=family.needs_mask_token)
+            prepare_tokenizer(tokenizer, family, name)
             model, checkpoint = _load_weights(where, config, family, revision, local_only, random_init)
     finally:   # also when loading failed: what the library said is then the best clue (-vv)
         relay(captured, logger, f"loading model {name!r}",
@@ -287,6 +296,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
         num_layers=_num_layers(config), max_length=_max_length(model, tokenizer), family=family,
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
         model_type=str(getattr(config, "model_type", "")), checkpoint=checkpoint, threads=threads,
+        extra={"gguf": gguf.describe()} if gguf is not None else {},
     )
     lm.paths()
     return lm

@@ -15,6 +15,10 @@ yields, its runner and its cost) and the entries of the metrics that are its own
 - ``distortion`` (:mod:`.distortion`): a span chart, F[l][r-1] = how far the words' states move
   when span l..r-1 is substituted, decontextualized or moved (Li & Lu 2023).
 
+Model families other than the masked LMs read some of them their own way (``ModelFamily.metric_jobs`` and
+``readings``, filled in here beside the jobs): a causal LM's ``cpmi`` (:mod:`.cpmi_causal`), ``pair`` and
+``single`` (:mod:`.causal_readings`), XLNet's ``cpmi`` (:mod:`.cpmi_permutation`).
+
 Importing this package imports each of those modules, which registers their entries:
 ``pmask/__init__.py`` imports it, so every registry is complete once ``pmask`` is imported. The
 modules import torch only when a probe runs (:mod:`.onepass`, the one-pass machinery, :mod:`.pooling`
@@ -46,6 +50,8 @@ from pmask.perturb.probes import single       # probe single
 from pmask.perturb.probes import attention    # probe attention; metric weight
 from pmask.perturb.probes import distance     # probe distance
 from pmask.perturb.probes import distortion   # probe distortion; metrics all, sub, dc, move
+# the model families' own readings of these probes and metrics (ModelFamily.metric_jobs, readings)
+from pmask.perturb.probes import cpmi_causal, cpmi_permutation, causal_readings  # noqa: F401
 # isort: on
 
 #: The modules that register probes and metrics, in the order they register them.

@@ -131,7 +131,8 @@ def duration(seconds: float) -> str:
     return f"{sec} s"
 
 
-def sentence_cost(probe: str, metric: str, pieces: Sequence[int], length: int) -> tuple[int, int]:
+def sentence_cost(probe: str, metric: str, pieces: Sequence[int], length: int,
+                  family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens ``probe`` runs for one sentence.
 
     Args:
@@ -139,10 +140,16 @@ def sentence_cost(probe: str, metric: str, pieces: Sequence[int], length: int) -
         metric: its metric (``cpmi``'s sequences depend on the pieces; distortion's on the metric).
         pieces: the number of pieces of each word.
         length: the model input length (pieces, context and special tokens).
+        family: the model's :class:`~pmask.common.model_families.ModelFamily` (None: the masked LMs'): a family
+            that reads the probe or metric its own way counts its own (``ModelFamily.sequences``).
 
     Returns:
         ``(sequences, tokens)``; tokens = sequences x ``length``.
     """
+    counted = family.sequences(probe, metric) if family is not None else None
+    if counted is not None:   # a model family's own reading of the probe or metric counts its own inputs
+        sequences = counted(list(pieces))
+        return sequences, sequences * length
     own = metric_entry(metric).sequences
     # a metric with its own count (cpmi's chain rule counts pieces; distortion's each its rewrites), else the probe's
     sequences = own(list(pieces)) if own is not None else probe_entry(probe).sequences(len(pieces))
@@ -216,7 +223,8 @@ def machine_load() -> tuple[float, int] | None:
     return float(load), int(cores)
 
 
-def record_cost(sentence: Any, alignment: Any, probe: str, metric: str, include_cls: bool) -> tuple[int, int]:
+def record_cost(sentence: Any, alignment: Any, probe: str, metric: str, include_cls: bool,
+                family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens of one record: a sentence by its probe's formula (:func:`sentence_cost`),
     a record whose unit runs a job of its own by its unit's (``UnitEntry.sequences``: a document of EDUs,
     U(U+1)/2 for its U units, its EDUs and the [CLS] unit with ``include_cls``), every sequence its whole input
@@ -227,7 +235,7 @@ def record_cost(sentence: Any, alignment: Any, probe: str, metric: str, include_
         sequences = unit.sequences(alignment.n_words + int(include_cls))
         return sequences, sequences * length
     pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
-    return sentence_cost(probe, metric, pieces, length)
+    return sentence_cost(probe, metric, pieces, length, family)
 
 
 def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, *, tokenize: str, context: int,
@@ -267,6 +275,9 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, 
     def aligner(tokenizer: Any, sentence: Any) -> Any:   # quietly: the run says each warning once, grouped
         return align_sentence(tokenizer, sentence, tokenize, warn=False)
 
+    from pmask.common.model_families import detect_family
+
+    family = detect_family(config) if config is not None else None   # its own readings cost their own
     unit = unit_of(chosen)
     alignments = [aligner(tokenizer, sentence) for sentence in chosen]
     ids = [str(getattr(sentence, "id", k + 1)) for k, sentence in enumerate(chosen)]
@@ -280,7 +291,7 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, 
         if max_length is not None and length > max_length:   # as the engine: longer than the positions, left out
             too_long.append(ids[k])
             continue
-        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls)
+        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls, family)
         seqs -= min(kept, seqs) if k == 0 else 0
         n, sequences, tokens = n + 1, sequences + seqs, tokens + seqs * length
         if config is not None:
@@ -294,16 +305,22 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, 
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
-    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
-    read without its weights, as :func:`pmask.perturb.models.load.load_model` reads them (its refusals, one line)."""
+    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, a GGUF file,
+    ``random:NAME``), read without its weights, as :func:`pmask.perturb.models.load.load_model` reads them (its
+    refusals, one line), the tokenizer set up for the model's family as a run sets it up."""
     from pmask.common.options import split_random
     from pmask.perturb.models.config import load_config, locate, quiet_transformers
-    from pmask.perturb.models.tokenizer import load_tokenizer
+    from pmask.perturb.models.gguf import is_gguf, model_folder
+    from pmask.perturb.models.tokenizer import load_tokenizer, prepare_tokenizer
 
-    _, where, local_only = locate(split_random(name)[0])
+    name = split_random(name)[0]
+    _, where, local_only = locate(name)
     with quiet_transformers():
+        if is_gguf(where):   # its de-quantised folder holds the tokenizer (made once, kept for the run)
+            where = str(model_folder(where)[0])
         config, family = load_config(where, None, local_only)
         tokenizer = load_tokenizer(where, local_files_only=local_only, needs_mask_token=family.needs_mask_token)
+        prepare_tokenizer(tokenizer, family, name)   # a causal input's start token is in its length
     return tokenizer, config
 
 

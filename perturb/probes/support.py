@@ -24,7 +24,6 @@ from pmask.common.options import (
 )
 from pmask.perturb.encoders.bert import BertFamilyEncoder
 from pmask.perturb.encoders.encoder import Encoder
-from pmask.perturb.encoders.generic import GenericEncoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
 from pmask.perturb.probes.attention_heads import check_attention_head
@@ -41,16 +40,17 @@ def attention_path(lm: Any) -> str:
     if _KEY in lm.extra:
         return lm.extra[_KEY]
     paths = lm.paths()
-    batch = probe_batch(lm.tokenizer, lm.device)
+    batch = probe_batch(lm.tokenizer, lm.device) if lm.tokenizer.mask_token_id is not None else \
+        clean_batch(lm.tokenizer, lm.device)   # a model family without a mask token: the sentence as it is
     layers = list(range(1, lm.num_layers + 1))
     with torch.inference_mode():
-        own = GenericEncoder(lm.model, paths.head, lm.num_layers, lm.name).attentions(batch, layers)[0]
+        own = lm.encoder(False).attentions(batch, layers)[0]   # the model's own forward, eager attention
         rows = own.sum(-1)
         if not torch.allclose(rows, torch.ones_like(rows), atol=1e-3):
             raise ModelError(f"model {lm.name!r}: its attention weights do not sum to 1 over the keys, so they are "
                              "not the attention distributions the attention-based probes read")
         path = "generic"
-        if paths.fast_family is not None:
+        if getattr(paths, "fast_family", None) is not None:
             fast = BertFamilyEncoder(lm.model, paths.head, lm.num_layers, lm.name, paths.fast_family)
             error = float((fast.attentions(batch, layers)[0] - own).abs().max())
             tol = TOLERANCE.get(lm.dtype, LOW_PRECISION_TOLERANCE)
@@ -61,6 +61,19 @@ def attention_path(lm: Any) -> str:
                             "generic path for attention", lm.name, error)
     lm.extra[_KEY] = path
     return path
+
+
+def clean_batch(tokenizer: Any, device: torch.device) -> Any:
+    """The probe sentence once, unmasked, every position read (:func:`pmask.perturb.encoders.select.probe_batch`'s
+    first row)."""
+    import numpy as np
+
+    from pmask.perturb.alignment import align
+    from pmask.perturb.encoders.batch import pack
+    from pmask.perturb.encoders.select import PROBE_WORDS
+
+    ids = np.array(align(tokenizer, PROBE_WORDS).input_ids, dtype=np.int64)
+    return pack(ids, np.array([len(ids)]), np.zeros(len(ids), dtype=np.int64), np.arange(len(ids)), device)
 
 
 def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Encoder:

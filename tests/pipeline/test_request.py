@@ -259,6 +259,8 @@ def test_the_model_familys_defaults_are_the_model_layer():
     assert faithful.decoding.decoder == "eisner" and faithful.origins["decoder"] == "faithful"
     ptb = resolve(Request.build(), Inputs(task="constituency", family=causal))
     assert ptb.decoding.decoder == "mart" and ptb.origins["decoder"] == "default"   # none for that task
+    spans = resolve(Request.build(probe="distortion"), Inputs.of(heads, family=causal))
+    assert spans.decoding.decoder == "cky" and spans.origins["decoder"] == "default"   # a span chart: span decoders
 
 
 @pytest.fixture

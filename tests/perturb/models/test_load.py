@@ -126,10 +126,11 @@ def test_other_families_fast_path(tmp_path, tiny_bert_dir, family):
             assert np.abs(a[-1]).max() > 0
 
 
-def test_decoder_only_model_is_refused(tmp_path, tiny_bert_dir):
-    from transformers import GPT2Config
+def test_model_of_no_family_is_refused(tmp_path, tiny_bert_dir):
+    """T5: an encoder-decoder without a mask token (sentinels), in no family's reach."""
+    from transformers import T5Config
 
-    GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50).save_pretrained(tmp_path)
+    T5Config(num_layers=1, d_model=16, num_heads=2, vocab_size=50).save_pretrained(tmp_path)
     with pytest.raises(ModelError, match="of no model family pmask runs") as info:
         load_model(str(tmp_path), device="cpu")
     assert str(tmp_path) in str(info.value) and "\n" not in str(info.value)
