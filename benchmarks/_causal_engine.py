@@ -11,7 +11,8 @@ forward per input with no cache, for the tests.
 
 Perturbations of word j (``kind``): ``hide`` (j's pieces masked out of every attention, positions
 unchanged: Hoover et al.'s GPT-2 code), ``delete`` (j's pieces removed, the rest moved up) and
-``replace`` (each of j's pieces replaced by one neutral token).
+``replace`` (each of j's pieces replaced by one neutral token); ``none`` runs the clean sequence only (for the
+readings that need no perturbation: distances, attention).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-KINDS = ("hide", "delete", "replace")
+KINDS = ("hide", "delete", "replace", "none")
 #: punctuation that takes no space before it in Hoover et al.'s GPT-2 tokenisation
 NO_SPACE = (",", ".", ":", ";", "!", "'")
 BRACKETS = {"-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]", "-LRB-": "(", "-RRB-": ")"}
@@ -175,8 +176,9 @@ def perturbed_runs(model: Any, layout: Layout, kind: str, *, pools: Sequence[str
         moved = {pool: np.zeros((L1, n, n)) for pool in pools}
         logp_without = np.tile(logp, (n, 1))
         kv = [(layer.keys, layer.values) for layer in cache.layers]
-        order = sorted((j for j in range(n) if any(k != j and max(layout.read[k]) >= min(layout.source[j])
-                                                   for k in range(n))), key=lambda j: min(layout.source[j]))
+        order = [] if kind == "none" else sorted(
+            (j for j in range(n) if any(k != j and max(layout.read[k]) >= min(layout.source[j]) for k in range(n))),
+            key=lambda j: min(layout.source[j]))
         tokens = len(layout.ids)
         for c in range(0, len(order), chunk):
             group = [_perturbed(layout, j, kind, replace_id) for j in order[c:c + chunk]]

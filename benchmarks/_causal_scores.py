@@ -22,20 +22,33 @@ from pmask.eval.scores.hoover_uuas import gold_edges
 from pmask.trees.baselines import connect_adjacent
 from pmask.trees.undirected import max_spanning_tree, projective_tree
 
-READINGS = ("cpmi", "moved-avg", "moved-last", "distance-avg", "distance-last", "attention")
+READINGS = ("cpmi", "moved-avg", "moved-last", "distance-avg", "distance-last", "attention", "attention-rownorm")
+
+
+def rownorm(A: np.ndarray) -> np.ndarray:
+    """Attention rows [..., i, j] renormalised over the other words (i's own column and the tokens that are no
+    word, begin token and separators, left out), so that every word's row sums to 1 however many keys it saw."""
+    B = np.array(A, dtype=np.float64)
+    n = B.shape[-1]
+    B[..., np.arange(n), np.arange(n)] = 0.0
+    total = B.sum(-1, keepdims=True)
+    return B / np.where(total > 0, total, 1.0)
 DECODERS = {"mst": max_spanning_tree, "mst-projective": projective_tree}
 
 
-def matrices(data: dict[str, np.ndarray], readings: Sequence[str], heads: bool = False
-             ) -> Iterator[tuple[str, int, np.ndarray]]:
-    """(reading name, layer, symmetric W) for one sentence's raw figures."""
-    if "cpmi" in readings:
+def matrices(data: dict[str, np.ndarray], readings: Sequence[str], heads: bool = False, perturbed: bool = True,
+             ensembles: dict[str, list[tuple[int, int]]] | None = None) -> Iterator[tuple[str, int, np.ndarray]]:
+    """(reading name, layer, symmetric W) for one sentence's raw figures (``perturbed``: it has CPMI and moved
+    states; not for kind ``none``). ``heads``: every head of the attention readings too (``head<h>``, or
+    ``rownorm-head<h>``); ``ensembles``: name -> (layer, head) pairs (layers 1-based) whose attention is summed
+    (row-normalised first if the name starts with ``rownorm``), reported as layer 0."""
+    if "cpmi" in readings and perturbed:
         F = (data["logp"][None, :] - data["logp_without"]).T          # F[i, j]: j's bearing on i
         np.fill_diagonal(F, 0.0)
         yield "cpmi", 0, F + F.T
         yield "cpmi-abs", 0, np.abs(F) + np.abs(F).T
     for pool in ("avg", "last"):
-        if f"moved-{pool}" in readings:
+        if f"moved-{pool}" in readings and perturbed:
             M = data[f"moved_{pool}"].astype(np.float64)                # [L+1, j, i]
             for layer in range(M.shape[0]):
                 yield f"moved-{pool}", layer, M[layer] + M[layer].T
@@ -43,14 +56,21 @@ def matrices(data: dict[str, np.ndarray], readings: Sequence[str], heads: bool =
             D = data[f"distance_{pool}"].astype(np.float64)
             for layer in range(D.shape[0]):
                 yield f"distance-{pool}", layer, -D[layer]
-    if "attention" in readings:
+    for name, prefix in (("attention", ""), ("attention-rownorm", "rownorm-")):
+        if name not in readings and not any(e.startswith(prefix or "head") for e in ensembles or {}):
+            continue
         A = data["attention"].astype(np.float64)                        # [L, H, i, j]
-        for layer in range(A.shape[0]):
+        if prefix:
+            A = rownorm(A)
+        for layer in range(A.shape[0]) if name in readings else ():
             mean = A[layer].mean(0)
-            yield "attention", layer + 1, mean + mean.T
-            if heads:
-                for h in range(A.shape[1]):
-                    yield f"head{h}", layer + 1, A[layer, h] + A[layer, h].T
+            yield name, layer + 1, mean + mean.T
+            for h in range(A.shape[1]) if heads else ():
+                yield f"{prefix}head{h}", layer + 1, A[layer, h] + A[layer, h].T
+        for ensemble, chosen in (ensembles or {}).items():
+            if ensemble.startswith("rownorm") == bool(prefix):
+                summed = sum(A[layer - 1, h] for layer, h in chosen)
+                yield ensemble, 0, summed + summed.T
 
 
 class Scorer:

@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _causal_engine import KINDS  # noqa: E402
 from _causal_scores import READINGS, Scorer, matrices  # noqa: E402
 
 PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
@@ -62,18 +63,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--bos", choices=("bos", "eos", "endoftext"), default="bos",
                     help="the first token: the tokenizer's bos (their code), its eos, or <|endoftext|>")
     ap.add_argument("--layouts", default="plain", help=f"comma-separated of {', '.join(LAYOUTS)}")
-    ap.add_argument("--kinds", default="hide", help="comma-separated of hide, delete, replace")
+    ap.add_argument("--kinds", default="hide", help="comma-separated of hide, delete, replace, none (no "
+                                                    "perturbation: the distance and attention readings only)")
     ap.add_argument("--replace-token", default="<|endoftext|>", help="the token of --kinds replace")
     ap.add_argument("--heads", action="store_true", help="also score every attention head")
+    ap.add_argument("--dev", type=Path, default=None, help="the --json of a --heads run of the same settings on "
+                    "other sentences: the table adds each reading's figure at the layer best there, and the sums of "
+                    "its best 1, 3, 5 and 10 heads (raw and row-normalised attention)")
     ap.add_argument("--readings", default=",".join(READINGS), help="comma-separated of " + ", ".join(READINGS))
     ap.add_argument("--decoders", default="mst,mst-projective")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--chunk", type=int, default=32, help="sources per batch")
+    ap.add_argument("--chunk", type=int, default=8, help="sources per batch")
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
     ap.add_argument("--no-compute", action="store_true", help="score only what --work holds")
     args = ap.parse_args(argv)
-    for name, allowed in (("layouts", LAYOUTS), ("kinds", ("hide", "delete", "replace")), ("readings", READINGS),
+    for name, allowed in (("layouts", LAYOUTS), ("kinds", KINDS), ("readings", READINGS),
                           ("decoders", ("mst", "mst-projective"))):
         values = getattr(args, name).split(",")
         bad = [v for v in values if v not in allowed]
@@ -186,39 +191,71 @@ def raw(args: argparse.Namespace, layout: str, kind: str, count: int) -> Iterato
             yield dict(data)
 
 
+def ensembles(dev: dict[str, Any] | None, key: str, decoder: str) -> dict[str, list[tuple[int, int]]]:
+    """The best 1, 3, 5 and 10 heads of setting ``key`` on the dev run (by Hoover UUAS, ``decoder``), raw
+    (``heads-topK``) and row-normalised (``rownorm-heads-topK``)."""
+    if dev is None or key not in dev["settings"]:
+        return {}
+    out = {}
+    for prefix in ("", "rownorm-"):
+        ranked = sorted(((fig[decoder][layer]["hoover"], int(layer), int(name[len(prefix) + 4:]))
+                         for name, fig in dev["settings"][key]["readings"].items()
+                         if name.startswith(prefix + "head") and decoder in fig for layer in fig[decoder]),
+                        reverse=True)
+        for k in (1, 3, 5, 10):
+            if len(ranked) >= k:
+                out[f"{prefix}heads-top{k}"] = [(layer, h) for _, layer, h in ranked[:k]]
+    return out
+
+
 def score(args: argparse.Namespace, sents: list[Any]) -> dict[str, Any]:
-    """Every reading x layer x decoder x absolute of every computed setting, and the baselines."""
+    """Every reading x layer x decoder of every computed setting, and the baselines."""
     out: dict[str, Any] = {"model": model_name(args), "sentences": [args.start, args.start + len(sents)],
                            "settings": {}, "baselines": Scorer(sents).baselines()}
+    dev = json.loads(args.dev.read_text(encoding="utf-8")) if args.dev else None
     for layout in args.layouts:
         for kind in args.kinds:
+            chosen = ensembles(dev, setting(args, layout, kind), args.decoders[0])
             scorer = Scorer(sents)
             cost = np.zeros(3)
             for k, data in enumerate(raw(args, layout, kind, len(sents))):
                 cost += data["cost"]
-                for name, layer, W in matrices(data, args.readings, args.heads):
+                for name, layer, W in matrices(data, args.readings, args.heads, kind != "none", chosen):
                     scorer.add(k, name, layer, W, args.decoders)
             figures = scorer.figures()
+            figures["ensembles"] = chosen
+            if dev is not None and setting(args, layout, kind) in dev["settings"]:
+                figures["dev_layer"] = {name: {d: max(layers, key=lambda layer: layers[layer]["hoover"])
+                                               for d, layers in by_decoder.items()}
+                                        for name, by_decoder in dev["settings"][setting(args, layout, kind)]
+                                        ["readings"].items()}
             figures["cost"] = {"forwards_per_sentence": cost[0] / len(sents), "tokens_per_sentence": cost[1] /
                                len(sents), "input_tokens_per_sentence": cost[2] / len(sents)}
             out["settings"][setting(args, layout, kind)] = figures
     return out
 
 
-def table(result: dict[str, Any]) -> str:
-    """Per setting and reading: best layer (Hoover UUAS) and last layer, each decoder; baselines first."""
+def table(result: dict[str, Any], heads: bool = False) -> str:
+    """Per setting and reading: best layer (Hoover UUAS), last layer and, with a dev run, the layer best there;
+    each decoder; baselines first. Single heads only with ``heads``."""
     lines = [f"model {result['model']}, sentences {result['sentences'][0]}..{result['sentences'][1] - 1}",
-             "| setting | reading | decoder | best layer | Hoover UUAS | UUAS | last layer Hoover UUAS | UUAS |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
+             "| setting | reading | decoder | best layer | Hoover UUAS | UUAS | last layer Hoover UUAS | UUAS | "
+             "dev layer | Hoover UUAS | UUAS |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, fig in result["baselines"].items():
-        lines.append(f"| baseline | {name} | | | {fig['hoover']:.2f} | {fig['uuas']:.2f} | | |")
+        lines.append(f"| baseline | {name} | | | {fig['hoover']:.2f} | {fig['uuas']:.2f} | | | | | |")
     for key, figures in result["settings"].items():
         for reading, by_decoder in figures["readings"].items():
+            if "head" in reading and "top" not in reading and not heads:
+                continue
             for decoder, layers in by_decoder.items():
                 best = max(layers, key=lambda layer: layers[layer]["hoover"])
                 b, e = layers[best], layers[max(layers, key=int)]
-                lines.append(f"| {key} | {reading} | {decoder} | {best} | {b['hoover']:.2f} | {b['uuas']:.2f} | "
-                             f"{e['hoover']:.2f} | {e['uuas']:.2f} |")
+                row = (f"| {key} | {reading} | {decoder} | {best} | {b['hoover']:.2f} | {b['uuas']:.2f} | "
+                       f"{e['hoover']:.2f} | {e['uuas']:.2f} |")
+                chosen = figures.get("dev_layer", {}).get(reading, {}).get(decoder)
+                if chosen in layers:
+                    row += f" {chosen} | {layers[chosen]['hoover']:.2f} | {layers[chosen]['uuas']:.2f} |"
+                lines.append(row + ("" if chosen in layers else " | | |"))
     return "\n".join(lines)
 
 
@@ -230,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
         for key, s in seconds.items():
             print(f"{key}: {s:.1f} s of model work")
     result = score(args, sents)
-    print(table(result))
+    print(table(result, args.heads))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
 

@@ -469,13 +469,16 @@ def test_causal_scores_count_hoover_uuas_and_uuas_by_hand(monkeypatch):
     (name, _, F), (abs_name, _, A) = list(scores.matrices(data, ["cpmi"]))
     assert name == "cpmi" and F.tolist() == [[0, 2, 0.5], [2, 0, -0.5], [0.5, -0.5, 0]]
     assert abs_name == "cpmi-abs" and A[1, 2] == 0.5
+    att = np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    assert np.allclose(scores.rownorm(att), [[0, 0.6, 0.4], [0.25, 0, 0.75], [0.5, 0.5, 0]])
 
 
 def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama_dir, tmp_path, capsys,
                                                                       monkeypatch):
     """--start/--limit: the sentences computed and scored (their files under --work); --layouts/--kinds: one setting
     each; --random: another model (its own folder, other figures); --bos: the first token; --no-compute: scores
-    what is there and stops on what is not; --json: every figure."""
+    what is there and stops on what is not; --json: every figure; --heads and --dev: every head, and the heads and
+    layers chosen on another run."""
     from transformers import AutoTokenizer
 
     readings = bench("causal_readings", monkeypatch)
@@ -496,6 +499,20 @@ def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama
     assert b["model"] == f"{tiny_llama_dir.name}-random3" and list(b["settings"]) == ["ptb-eos-plain-hide"]
     with np.load(tmp_path / "w" / f"{tiny_llama_dir.name}-random3" / "ptb-eos-plain-hide" / "1.npz") as d:
         assert d["ids"][0] == AutoTokenizer.from_pretrained(tiny_llama_dir).eos_token_id
+    # --heads on some sentences, then --dev: the best head there is heads-top1, and scored on the same sentences it
+    # gives the figure it had; each reading's dev layer is its best layer there
+    readings.main(common + ["--start", "1", "--limit", "2", "--no-compute", "--heads", "--decoders", "mst",
+                            "--json", str(tmp_path / "dev.json")])
+    dev = json.loads((tmp_path / "dev.json").read_text())["settings"]["ptb-bos-plain-hide"]["readings"]
+    heads = sorted(((fig["mst"][layer]["hoover"], int(layer), int(name[4:])) for name, fig in dev.items()
+                    if name.startswith("head") for layer in fig["mst"]), reverse=True)
+    readings.main(common + ["--start", "1", "--limit", "2", "--no-compute", "--dev", str(tmp_path / "dev.json"),
+                            "--json", str(tmp_path / "c.json")])
+    c = json.loads((tmp_path / "c.json").read_text())["settings"]["ptb-bos-plain-hide"]
+    assert c["ensembles"]["heads-top1"] == [[heads[0][1], heads[0][2]]]
+    assert c["readings"]["heads-top1"]["mst"]["0"]["hoover"] == heads[0][0]
+    att = dev["attention"]["mst"]
+    assert c["dev_layer"]["attention"]["mst"] == max(att, key=lambda layer: att[layer]["hoover"])
     capsys.readouterr()
     with pytest.raises(SystemExit, match="not computed"):
         readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
