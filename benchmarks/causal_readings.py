@@ -15,7 +15,9 @@ Readings (F[i, j] = how word j bears on word i; the engine is :mod:`_causal_engi
 
 Layouts: ``plain`` (begin token, sentence: word j only moves words after it), ``echo`` (the sentence twice,
 perturbed in the first copy, read in the second: every word sees both sides), ``echo-both`` (perturbed in
-both copies), ``prompt`` (echo inside Springer et al.'s "Rewrite the sentence" template). Perturbations:
+both copies), ``prompt`` (echo inside Springer et al.'s "Rewrite the sentence" template), ``chat`` (echo as a
+chat turn: "user / Repeat this sentence: ..." answered by the assistant; the first token should be
+``<|im_start|>``, SmolLM2-Instruct's bos). Perturbations:
 ``hide`` (attention mask), ``delete``, ``replace`` (``--replace-token``).
 
 Every sentence's raw figures are kept under ``--work`` (``<model>/<setting>/<index>.npz``; a rerun reuses
@@ -44,8 +46,9 @@ from _causal_engine import KINDS  # noqa: E402
 from _causal_scores import READINGS, Scorer, matrices  # noqa: E402
 
 PUD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
-LAYOUTS = ("plain", "echo", "echo-both", "prompt")
-PROMPT = ("Rewrite the sentence: ", "\nRewritten sentence: ")
+LAYOUTS = ("plain", "echo", "echo-both", "prompt", "chat")
+TEMPLATES = {"prompt": ("Rewrite the sentence: ", "\nRewritten sentence: "),
+             "chat": ("user\nRepeat this sentence: ", "<|im_end|>\n<|im_start|>assistant\n")}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -67,9 +70,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                                     "perturbation: the distance and attention readings only)")
     ap.add_argument("--replace-token", default="<|endoftext|>", help="the token of --kinds replace")
     ap.add_argument("--heads", action="store_true", help="also score every attention head")
-    ap.add_argument("--dev", type=Path, default=None, help="the --json of a --heads run of the same settings on "
-                    "other sentences: the table adds each reading's figure at the layer best there, and the sums of "
-                    "its best 1, 3, 5 and 10 heads (raw and row-normalised attention)")
+    ap.add_argument("--dev", type=Path, nargs="+", default=None,
+                    help="the --json of runs of the same settings on other sentences (merged; with --heads for the "
+                         "ensembles): the table adds each reading's figure at the layer best there, and the sums of "
+                         "its best 1, 3, 5 and 10 heads (raw and row-normalised attention; a dev setting of kind none "
+                         "serves every kind)")
     ap.add_argument("--readings", default=",".join(READINGS), help="comma-separated of " + ", ".join(READINGS))
     ap.add_argument("--decoders", default="mst,mst-projective")
     ap.add_argument("--threads", type=int, default=1)
@@ -136,8 +141,8 @@ def layout_of(tokenizer: Any, sentence: Any, name: str, args: argparse.Namespace
     bos = first_token(tokenizer, args.bos)
     if name == "plain":
         return plain(bos, body, spans)
-    if name == "prompt":
-        before, between = (tokenizer(t, add_special_tokens=False).input_ids for t in PROMPT)
+    if name in TEMPLATES:
+        before, between = (tokenizer(t, add_special_tokens=False).input_ids for t in TEMPLATES[name])
         return echo(bos, body, spans, before, between)
     return echo(bos, body, spans, [], tokenizer("\n", add_special_tokens=False).input_ids, both=name == "echo-both")
 
@@ -208,14 +213,29 @@ def ensembles(dev: dict[str, Any] | None, key: str, decoder: str) -> dict[str, l
     return out
 
 
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several --json results as one: every setting's readings and decoders, later files adding to earlier ones."""
+    out: dict[str, Any] = {"settings": {}}
+    for run in runs:
+        for key, figures in run["settings"].items():
+            readings = out["settings"].setdefault(key, {"readings": {}})["readings"]
+            for name, by_decoder in figures["readings"].items():
+                readings.setdefault(name, {}).update(by_decoder)
+    return out
+
+
 def score(args: argparse.Namespace, sents: list[Any]) -> dict[str, Any]:
     """Every reading x layer x decoder of every computed setting, and the baselines."""
     out: dict[str, Any] = {"model": model_name(args), "sentences": [args.start, args.start + len(sents)],
                            "settings": {}, "baselines": Scorer(sents).baselines()}
-    dev = json.loads(args.dev.read_text(encoding="utf-8")) if args.dev else None
+    dev = merged([json.loads(path.read_text(encoding="utf-8")) for path in args.dev]) if args.dev else None
     for layout in args.layouts:
         for kind in args.kinds:
-            chosen = ensembles(dev, setting(args, layout, kind), args.decoders[0])
+            # the attention and distance readings do not depend on the perturbation: a dev run of kind none serves
+            dev_key = setting(args, layout, kind)
+            if dev is not None and dev_key not in dev["settings"]:
+                dev_key = setting(args, layout, "none")
+            chosen = ensembles(dev, dev_key, args.decoders[0])
             scorer = Scorer(sents)
             cost = np.zeros(3)
             for k, data in enumerate(raw(args, layout, kind, len(sents))):
@@ -224,11 +244,10 @@ def score(args: argparse.Namespace, sents: list[Any]) -> dict[str, Any]:
                     scorer.add(k, name, layer, W, args.decoders)
             figures = scorer.figures()
             figures["ensembles"] = chosen
-            if dev is not None and setting(args, layout, kind) in dev["settings"]:
+            if dev is not None and dev_key in dev["settings"]:
                 figures["dev_layer"] = {name: {d: max(layers, key=lambda layer: layers[layer]["hoover"])
                                                for d, layers in by_decoder.items()}
-                                        for name, by_decoder in dev["settings"][setting(args, layout, kind)]
-                                        ["readings"].items()}
+                                        for name, by_decoder in dev["settings"][dev_key]["readings"].items()}
             figures["cost"] = {"forwards_per_sentence": cost[0] / len(sents), "tokens_per_sentence": cost[1] /
                                len(sents), "input_tokens_per_sentence": cost[2] / len(sents)}
             out["settings"][setting(args, layout, kind)] = figures

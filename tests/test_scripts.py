@@ -507,12 +507,14 @@ def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama
     heads = sorted(((fig["mst"][layer]["hoover"], int(layer), int(name[4:])) for name, fig in dev.items()
                     if name.startswith("head") for layer in fig["mst"]), reverse=True)
     readings.main(common + ["--start", "1", "--limit", "2", "--no-compute", "--dev", str(tmp_path / "dev.json"),
-                            "--json", str(tmp_path / "c.json")])
+                            str(tmp_path / "a.json"), "--json", str(tmp_path / "c.json")])
     c = json.loads((tmp_path / "c.json").read_text())["settings"]["ptb-bos-plain-hide"]
     assert c["ensembles"]["heads-top1"] == [[heads[0][1], heads[0][2]]]
     assert c["readings"]["heads-top1"]["mst"]["0"]["hoover"] == heads[0][0]
     att = dev["attention"]["mst"]
     assert c["dev_layer"]["attention"]["mst"] == max(att, key=lambda layer: att[layer]["hoover"])
+    projective = a["settings"]["ptb-bos-plain-hide"]["readings"]["attention"]["mst-projective"]   # merged from a.json
+    assert c["dev_layer"]["attention"]["mst-projective"] == max(projective, key=lambda k: projective[k]["hoover"])
     capsys.readouterr()
     with pytest.raises(SystemExit, match="not computed"):
         readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
