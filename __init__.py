@@ -11,8 +11,9 @@ The package is six wings over shared basics, each importing only the ones before
 - ``pmask.cli``      the ``pmask`` command
 
 ``pmask.parse(sentences, model=..., decoder=...)`` induces trees in one call, ``pmask.impacts`` gives
-the impact matrices and ``pmask.sweep`` scores every layer; they take the commands' defaults (one
-request, resolved in :mod:`pmask.pipeline.request`).
+the impact matrices, ``pmask.sweep`` scores every layer and ``pmask.estimate`` says what a run would
+compute, before any weights load; they take the commands' defaults (one request, resolved in
+:mod:`pmask.pipeline.request`).
 """
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ from typing import Any, Iterable, Sequence
 
 from pmask.common import display as _display
 from pmask.common.version import __version__
+from pmask.perturb import alignment as _alignment  # noqa: F401  registers every tokenisation mode (torch-free)
+from pmask.perturb import encoders as _encoders  # noqa: F401  registers every model family (torch-free)
 from pmask.perturb import probes as _probes  # noqa: F401  registers every probe and metric (torch-free)
+from pmask.perturb.engine import documents as _documents  # noqa: F401  registers the unit edu (torch-free)
 
 
 def _show(fmt: str) -> Any:
@@ -36,23 +40,26 @@ def _show(fmt: str) -> Any:
 for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ... draw themselves in notebooks
     _display.connect(_fmt, _show(_fmt))
 
-__all__ = ["__version__", "impacts", "parse", "sweep"]
+__all__ = ["__version__", "estimate", "impacts", "parse", "sweep"]
 
 
 def _as_sentences(sentences: Any, unit: str = "word") -> list[Any]:
     """Strings (whitespace-tokenised), word lists or ``Sentence`` objects as ``Sentence`` objects; with
-    ``unit="edu"`` documents: EDU lists, or strings of one EDU per line (as a ``.edus`` file's blocks).
+    ``unit="edu"`` documents: EDU lists, or strings of one EDU per line (as a ``.edus`` file's blocks): the
+    unit's entry (:class:`pmask.common.units.UnitEntry`) splits a string and says how many units a record needs.
 
     Example:
         >>> [d.words for d in _as_sentences(["We present a parser\\nthat reads discourse .", ["A", "B c"]], "edu")]
         [['We present a parser', 'that reads discourse .'], ['A', 'B c']]
     """
     from pmask.common.errors import PmaskError
-    from pmask.common.labels import UNIT_NOUNS, either, plural
+    from pmask.common.labels import either
+    from pmask.common.units import UNITS
     from pmask.corpora import Sentence
 
-    if unit not in UNIT_NOUNS:
-        raise PmaskError(f"unit must be {either(list(UNIT_NOUNS))}, not {unit!r}")
+    if unit not in UNITS:
+        raise PmaskError(f"unit must be {either(list(UNITS))}, not {unit!r}")
+    entry = UNITS[unit]
     if isinstance(sentences, str):   # a bare string is one sentence, not a sequence of one-letter ones
         sentences = [sentences]
     out = []
@@ -60,16 +67,11 @@ def _as_sentences(sentences: Any, unit: str = "word") -> list[Any]:
         if isinstance(s, Sentence):
             out.append(s)
             continue
-        if unit == "word":
-            out.append(Sentence(id=str(k), words=s.split() if isinstance(s, str) else [str(w) for w in s],
-                                path="<input>"))
-            continue
-        units = [u.strip() for u in (s.splitlines() if isinstance(s, str) else map(str, s))]
-        units = [u for u in units if u] if isinstance(s, str) else units   # a string's blank lines are no EDUs
+        units = entry.split(s) if isinstance(s, str) else [str(u).strip() if entry.long else str(u) for u in s]
         empty = next((j for j, u in enumerate(units, start=1) if not u), None)
-        if empty is not None or len(units) < 2:   # as the .edus reader refuses them
-            raise PmaskError(f"<input> (document {k}): " + (f"{UNIT_NOUNS[unit]} {empty} has no text" if empty else
-                             f"{plural(len(units), UNIT_NOUNS[unit])}; a discourse tree needs at least two"))
+        if empty is not None or len(units) < entry.least:   # as the readers of such records refuse them
+            raise PmaskError(f"<input> ({entry.record} {k}): " + (f"{entry.noun} {empty} has no text" if empty else
+                             f"{entry.units(len(units))}; {entry.why_least}"))
         out.append(Sentence(id=str(k), words=units, path="<input>", unit=unit))
     return out
 
@@ -95,6 +97,13 @@ def _source(request: Any, sentences: list[Any], loaded: Any, progress: bool) -> 
     from pmask.perturb.source import ImpactSource
 
     return ImpactSource(sentences, Path("<input>"), model=request.model, progress=progress, loaded_model=loaded)
+
+
+def _check_fit(request: Any, sentences: list[Any]) -> None:
+    """Refuse, before the model loads, records too long for it that are never left out (documents)."""
+    from pmask.perturb.fill.estimate import check_fit, computation
+
+    check_fit([computation(request.model, sentences, faithful=request.decoding.faithful)])
 
 
 def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = None, layer: int = -1,
@@ -151,11 +160,12 @@ def parse(sentences: Iterable[Any], *, model: Any = None, decoder: str | None = 
         layers=layer, root=root, faithful=faithful, multiroot=multiroot, seed=seed, bias=bias, symmetrize=symmetrize,
         absolute=absolute, unit=unit)
     source = _source(request, sents, loaded, progress)
-    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
-    found = None
-    if get_decoder(settings.decoder).needs_model:
-        found = source.impacts(settings.layer, include_cls=settings.faithful)
-    return list(parse_sentences(sents, found, settings))
+    done = prepare(request, source)   # every default chosen, checked before model work
+    decoding, found = done.decoding, None
+    if get_decoder(str(decoding.decoder)).needs_model:
+        _check_fit(done, sents)
+        found = source.impacts(decoding.layer, include_cls=decoding.faithful)
+    return list(parse_sentences(sents, found, decoding))
 
 
 def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequence[int] = -1,
@@ -194,13 +204,51 @@ def impacts(sentences: Iterable[Any], *, model: Any = None, layers: int | Sequen
         probe=probe, metric=metric, subword=subword, tokenize=tokenize, context=context, faithful=faithful,
         layers=chosen, unit=unit)
     source = _source(request, sents, loaded, progress)
-    prepare(request, source, decodes=False)
+    _check_fit(prepare(request, source, decodes=False), sents)
     per_layer = source.impacts_by_layers(chosen)
     out = []
     for k in range(len(sents)):
         found = [per_layer[layer][k] for layer in chosen]
         out.append(None if any(f is None for f in found) else found[0].F if one else np.stack([f.F for f in found]))
     return out
+
+
+def estimate(sentences: Iterable[Any], *, model: Any = None, probe: str | None = None, metric: str | None = None,
+             subword: str | None = None, tokenize: str | None = None, context: int | None = None,
+             head: str | int | None = None, faithful: bool = False, batch_tokens: int | None = None,
+             unit: str = "word") -> Any:
+    """What ``pmask.parse`` or ``pmask.impacts`` of ``sentences`` would compute, and roughly how long it takes,
+    known before any weights load (the model's tokenizer and config are read): the cost line the commands say,
+    with the same defaults (:func:`pmask.pipeline.request.resolve`) and the same refusals.
+
+    Args:
+        sentences, model, probe, metric, subword, tokenize, context, head, faithful, batch_tokens, unit: as for
+            :func:`parse` (``faithful``: the authors' texts and [CLS] layout, as ``parse(faithful=True)`` computes).
+
+    Returns:
+        A :class:`pmask.perturb.probes.cost.Estimate`: ``sentences`` (the records computed), ``sequences`` and
+        ``tokens`` (exact), ``seconds`` (rough, on this machine), ``record`` ("sentence" or "document") and
+        ``too_long`` (the ids of the sentences longer than the model, which are left out); ``describe()`` is
+        the line ``pmask parse`` says.
+
+    Raises:
+        PmaskError: settings that cannot work (as :func:`parse` refuses them), or documents longer than the
+            model, which are never left out.
+
+    Example:
+        >>> import pmask
+        >>> cost = pmask.estimate(["the cat sat"], model="random:bert-base-uncased")  # doctest: +SKIP
+        >>> cost.sequences, cost.describe()[:22]  # doctest: +SKIP
+        (7, '1 sentence to compute:')
+    """
+    from pmask.perturb.fill.estimate import computation, estimate_cost
+    from pmask.pipeline.request import prepare
+
+    request, sents, loaded = _request(sentences, model, batch_tokens=batch_tokens, head=head, probe=probe,
+                                      metric=metric, subword=subword, tokenize=tokenize, context=context,
+                                      faithful=faithful, unit=unit)
+    done = prepare(request, _source(request, sents, loaded, False), decodes=False)
+    return estimate_cost([computation(done.model, sents, faithful=faithful)])
 
 
 def sweep(corpus: str | Path, *, model: str | None = None, probes: str | Sequence[str] | None = None,

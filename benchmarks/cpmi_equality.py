@@ -19,6 +19,18 @@ Prints one table and exits 1 on any difference beyond ``--atol``. Example:
 ANCHOR (the authors' environment and code, made as ``tools/cpmi_authors.py`` says) defaults to
 ``../anchors/cpmi`` beside the checkout (as the data is ``../shared``); ``--conllu`` to UD English
 PUD under ``../shared/data``.
+
+Every family of theirs: ``--family bert|xlm|bart|xlnet|gpt2`` picks their class (default: from the model's
+``config.json``, as ``tools/cpmi_authors.py`` does); tiny random models of each are made by
+``tools/tiny_cpmi_models.py``. ``--reference`` also computes the tests' naive float64 reference of their
+reading (``tests/cpmi_reference.py``, one model call per input, run here under pmask's transformers) on the
+same sentences and prints its largest difference to their matrices and how many of their inputs it rebuilt
+token for token. ``--max-words W`` keeps the first N sentences of at most W words, ``--index I,J,..`` the
+sentences at those positions of the file (both sides; context still comes from the file's neighbours).
+Where pmask cannot read the family yet (it refuses the model), the pmask side is reported in one line
+and the rest is still compared:
+
+    python benchmarks/cpmi_equality.py --model TINY/gpt2 --n 6 --max-words 10 --reference
 """
 from __future__ import annotations
 
@@ -32,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pmask.common.errors import PmaskError
 from pmask.corpora import read_corpus
 from pmask.eval.scores.hoover_uuas import corpus_uuas, predicted_edges, sentence_uuas
 from pmask.perturb.alignment import ptb_align
@@ -53,14 +66,48 @@ MODES = ("sum", "triu", "tril", "none")
 def authors(args: argparse.Namespace) -> dict:
     if args.authors:
         return json.loads(Path(args.authors).read_text())
-    out = Path(args.workdir) / f"authors-{Path(args.model).name}-n{args.n}-pad{args.pad}.json"
+    tag = f"{args.family or 'auto'}-n{args.n}-pad{args.pad}" + (f"-w{args.max_words}" if args.max_words else "")
+    tag += f"-i{args.index.replace(',', '_')}" if args.index else ""
+    out = Path(args.workdir) / f"authors-{Path(args.model).name}-{tag}.json"
     cmd = [args.authors_python, str(Path(__file__).resolve().parents[1] / "tools" / "cpmi_authors.py"),
            "--repo", args.authors_repo, "--model", str(Path(args.model).resolve()), "--conllu", args.conllu,
            "--n", str(args.n), "--pad", str(args.pad), "--threads", str(args.threads), "-o", str(out)]
+    if args.family:
+        cmd += ["--family", args.family]
+    if args.max_words:
+        cmd += ["--max-words", str(args.max_words)]
+    if args.index:
+        cmd += ["--index", args.index]
     if args.head_at_target:
         cmd.append("--head-at-target")
     subprocess.run(cmd, check=True)
     return json.loads(out.read_text())
+
+
+def chosen_sentences(args: argparse.Namespace) -> list:
+    """The sentences both sides read: the first ``--n``, of at most ``--max-words`` words if given, or ``--index``."""
+    if args.index:
+        every = read_corpus(args.conllu)
+        return [every[int(i)] for i in args.index.split(",")]
+    if not args.max_words:
+        return read_corpus(args.conllu, limit=args.n)
+    return [s for s in read_corpus(args.conllu) if len(s.words) <= args.max_words][:args.n]
+
+
+def reference(args: argparse.Namespace, family: str, theirs: dict) -> tuple[float, int]:
+    """The tests' naive reference (float64) on their sentences: its largest |difference| to their matrices
+    and how many of their inputs (token ids, piece positions) it rebuilt exactly."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from cpmi_reference import authors_layout, authors_log_p, cpmi_from_log_p, reference_model
+
+    tokenizer, model = reference_model(family, args.model)
+    worst, same = 0.0, 0
+    for t in theirs["sentences"]:
+        layout = authors_layout(family, tokenizer, t["words"], *t.get("context", ([], [])))
+        same += t.get("layout") == {"input_ids": layout.input_ids, "spans": [list(s) for s in layout.spans]}
+        F = cpmi_from_log_p(authors_log_p(family, model, layout, getattr(tokenizer, "mask_token_id", None)))
+        worst = max(worst, float(np.abs(F - np.asarray(t["matrix"])).max()))
+    return worst, same
 
 
 def pmask_matrices(args: argparse.Namespace, sentences: list) -> tuple[list[np.ndarray], float, ImpactStats, int]:
@@ -104,19 +151,34 @@ def _score_gap(mine: np.ndarray, theirs: np.ndarray, keep: list[bool], projectiv
 
 
 def compare(args: argparse.Namespace) -> int:
-    sentences = read_corpus(args.conllu, limit=args.n)
+    sentences = chosen_sentences(args)
     theirs = authors(args)
-    mine, seconds, stats, their_sequences = pmask_matrices(args, sentences)
+    family = theirs.get("family", args.family or "bert")
+    print(f"model {args.model} (their {theirs.get('class', 'BERT')}), {len(sentences)} sentences, context {args.pad}")
+    failures = 0
+    scale = max(float(np.abs(np.asarray(t["matrix"])).max()) for t in theirs["sentences"])
+    if args.reference:
+        ref_worst, same = reference(args, family, theirs)
+        print(f"reference (tests/cpmi_reference.py, float64): largest |difference| to theirs {ref_worst:.3g} "
+              f"(largest |CPMI| {scale:.3g}); their input rebuilt in {same}/{len(theirs['sentences'])} sentences")
+        rebuilt = "layout" not in theirs["sentences"][0] or same == len(theirs["sentences"])
+        failures += int(ref_worst > args.atol) + int(not rebuilt)
+    try:
+        mine, seconds, stats, their_sequences = pmask_matrices(args, sentences)
+    except PmaskError as error:
+        print(f"pmask: {error}")
+        return failures
+    if "sequences" in theirs["sentences"][0]:
+        their_sequences = sum(t["sequences"] for t in theirs["sentences"])
     worst = max(float(np.abs(a - np.asarray(t["matrix"])).max()) for a, t in zip(mine, theirs["sentences"]))
     scale = max(float(np.abs(a).max()) for a in mine)
-    print(f"model {args.model}, {len(sentences)} sentences, context {args.pad}: largest |difference| {worst:.3g} "
-          f"(largest |CPMI| {scale:.3g})")
+    print(f"pmask: largest |difference| {worst:.3g} (largest |CPMI| {scale:.3g})")
     print(f"sequences per sentence: pmask {stats.forward_sequences / len(sentences):.1f}, "
           f"theirs {their_sequences / len(sentences):.1f}")
     kind = "head at target" if theirs.get("head_at_target") else "unpatched"
     print(f"pmask: {seconds:.2f} s, {stats.forward_sequences} sequences; theirs: {theirs['matrix_seconds']:.2f} s "
           f"({kind}) -> {theirs['matrix_seconds'] / seconds:.1f}x")
-    failures = int(worst > args.atol)
+    failures += int(worst > args.atol)
     if "plain" not in theirs["sentences"][0]:
         return failures
     print("| absolute | decoder | symmetrize | trees equal | largest score gap | pmask UUAS pooled / mean | "
@@ -166,6 +228,13 @@ def main() -> None:
     ap.add_argument("--authors-python", default=str(ANCHOR / "venv" / "bin" / "python"))
     ap.add_argument("--authors-repo", default=str(ANCHOR / "src"))
     ap.add_argument("--head-at-target", action="store_true", help="their code with the MLM head at the read only")
+    ap.add_argument("--family", choices=["bert", "xlm", "bart", "xlnet", "gpt2"], default=None,
+                    help="their class (default: from the model's config.json)")
+    ap.add_argument("--max-words", type=int, default=0, help="only sentences of at most this many words")
+    ap.add_argument("--index", default="", help="these sentences (0-based positions in the file, comma-separated) "
+                                                 "instead of --n and --max-words")
+    ap.add_argument("--reference", action="store_true",
+                    help="also the tests' naive float64 reference (tests/cpmi_reference.py) against their matrices")
     ap.add_argument("--workdir", default=".")
     args = ap.parse_args()
     failures = compare(args)

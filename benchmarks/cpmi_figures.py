@@ -26,6 +26,7 @@ from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.source import ImpactSource
+from pmask.pipeline.request import Request, resolve
 from pmask.trees.registry import DecodeInput, decode
 
 PUD = "../shared/data/ud/UD_English-PUD/en_pud-ud-test.conllu"
@@ -68,7 +69,8 @@ def main() -> None:
     sentences = corpus.read()
     for name, (impact, cpmi) in MATRICES.items():
         store = args.work / name
-        build_store(corpus, ModelSpec(args.model, impact=impact, threads=args.threads), store, layers=[-1],
+        spec = resolve(Request(ModelSpec(args.model, impact=impact, threads=args.threads))).model
+        build_store(corpus, spec, store, layers=[-1],
                     resume=store.exists(), progress=False)
         impacts = list(ImpactSource.open(CorpusSpec(store), progress=False).impacts(-1))
         for label, decoder, mode, absolute, faithful in _decodings(cpmi):

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> dict:
     stats = ImpactStats()
     started = time.perf_counter()
     F_all = [F[0] for F in impact_matrices(lm, authors_documents(docs), layers=[-1], include_cls=True, stats=stats,
-                                           progress=True)]
+                                           progress=True, metric="dist", subword="avg", tokenize="words")]
     seconds = time.perf_counter() - started
     diff = [(float(np.abs(F - matrices[d.meta["file_name"]]).max()), float(np.abs(matrices[d.meta["file_name"]]).max()),
              d.id) for d, F in zip(docs, F_all)]

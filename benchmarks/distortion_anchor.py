@@ -50,6 +50,13 @@ np.savez(sys.argv[1], **out)
 """
 
 
+
+def resolved_impact(probe, **given):
+    """The impact settings a run of ``probe`` with ``given`` resolves to (no model's recorded defaults)."""
+    from pmask.pipeline.request import Request, resolve
+
+    return resolve(Request.build(model="a-model", probe=probe, **given)).impact
+
 def patch(code: Path) -> None:
     """The one-line fix of the empty last batch, in every script of the anchor copy (idempotent)."""
     for script in ("compute_sub.py", "compute_dc.py", "compute_move.py"):
@@ -173,10 +180,12 @@ def main() -> None:
     lm = load_model(str(args.model), device="cpu", dtype="float32", threads=args.threads)
     words = [s.words for s in sentences]
     started = time.perf_counter()
-    charts = {"all": [c[0] for c in probe_matrices(lm, words, "distortion", layers=[args.layer], metric="all")]}
+    charts = {"all": [c[0] for c in probe_matrices(lm, words, resolved_impact("distortion", metric="all"),
+                                                   layers=[args.layer])]}
     seconds_ours = time.perf_counter() - started
     for metric in ("sub", "dc", "move"):
-        charts[metric] = [c[0] for c in probe_matrices(lm, words, "distortion", layers=[args.layer], metric=metric)]
+        charts[metric] = [c[0] for c in probe_matrices(lm, words, resolved_impact("distortion", metric=metric),
+                                                       layers=[args.layer])]
 
     worst: dict[str, float] = {}
     for metric in ("sub", "dc", "move"):

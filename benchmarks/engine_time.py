@@ -31,7 +31,7 @@ def main() -> None:
     load_s = time.perf_counter() - t0
     words = [s.words for s in read_corpus(PUD, limit=args.sentences)]
     t0 = time.perf_counter()
-    list(impact_matrices(lm, words, layers=[-1]))
+    list(impact_matrices(lm, words, layers=[-1], metric="dist", subword="avg", tokenize="words"))
     print(json.dumps({"sentences": len(words), "load_s": round(load_s, 2),
                       "engine_s": round(time.perf_counter() - t0, 2), "threads": args.threads}))
 

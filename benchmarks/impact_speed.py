@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     lm = load_model(f"random:{tmp}", device="cpu", dtype=args.dtype)
     load_s = time.perf_counter() - started
-    from pmask.perturb.encoders import inspect_model
+    from pmask.perturb.encoders.select import inspect_model
 
     started = time.perf_counter()   # the load-time checks alone (probe sentence, fast path vs generic, head)
     inspect_model(lm.model, lm.tokenizer, lm.num_layers, lm.name)
@@ -146,14 +146,15 @@ def main(argv=None) -> int:
 
     peak = matmul_peak(lm.dtype)
     stats = ImpactStats()
-    results = list(impact_matrices(lm, sentences, layers=[layer], batch_tokens=args.batch_tokens, stats=stats))
+    results = list(impact_matrices(lm, sentences, layers=[layer], batch_tokens=args.batch_tokens, stats=stats,
+                                   metric="dist", subword="avg", tokenize="words"))
     e_time = stats.seconds
     e_flops = engine_flops(stats, layer, D, Dff) if layer > 0 else 0.0
 
     lm32 = lm if lm.dtype == torch.float32 else load_model(f"random:{tmp}", device="cpu", dtype="float32")
     deviation = None
     if args.compare_float32 and lm.dtype != torch.float32:
-        ref32 = list(impact_matrices(lm32, sentences, layers=[layer]))
+        ref32 = list(impact_matrices(lm32, sentences, layers=[layer], metric="dist", subword="avg", tokenize="words"))
         deviation = max(float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(results, ref32))
 
     n_ref = min(args.reference_sentences, len(sentences)) if args.skip_reference else len(sentences)

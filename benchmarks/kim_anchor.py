@@ -41,6 +41,13 @@ PATCH_DUMP = ("                measure.scores[m].update(pred_spans, gold_spans, 
               "                DUMP.setdefault(m, (syn_dists[m].tolist(), pred_spans))  # pmask anchor patch\n")
 
 
+
+def resolved_impact(probe, **given):
+    """The impact settings a run of ``probe`` with ``given`` resolves to (no model's recorded defaults)."""
+    from pmask.pipeline.request import Request, resolve
+
+    return resolve(Request.build(model="a-model", probe=probe, **given)).impact
+
 def patch(code: Path) -> None:
     path = code / "run.py"
     text = path.read_text()
@@ -140,7 +147,7 @@ def main() -> None:
     L = lm.num_layers
     started = time.perf_counter()
     words = [s.words for s in sentences]
-    ours = {m: list(probe_matrices(lm, words, "distance", layers="all", metric=m, tokenize="bare"))
+    ours = {m: list(probe_matrices(lm, words, resolved_impact("distance", metric=m, tokenize="bare"), layers="all"))
             for m in ("cossim", "l1", "l2", "jsd", "hellinger")}
     seconds_ours = time.perf_counter() - started
     names = {"cos": "cossim", "l1": "l1", "l2": "l2", "jsd": "jsd", "hellinger": "hellinger",

@@ -31,12 +31,20 @@ from pmask.perturb.probes.support import check_support
 from _bert_base import PUD, add_model_args, bert_base
 
 
+def resolved_impact(probe, **given):
+    """The impact settings a run of ``probe`` with ``given`` resolves to (no model's recorded defaults)."""
+    from pmask.pipeline.request import Request, resolve
+
+    return resolve(Request.build(model="a-model", probe=probe, **given)).impact
+
 def run_probe(lm, sentences, probe: str, metric: str | None, layers) -> dict:
     check_support(lm, probe, metric, layers)          # load-time checks (attention weights verified) not timed
-    list(probe_matrices(lm, sentences[:1], probe, layers=layers, metric=metric, include_cls=True))   # warm-up
+    list(probe_matrices(lm, sentences[:1], resolved_impact(probe, metric=metric), layers=layers,
+                        include_cls=True))   # warm-up
     stats = ImpactStats()
     t0 = time.perf_counter()
-    for _ in probe_matrices(lm, sentences, probe, layers=layers, metric=metric, include_cls=True, stats=stats):
+    for _ in probe_matrices(lm, sentences, resolved_impact(probe, metric=metric), layers=layers, include_cls=True,
+                            stats=stats):
         pass
     seconds = time.perf_counter() - t0
     return {"probe": probe + (f":{metric}" if metric else ""), "sentences": stats.sentences,

@@ -1,7 +1,7 @@
 """The ``pmask`` command: thin wrappers over library functions that return data.
 
 :mod:`.commands` holds one module per command (its arguments, its checks, its Ctrl-C line and its
-run function, a few lines over one library call) and :data:`~pmask.cli.commands.COMMANDS`, the
+run function, a few lines over one library call) and :data:`~pmask.cli.commands.command.COMMANDS`, the
 registry of them; :mod:`.dispatch` derives from it the parser, the validation step run before any
 work and the Ctrl-C message; :mod:`.args` holds the shared option groups (every flag that several
 commands take, spelled once), :mod:`.outcome` what a command returns and :mod:`.logs` where text
@@ -18,9 +18,8 @@ import sys
 from typing import NoReturn, Sequence
 
 from pmask.cli.args import option_names
-from pmask.cli.commands import COMMANDS, Command
 from pmask.cli.dispatch import build_parser, check_command, interrupted_message, outputs_of
-from pmask.cli.logs import command_logging, deliver
+from pmask.cli.logs import command_logging, deliver, notes_held
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError
 from pmask.common.files import is_stdout, stdout_to_devnull
 
@@ -29,14 +28,16 @@ __all__ = ["build_parser", "console", "main"]
 
 # ---------------------------------------------------------------------------- entry point
 
-def main(argv: Sequence[str] | None = None, commands: Sequence[Command] = COMMANDS) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error).
 
     Args:
         argv: the arguments after ``pmask`` (default: the process's own).
-        commands: the commands known (default: every ``pmask`` command, :data:`~pmask.cli.commands.COMMANDS`).
+
+    Every registered command is known (:data:`pmask.cli.commands.command.COMMANDS`; a test registers its own
+    with ``COMMANDS.registered(...)``).
     """
-    parser = build_parser(commands)
+    parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:   # argparse would name them under the top-level usage; the command's own usage helps more
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[Command] = COMMAN
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return int(exc.code or 0)
     with command_logging(quiet=args.quiet, verbose=args.verbose):
-        return _run(parser, args, commands)
+        return _run(parser, args)
 
 
 def console() -> NoReturn:
@@ -72,13 +73,14 @@ def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.A
     return action.choices[command]
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, commands: Sequence[Command]) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Run the command ``args`` names; its failures become one-line messages and exit codes."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        check_command(args, commands)   # every output and model-free setting, before any work
-        stdout_taken = any(is_stdout(output.path) for output in outputs_of(args, commands))
-        deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
+        check_command(args)   # every output and model-free setting, before any work
+        stdout_taken = any(is_stdout(output.path) for output in outputs_of(args))
+        with notes_held():   # a refused run says one line: what was read is said once the checks pass
+            deliver(args.func(args), stdout_taken)   # data on stdout, messages on stderr
         sys.stdout.flush()    # a reader that went away shows here, not in the interpreter's last flush
         return 0
     except BrokenPipeError:   # `pmask … | head`: the reader has what it wanted; not an error
@@ -91,7 +93,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, commands: Se
     except PmaskError as exc:
         print(f"pmask: error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"pmask: {interrupted_message(args, commands)}", file=sys.stderr)
+        print(f"pmask: {interrupted_message(args)}", file=sys.stderr)
         return 130
     except (OSError, ValueError) as exc:
         if args.verbose >= 2:

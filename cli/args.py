@@ -27,8 +27,8 @@ from typing import Any
 
 from pmask.common.errors import OptionError
 from pmask.common.options import (
+    ATTENTION_HEAD_MODES,
     DTYPES,
-    HEAD_MODES,
     METRICS,
     PROBE_METRICS,
     PROBES,
@@ -37,10 +37,11 @@ from pmask.common.options import (
     SUBWORD_POLICIES,
     SYMMETRIZE_MODES,
     TOKENIZE_MODES,
-    parse_head,
+    parse_attention_head,
     split_metrics,
     split_probes,
 )
+from pmask.common.registry import EntryNames
 from pmask.corpora.formats import CORPUS_FORMATS
 from pmask.perturb.models.bundled import DEFAULT_MODEL
 from pmask.trees.registry import decoder_names, decoder_needs_model
@@ -120,7 +121,7 @@ def metrics_arg(text: str) -> list[str]:
 
 def head_arg(text: str) -> str | int | None:
     try:
-        return parse_head(text)
+        return parse_attention_head(text)
     except OptionError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -149,13 +150,14 @@ def add_probe(g: argparse._ArgumentGroup, several: bool) -> None:
                             "see the README's Probes section)")
     g.add_argument("--head", type=head_arg, default=None, metavar="N|mean|max",
                    help="attention head decoded by probe attention and distance with jsd/hellinger: a head number "
-                        f"from 0, or {' / '.join(f'{k} ({v})' for k, v in HEAD_MODES.items())}")
+                        f"from 0, or {' / '.join(f'{k} ({v})' for k, v in ATTENTION_HEAD_MODES.items())}")
 
 
 def add_model(p: argparse.ArgumentParser, several_probes: bool = False) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", "-m", metavar="M",
-                   help="Hugging Face masked LM: hub name, local directory or a bundled model's name; 'random:NAME' = "
+                   help="Hugging Face language model (masked LM, decoder-only LLM, BART, XLNet): hub name, local "
+                        "directory, a .gguf file or a bundled model's name; 'random:NAME' = "
                         f"NAME's architecture with random weights (the random-BERT baseline); default: the bundled "
                         f"{DEFAULT_MODEL} (a small English model for demos and offline trials)")
     g.add_argument("--random-init", action="store_true", help="use --model's architecture with random weights")
@@ -249,6 +251,25 @@ def add_tables(p: argparse.ArgumentParser) -> None:
     """``--json`` and ``--csv``: the scores written to files beside the table printed."""
     p.add_argument("--json", type=Path, default=None, metavar="F", help="also write the scores as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="F", help="also write the table as CSV")
+
+
+def _optional_scores() -> tuple[str, ...]:
+    """The optional scores' names (:func:`pmask.eval.scores.columns.optional_scores`), imported when first asked:
+    building the parser of a command that scores nothing loads no ``pmask.eval``."""
+    from pmask.eval.scores.columns import optional_scores
+
+    return tuple(optional_scores())
+
+
+#: ``--score`` choices: a live view, read when ``--score`` is given or its help shown.
+OPTIONAL_SCORES = EntryNames(_optional_scores)
+
+
+def add_score(p: argparse.ArgumentParser, where: str) -> None:
+    """``--score NAME`` (repeatable): an optional score by name, added to ``where``; its choices are the
+    registered optional scores (``hoover_uuas``)."""
+    p.add_argument("--score", action="append", dest="scores", default=None, choices=OPTIONAL_SCORES, metavar="NAME",
+                   help=f"add an optional score to {where} (repeatable): %(choices)s")
 
 
 def add_dry_run(p: argparse.ArgumentParser) -> None:

@@ -1,12 +1,12 @@
 """What every command goes through, derived from the registry :data:`pmask.cli.commands.COMMANDS`:
 its parser (:func:`build_parser`), the one validation step before anything is read or loaded
 (:func:`check_command`, over :func:`outputs_of`), and the line said when Ctrl-C stops it
-(:func:`interrupted_message`). Each takes the registry as ``commands`` (default: every command),
-so a command added to a copy of it is parsed, checked and interrupted like the others.
+(:func:`interrupted_message`). Each reads the registry as it is when called, so a command registered later
+(a test's, ``COMMANDS.registered(...)``) is parsed, checked and interrupted like the others.
 
 :func:`check_command` checks every output a command will write (its ``outputs`` hook says which,
 and whether each is a file or a folder the command creates) with
-:func:`pmask.common.files.check_outputs`, that standard output holds one of them at most, then
+:func:`pmask.common.output_checks.check_outputs`, that standard output holds one of them at most, then
 the command's own ``check`` hook (settings that can be checked without a model, e.g. layer 0
 refused where trees would be decoded from it). The library functions behind the commands run
 the same checks on their own outputs, so a script that calls them directly gets the same refusals.
@@ -26,18 +26,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pmask.cli.args import INPUT_ARGS, OUTPUT_ARGS, HelpFormatter, command
 from pmask.cli.commands import COMMANDS, Command
 from pmask.common.command_line import flag_of
 from pmask.common.errors import OutputError
-from pmask.common.files import Output, check_outputs, is_stdout
+from pmask.common.files import is_stdout
+from pmask.common.output_checks import Output, check_outputs
 from pmask.common.version import __version__
 
 
-def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
-    """The ``pmask`` parser: one sub-parser per command of ``commands``, in their order; each sets
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pmask`` parser: one sub-parser per registered command, in their order; each sets
     ``args.command`` to its name and ``args.func`` to its run function."""
     parser = argparse.ArgumentParser(
         prog="pmask", formatter_class=HelpFormatter,
@@ -46,24 +47,24 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
                "  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines")
     parser.add_argument("--version", action="version", version=f"pmask {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for entry in commands:
+    for entry in COMMANDS.values():
         p = command(sub, entry.name, help=entry.help, description=entry.description, epilog=entry.epilog)
         entry.add_arguments(p)
         p.set_defaults(func=entry.run)
     return parser
 
 
-def command_named(name: str, commands: Sequence[Command] = COMMANDS) -> Command:
-    """The entry of ``pmask NAME`` in ``commands``."""
-    return next(entry for entry in commands if entry.name == name)
+def command_named(name: str) -> Command:
+    """The entry of ``pmask NAME``."""
+    return COMMANDS.lookup(name)
 
 
-def outputs_of(args: argparse.Namespace, commands: Sequence[Command] = COMMANDS) -> list[Output]:
-    """Every output ``args.command`` will write, as :class:`~pmask.common.files.Output` checks."""
-    return command_named(args.command, commands).outputs(args)
+def outputs_of(args: argparse.Namespace) -> list[Output]:
+    """Every output ``args.command`` will write, as :class:`~pmask.common.output_checks.Output` checks."""
+    return command_named(args.command).outputs(args)
 
 
-def check_command(args: argparse.Namespace, commands: Sequence[Command] = COMMANDS) -> None:
+def check_command(args: argparse.Namespace) -> None:
     """Refuse, in one line, any output that cannot be written or would overwrite an input, and any
     setting that is wrong whatever the model; nothing is read, loaded or written before this.
 
@@ -76,9 +77,9 @@ def check_command(args: argparse.Namespace, commands: Sequence[Command] = COMMAN
     for name in INPUT_ARGS:
         value = getattr(args, name, None)
         inputs.extend(value if isinstance(value, list) else [value])
-    check_outputs(outputs_of(args, commands), inputs)
+    check_outputs(outputs_of(args), inputs)
     _refuse_two_on_stdout(args)
-    command_named(args.command, commands).check(args)
+    command_named(args.command).check(args)
 
 
 def _refuse_two_on_stdout(args: argparse.Namespace) -> None:
@@ -90,6 +91,6 @@ def _refuse_two_on_stdout(args: argparse.Namespace) -> None:
         raise OutputError(f"-: {' and '.join(flags)} both name standard output; one output at most can go there")
 
 
-def interrupted_message(args: argparse.Namespace, commands: Sequence[Command] = COMMANDS) -> str:
+def interrupted_message(args: argparse.Namespace) -> str:
     """One line: what ``args.command`` kept when it was interrupted, and how to go on from it."""
-    return command_named(args.command, commands).interrupted(args)
+    return command_named(args.command).interrupted(args)

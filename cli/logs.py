@@ -37,11 +37,28 @@ LIBRARIES = ("transformers", "huggingface_hub", "urllib3", "matplotlib", "filelo
 
 
 class StderrHandler(logging.StreamHandler):
-    """Writes to the stderr of the moment (like logging's last-resort handler), not the one at set-up."""
+    """Writes to the stderr of the moment (like logging's last-resort handler), not the one at set-up; while a
+    command checks its settings (:func:`notes_held`) it holds its notes (below WARNING), so that a refused run
+    says one line: the refusal."""
 
     def __init__(self, level: int = logging.NOTSET):
         super().__init__()
         self.setLevel(level)
+        self.held: list[logging.LogRecord] | None = None   # None: not holding
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.held is not None:
+            if record.levelno < logging.WARNING:
+                self.held.append(record)
+                return
+            self.flush_held()   # a warning comes after what was said before it
+        super().emit(record)
+
+    def flush_held(self) -> None:
+        """Say the notes held so far, in order (still holding)."""
+        held, self.held = self.held, []
+        for record in held or ():
+            super().emit(record)
 
     @property
     def stream(self):  # the current sys.stderr, looked up at every message
@@ -91,6 +108,36 @@ def command_logging(quiet: bool = False, verbose: int = 0) -> Iterator[None]:
         root.handlers = handlers
         for name, library_level in libraries.items():
             logging.getLogger(name).setLevel(library_level)
+
+
+def _handlers() -> list[StderrHandler]:
+    return [h for h in logging.getLogger().handlers if isinstance(h, StderrHandler)]
+
+
+@contextlib.contextmanager
+def notes_held() -> Iterator[None]:
+    """Hold a command's notes (``read 3 sentences from …``) until its checks have passed
+    (:func:`release_notes`, said with the cost line) or it ends: a run refused before then says only its
+    refusal (a :class:`~pmask.common.errors.PmaskError`), one line; any other ending says what was held."""
+    from pmask.common.errors import PmaskError
+
+    for handler in _handlers():
+        handler.held = []
+    try:
+        yield
+    except PmaskError:
+        for handler in _handlers():
+            handler.held = None   # dropped: the refusal is the one line
+        raise
+    finally:
+        release_notes()
+
+
+def release_notes() -> None:
+    """Say the notes held by :func:`notes_held`, and the next ones as they come (the checks have passed)."""
+    for handler in _handlers():
+        handler.flush_held()
+        handler.held = None
 
 
 # ---------------------------------------------------------------------------- what a command says

@@ -18,11 +18,8 @@ Every writer in pmask (corpora, reports, heatmaps, stores, the CLI) goes through
   should be, no permission, a full disk) raises :class:`~pmask.common.errors.OutputError` with one
   line naming the path and the reason.
 
-The outputs that are folders a command creates (an impact store, ``bench -o DIR``, heatmaps or
-exports into a folder) are made with :func:`make_output_folder`: the folder itself is created,
-never its parents. :func:`check_outputs` is the one validation step a command runs before any
-work (every output writable, of a supported type, none of them an input);
-:func:`refuse_overwriting_inputs` refuses an output that is one of a command's inputs.
+Checking every output before any work (and making the folders a command creates) is
+:mod:`pmask.common.output_checks`; reading and hashing files: :func:`read_json`, :func:`sha256_file`.
 
 Example:
     >>> from pmask.common.files import write_output
@@ -40,8 +37,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -58,11 +54,13 @@ def is_stdout(path: str | os.PathLike | None) -> bool:
     return path is not None and os.fspath(path) == STDOUT
 
 
-def _fail(path: str | os.PathLike, reason: str) -> OutputError:
+def output_error(path: str | os.PathLike, reason: str) -> OutputError:
+    """The one-line error of an output that cannot be written."""
     return OutputError(f"{path}: cannot write: {reason}")
 
 
-def _reason(err: OSError) -> str:
+def os_reason(err: OSError) -> str:
+    """An ``OSError``'s reason in lower case, for :func:`output_error`."""
     return err.strerror.lower() if err.strerror else str(err)
 
 
@@ -72,14 +70,14 @@ def _existing_ancestor(folder: Path) -> Path:
     return folder
 
 
-def _check_parent(path: str | os.PathLike, target: Path) -> None:
+def check_parent(path: str | os.PathLike, target: Path) -> None:
     """The folder ``target`` goes into exists and is a folder (nothing is created, as with ``>``)."""
     ancestor = _existing_ancestor(target.parent)
     if not ancestor.is_dir():
-        raise _fail(path, f"{ancestor} is a file, not a folder")
+        raise output_error(path, f"{ancestor} is a file, not a folder")
     if ancestor != target.parent:
         shown = Path(path).parent if Path(path).parent != Path(".") else target.parent
-        raise _fail(path, f"folder {shown} does not exist (outputs are written like shell redirection: "
+        raise output_error(path, f"folder {shown} does not exist (outputs are written like shell redirection: "
                           "create the folder first)")
 
 
@@ -87,8 +85,8 @@ def _target(path: str | os.PathLike) -> Path:
     """The file a write to ``path`` lands in: symlinks followed, its folder checked."""
     target = Path(os.path.realpath(path))
     if target.is_dir():
-        raise _fail(path, "it is a folder, not a file")
-    _check_parent(path, target)
+        raise output_error(path, "it is a folder, not a file")
+    check_parent(path, target)
     return target
 
 
@@ -134,7 +132,7 @@ def _atomic(path: str | os.PathLike, target: Path, binary: bool) -> Iterator[IO]
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as err:
         if not (target.exists() and os.access(target, os.W_OK)):
-            raise _fail(path, f"cannot create a file in {target.parent}: {_reason(err)}") from None
+            raise output_error(path, f"cannot create a file in {target.parent}: {os_reason(err)}") from None
         fd = None  # the folder is read-only but the file is writable: overwrite it in place
     if fd is None:
         with open(target, "wb" if binary else "w", **_open_kwargs(binary)) as fh:
@@ -187,7 +185,7 @@ def open_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             with _atomic(path, target, binary) as fh:
                 yield fh
     except OSError as err:
-        raise _fail(path, _reason(err)) from None
+        raise output_error(path, os_reason(err)) from None
     logger.debug("wrote %s", path)
 
 
@@ -217,92 +215,6 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> Path:
 atomic_write = write_output
 
 
-@dataclass(frozen=True)
-class Output:
-    """One output a command is about to write (see :func:`check_outputs`).
-
-    Attributes:
-        path: the file or folder (``-`` = standard output, files only).
-        folder: a folder the command creates (its parent must exist) rather than a file.
-        suffixes: the file suffixes the writer supports (lower case, with the dot); empty = any.
-    """
-
-    path: str | os.PathLike
-    folder: bool = False
-    suffixes: tuple[str, ...] = ()
-
-
-def _writable(folder: Path) -> bool:
-    return os.access(folder, os.W_OK | os.X_OK)
-
-
-def check_output(output: Output | str | os.PathLike) -> None:
-    """Raise :class:`OutputError` unless ``output`` can be written; writes nothing.
-
-    A file: not a folder, of a supported suffix, in an existing folder that can be written (or an
-    existing writable file). A folder: not a file; an existing folder must be writable, a new one
-    needs an existing writable parent (only the folder itself is ever created).
-
-    Example:
-        >>> check_output(Output("/nonexistent/dir/x.conllu"))   # doctest: +SKIP
-        OutputError: /nonexistent/dir/x.conllu: cannot write: folder /nonexistent/dir does not exist (...)
-    """
-    out = output if isinstance(output, Output) else Output(output)
-    path = out.path
-    if is_stdout(path):
-        if out.folder:
-            raise OutputError(f"{path}: a folder is written here, not standard output; name a folder")
-        if out.suffixes:   # the file type comes from the suffix, and standard output has none
-            raise OutputError(f"{path}: the file type is chosen by the suffix ({', '.join(out.suffixes)}), which "
-                              "standard output lacks; name a file")
-        return
-    target = Path(os.path.realpath(path))
-    if out.folder:
-        if target.exists() and not target.is_dir():
-            raise _fail(path, "it is a file, not a folder")
-        if target.is_dir():
-            if not _writable(target):
-                raise _fail(path, "permission denied")
-            return
-    elif target.is_dir():
-        raise _fail(path, "it is a folder, not a file")
-    elif out.suffixes and Path(path).suffix.lower() not in out.suffixes:
-        raise _fail(path, f"unsupported file type {Path(path).suffix or '(no suffix)'!r}; use one of "
-                          f"{', '.join(out.suffixes)}")
-    _check_parent(path, target)
-    if not _writable(target.parent) and not (target.exists() and os.access(target, os.W_OK)):
-        raise _fail(path, f"no permission to write in {target.parent}")
-
-
-def check_outputs(outputs: Iterable[Output | str | os.PathLike | None],
-                  inputs: Iterable[str | os.PathLike | None] = ()) -> None:
-    """The validation step every command runs before any work: each output (None = not asked for)
-    passes :func:`check_output` and none of them is one of ``inputs`` (:func:`refuse_overwriting_inputs`).
-
-    Raises:
-        OutputError: the first output that cannot be written, one line naming it and the reason.
-    """
-    chosen = [o if isinstance(o, Output) else Output(o) for o in outputs if o is not None]
-    refuse_overwriting_inputs([o.path for o in chosen], list(inputs))
-    for out in chosen:
-        check_output(out)
-
-
-def make_output_folder(path: str | os.PathLike) -> Path:
-    """Create the output folder ``path`` (an existing one is fine), never its parents.
-
-    Raises:
-        OutputError: a file is in the way, the parent folder is missing, or no permission.
-    """
-    check_output(Output(path, folder=True))
-    folder = Path(path)
-    try:
-        folder.mkdir(exist_ok=True)
-    except OSError as err:
-        raise _fail(path, f"cannot create the folder: {_reason(err)}") from None
-    return folder
-
-
 def stdout_to_devnull() -> None:
     """After a ``BrokenPipeError`` on standard output (the reader closed the pipe, as ``| head`` does):
     point file descriptor 1 at ``os.devnull`` so the interpreter's final flush cannot fail again
@@ -312,52 +224,6 @@ def stdout_to_devnull() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (AttributeError, OSError, ValueError):   # no real file descriptor (e.g. a test's capture)
         pass
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    if a.exists() and b.exists():
-        return os.path.samefile(a, b)
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-def refuse_overwriting_inputs(output: str | os.PathLike | None | Iterable[str | os.PathLike | None],
-                              inputs: Iterable[str | os.PathLike | None]) -> None:
-    """Raise :class:`OutputError` when writing ``output`` would overwrite one of ``inputs``.
-
-    ``output`` may also be a list of paths (a command's main output and its side files).
-
-    Symlinks are resolved and existing files compared with ``os.path.samefile`` (hard links
-    count). An input folder (e.g. an impact store) is overwritten by an output that is the
-    folder itself or an existing file inside it. ``-`` and ``None`` (on either side) never clash.
-
-    Args:
-        output: the path a command is about to write.
-        inputs: every path it reads (corpus, gold, store folder, ...).
-
-    Example:
-        >>> refuse_overwriting_inputs("gold.conllu", ["gold.conllu"])
-        Traceback (most recent call last):
-        pmask.common.errors.OutputError: gold.conllu: would overwrite the input gold.conllu; choose another output
-    """
-    if output is not None and not isinstance(output, (str, os.PathLike)):
-        inputs = list(inputs)
-        for one in output:
-            refuse_overwriting_inputs(one, inputs)
-        return
-    if output is None or is_stdout(output):
-        return
-    out = Path(output)
-    for given in inputs:
-        if given is None or is_stdout(given):
-            continue
-        source = Path(given)
-        inside = (source.is_dir() and out.exists()
-                  and Path(os.path.realpath(out)).is_relative_to(os.path.realpath(source)))
-        if _same_file(out, source):
-            raise OutputError(f"{output}: would overwrite the input {given}; choose another output")
-        if inside:
-            raise OutputError(f"{output}: would overwrite a file of the input folder {given}; "
-                              "choose another output")
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -13,16 +13,14 @@ import re
 from pathlib import PurePath
 from typing import Any, Mapping, Sequence
 
-from pmask.common.options import DEFAULT_PROBE, RANDOM_PREFIX, split_random
+from pmask.common.options import RANDOM_PREFIX, first_probe, split_random
 from pmask.common.probe_entries import PROBE_ENTRIES
 
 __all__ = ["MAX_LABEL_CHARS", "absolute_layer", "either", "plural", "probe_label", "run_label", "short_label",
-           "short_model_name", "unit_labels", "unit_noun"]
+           "short_model_name"]
 
 #: The longest tick label of an impact map: a longer one (an EDU, a unit of many words) is cut after a whole word.
 MAX_LABEL_CHARS = 24
-#: What a record's units are called in labels (``Sentence.unit`` -> noun).
-UNIT_NOUNS = {"word": "word", "edu": "EDU"}
 
 # folder names that say nothing about the model: the parent folder is named with them
 _GENERIC_FOLDER = re.compile(r"^(model|models|hf|huggingface|weights|final|best|output|outputs|export|"
@@ -100,11 +98,13 @@ def probe_label(settings: Mapping[str, Any] | None) -> str:
     Example:
         >>> probe_label({"probe": "attention", "metric": "weight", "head": "mean"})
         'attention (head mean)'
-        >>> probe_label({"probe": "distance", "metric": "jsd", "head": 3}), probe_label({"metric": "dist"})
-        ('distance (jsd, head 3)', 'pair (dist)')
+        >>> probe_label({"probe": "distance", "metric": "jsd", "head": 3})
+        'distance (jsd, head 3)'
+        >>> probe_label({"probe": "pair", "metric": "dist"})
+        'pair (dist)'
     """
     settings = settings or {}
-    probe = settings.get("probe") or DEFAULT_PROBE
+    probe = str(settings.get("probe"))
     entry = PROBE_ENTRIES.get(probe)
     only = entry is not None and len(entry.metrics) == 1   # a probe's only metric says nothing (attention's weight)
     parts = [] if settings.get("metric") is None or only else [str(settings["metric"])]
@@ -133,7 +133,7 @@ def run_label(model: Mapping[str, Any] | None, impact: Mapping[str, Any] | None 
     if model.get("random_init") and not name.startswith(RANDOM_PREFIX):
         name = RANDOM_PREFIX + name
     parts = [short_model_name(name)]
-    if impact and (impact.get("probe") or DEFAULT_PROBE) != DEFAULT_PROBE:
+    if impact and impact.get("probe") not in (None, first_probe()):   # the first probe (pair) goes unnamed
         parts.append(probe_label(impact))
     elif impact and impact.get("metric"):
         parts.append(str(impact["metric"]))
@@ -151,21 +151,3 @@ def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     """
     cut = text[: limit - 1]
     return text if len(text) <= limit else (cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut) + "…"
-
-
-def unit_noun(unit: str) -> str:
-    """What a record's units are called: "word", or "EDU" for a document's (``Sentence.unit``)."""
-    return UNIT_NOUNS.get(unit, unit)
-
-
-def unit_labels(words: Sequence[str], unit: str = "word") -> list[str]:
-    """Short labels of a record's units: words as they are (:func:`short_label`); the units of a document
-    (EDUs, many words each) as their 1-based index and first words, recognisable and short.
-
-    Example:
-        >>> unit_labels(["We present a parser", "which beats the state of the art on four treebanks ."], "edu")
-        ['1 We present a parser', '2 which beats the…']
-    """
-    if unit == "word":
-        return [short_label(str(w)) for w in words]
-    return [short_label(f"{k} {w}") for k, w in enumerate(words, start=1)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from pmask.common.errors import LayerError, OptionError, SettingError
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe, MetricEntry, ProbeEntry
 from pmask.common.registry import EntryNames, EntryTable
 from pmask.common.tokenization import TOKENIZE_ENTRIES
 
@@ -40,8 +40,6 @@ DTYPES: dict[str, str] = {
     "float64": "reference precision (slow), for tests",
 }
 
-#: What a decoder produces.
-TASKS = ("dependency", "constituency")
 
 #: Where a dependency tree's root comes from.
 ROOT_MODES: dict[str, str] = {
@@ -83,11 +81,11 @@ SYMMETRIZE_MODES: dict[str, str] = {
 }
 
 #: (probe, metric) pairs whose values differ per attention head: stores keep every head, ``--head`` picks.
-HEAD_METRICS: Sequence[tuple[str, str]] = EntryNames(
-    lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.head_metrics))
+ATTENTION_HEAD_METRICS: Sequence[tuple[str, str]] = EntryNames(
+    lambda: tuple((n, m) for n, e in PROBE_ENTRIES.items() for m in e.attention_head_metrics))
 
 #: ``--head`` values besides a head number 0..H-1.
-HEAD_MODES: dict[str, str] = {
+ATTENTION_HEAD_MODES: dict[str, str] = {
     "mean": "the mean over the layer's heads (the default)",
     "max": "the element-wise maximum over the layer's heads",
 }
@@ -98,9 +96,6 @@ DISTANCE_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_EN
 #: Probes whose F is a span chart (F[l][r-1] scores the span of words l..r-1; low = constituent), not a
 #: word-pair matrix: only span decoders (``cky``) read them, and span decoders read nothing else.
 SPAN_PROBES: Sequence[str] = EntryNames(lambda: tuple(n for n, e in PROBE_ENTRIES.items() if e.spans))
-
-#: The probe used when none is named (its name is left out of labels and of ``bench``'s file names).
-DEFAULT_PROBE = "pair"
 
 #: ``--model random:NAME`` = NAME's architecture and tokenizer with random weights.
 RANDOM_PREFIX = "random:"
@@ -178,33 +173,25 @@ def resolve_layers(layers: Iterable[int] | int | str, num_layers: int) -> tuple[
     return tuple(out)
 
 
-def default_metric(probe: str | None) -> str:
-    """The metric a probe uses when none is given (``dist`` for pair and single).
+def first_probe() -> str:
+    """The first registered probe (pair: :data:`pmask.common.probe_entries.PROBE_ENTRIES` is in documentation
+    order): the one :func:`pmask.pipeline.request.resolve` runs when none is given, whose name labels and
+    ``bench``'s file names leave out.
 
     Example:
-        >>> default_metric("distance"), default_metric(None)
-        ('l2', 'dist')
+        >>> import pmask
+        >>> first_probe()
+        'pair'
     """
-    return probe_entry(probe or DEFAULT_PROBE).metrics[0]
+    return next(iter(PROBE_ENTRIES))
 
 
-def default_subword(metric: str | None) -> str:
-    """The subword policy a metric uses when none is given (``sum`` for cpmi, else ``avg``).
-
-    Example:
-        >>> default_subword("cpmi"), default_subword("dist")
-        ('sum', 'avg')
-    """
-    entry = METRIC_ENTRIES.get(metric or "")
-    return entry.subword if entry and entry.subword else "avg"
-
-
-def metric_pipeline(metric: str | None) -> Faithful | None:
+def metric_recipe(metric: str | None) -> AuthorsRecipe | None:
     """The metric's own authors' pipeline under ``--faithful`` (cpmi: Hoover et al.'s), None for a metric without
     one (its probe's pipeline applies) or an unknown name.
 
     Example:
-        >>> metric_pipeline("cpmi").decoders, metric_pipeline("dist")
+        >>> metric_recipe("cpmi").decoders, metric_recipe("dist")
         (('mst-projective', 'mst'), None)
     """
     entry = METRIC_ENTRIES.get(metric or "")
@@ -235,45 +222,42 @@ def metric_entry(metric: str | None) -> MetricEntry:
 
 def check_context(context: int | None) -> int:
     """``context`` (words of neighbouring sentences, ``--context``) as an int >= 0, else an :class:`OptionError`."""
-    if context is None:
-        return 0
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise OptionError(f"context must be a whole number of words >= 0, got {context!r}")
     return context
 
 
-def has_heads(probe: str | None, metric: str | None) -> bool:
-    """Whether the probe's matrices have one value per attention head (``--head`` applies)."""
-    metric = metric or default_metric(probe)   # an unknown probe is refused here, in one line
-    entry = PROBE_ENTRIES.get(probe or DEFAULT_PROBE)
-    return entry is not None and metric in entry.head_metrics
+def has_attention_heads(probe: str | None, metric: str | None) -> bool:
+    """Whether the probe's matrices have one value per attention head with ``metric`` (``--head`` applies)."""
+    entry = PROBE_ENTRIES.get(probe or "")
+    return entry is not None and metric in entry.attention_head_metrics
 
 
-def parse_head(value: str | int | None) -> str | int | None:
+def parse_attention_head(value: str | int | None) -> str | int | None:
     """``"mean"``, ``"max"``, a head number (int >= 0) or None; an :class:`OptionError` otherwise.
 
     Example:
-        >>> parse_head("3"), parse_head("max"), parse_head(None)
+        >>> parse_attention_head("3"), parse_attention_head("max"), parse_attention_head(None)
         (3, 'max', None)
     """
     if value is None or isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     text = str(value).strip()
-    if text in HEAD_MODES:
+    if text in ATTENTION_HEAD_MODES:
         return text
     if text.isdigit():
         return int(text)
-    raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(HEAD_MODES)})")
+    raise OptionError(f"unknown head {value!r} (choose a head number from 0, or {', '.join(ATTENTION_HEAD_MODES)})")
 
 
-def split_probes(value: str | Iterable[str] | None) -> list[str]:
-    """Probe names from ``"pair,attention"`` (or a list), each checked; ``["pair"]`` for None.
+def split_probes(value: str | Iterable[str]) -> list[str]:
+    """Probe names from ``"pair,attention"`` (or a list), each checked.
 
     Example:
         >>> split_probes("pair, distance")
         ['pair', 'distance']
     """
-    names = value.split(",") if isinstance(value, str) else list(value or [DEFAULT_PROBE])
+    names = value.split(",") if isinstance(value, str) else list(value)
     out = [check_choice("probe", n.strip(), PROBES) for n in names if n.strip()]
     if not out:
         raise OptionError("no probe given (choose from " + ", ".join(PROBES) + ")")
@@ -294,47 +278,55 @@ def split_metrics(value: str | Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def check_probe(probe: str | None, metric: str | None, subword: str | None = "avg",
-                head: str | int | None = None) -> None:
+def check_metric(metric: str | None, subword: str | None) -> tuple[str, str]:
+    """``(metric, subword)``, or a one-line error: an :class:`OptionError` for an unknown metric or subword
+    policy, a :class:`SettingError` for a subword policy the metric does not take (whichever probe runs it)."""
+    metric = check_choice("metric", metric, METRICS)
+    subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
+    fixed = METRIC_ENTRIES[metric]
+    if fixed.subword and subword != fixed.subword:
+        raise SettingError(f"{{metric}} {metric} takes {{subword}} {fixed.subword} only, not {subword} "
+                           f"({fixed.subword_reason})")
+    return metric, subword
+
+
+def check_probe(probe: str | None, metric: str | None, subword: str | None, head: str | int | None = None) -> None:
     """Refuse, in one line, a metric, subword policy or head the probe does not take.
 
     Raises:
         OptionError: an unknown probe, metric, subword policy or head value.
         SettingError: a known value the probe does not take (names settings as ``{probe}``, ``{metric}``, ...).
     """
-    metric = check_choice("metric", metric, METRICS)
-    subword = check_choice("subword policy", subword, SUBWORD_POLICIES)
-    entry, fixed = probe_entry(probe), METRIC_ENTRIES[metric]
+    metric, subword = check_metric(metric, subword)
+    entry = probe_entry(probe)
     if metric not in entry.metrics:
         raise SettingError(f"{{probe}} {probe} takes {{metric}} {' or '.join(entry.metrics)}, not {metric}")
-    if fixed.subword and subword != fixed.subword:
-        raise SettingError(f"{{metric}} {metric} takes {{subword}} {fixed.subword} only, not {subword} "
-                           f"({fixed.subword_reason})")
     subwords = entry.subwords or tuple(SUBWORD_POLICIES)
-    if subword not in subwords or (has_heads(probe, metric) and subword != "avg"):
-        allowed = "avg" if has_heads(probe, metric) else " or ".join(subwords)
+    if subword not in subwords or (has_attention_heads(probe, metric) and subword != "avg"):
+        allowed = "avg" if has_attention_heads(probe, metric) else " or ".join(subwords)
         raise SettingError(f"{{probe}} {probe} with {{metric}} {metric} takes {{subword}} {allowed}, not {subword} "
                            "(attention is merged to words as Clark et al.: mean over the rows of a word's pieces, "
                            "sum over its columns; distance builds one vector per word)")
-    if parse_head(head) is not None and not has_heads(probe, metric):
-        raise SettingError(f"{{head}} applies to {_head_probes()}, not to probe {probe} with {{metric}} {metric}")
+    if parse_attention_head(head) is not None and not has_attention_heads(probe, metric):
+        raise SettingError(f"{{head}} applies to {_attention_head_probes()}, not to probe {probe} with {{metric}} "
+                           f"{metric}")
 
 
-def _head_probes() -> str:
+def _attention_head_probes() -> str:
     """The probes and metrics ``--head`` applies to, in prose ("probe attention and to probe distance with ...")."""
     parts = []
     for entry in PROBE_ENTRIES.values():
         if entry.attention_only:
             parts.append(f"probe {entry.name}")
-        elif entry.head_metrics:
-            parts.append(f"probe {entry.name} with {{metric}} {' or '.join(entry.head_metrics)}")
+        elif entry.attention_head_metrics:
+            parts.append(f"probe {entry.name} with {{metric}} {' or '.join(entry.attention_head_metrics)}")
     return " and to ".join(parts)
 
 
 def check_attention_layers(probe: str | None, metric: str | None, layers: Iterable[int],
                            num_layers: int | None) -> None:
-    """A :class:`LayerError` when a probe that reads attention weights (:func:`has_heads`) is asked
+    """A :class:`LayerError` when a probe that reads attention weights (:func:`has_attention_heads`) is asked
     for layer 0, the embeddings, which have none; ``layers`` are absolute (0 = embeddings)."""
-    if has_heads(probe, metric) and 0 in list(layers):
+    if has_attention_heads(probe, metric) and 0 in list(layers):
         raise LayerError(f"layer 0 (the embeddings) has no attention, which probe {probe} with metric "
-                         f"{metric or default_metric(probe)} reads; choose layers 1..{num_layers}")
+                         f"{metric} reads; choose layers 1..{num_layers}")

@@ -54,22 +54,23 @@ class ProbeRunner(Protocol):
     """What runs a probe: one array per sentence, in input order (None for a sentence too long for the
     model), a word-pair matrix ``F[l, i, j]`` (word j's relation to word i) or a span chart
     ``F[l, left, right - 1]``, ``[len(layers), n, n]`` (``[len(layers), H, n, n]`` for the metrics that keep
-    every attention head). ``kwargs`` are the engine's (``batch_tokens``, ``include_cls``, ``progress``,
-    ``stats``, ``fast_path``, ``tokenize``; ``checkpoint`` for a probe whose entry says it takes one).
+    every attention head). ``metric``, ``subword`` and ``tokenize`` are resolved settings
+    (:func:`pmask.pipeline.request.resolve`); ``kwargs`` are the engine's (``batch_tokens``, ``include_cls``,
+    ``progress``, ``stats``, ``fast_path``; ``checkpoint`` for a probe whose entry says it takes one).
     """
 
     def __call__(self, model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
-                 subword: str, **kwargs: Any) -> Iterator[np.ndarray | None]: ...
+                 subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]: ...
 
 
 @dataclass(frozen=True)
-class Faithful:
-    """An authors' pipeline (``--faithful``): what it decodes with and which settings it fixes
-    where none is given.
+class AuthorsRecipe:
+    """An authors' recipe (``--faithful``; "the authors' pipeline" in messages, not the ``pmask.pipeline`` wing):
+    what it decodes with and which settings it fixes where none is given.
 
     Attributes:
         authors: who it reproduces ("Hoover et al."), for messages.
-        decoders: the decoders of the pipeline; the first is its default where the pipeline picks one.
+        decoders: the decoders of the recipe; the first is its default where the recipe picks one.
         metric: the metric when none is given (whatever a bundled model records).
         renames: a metric given -> the authors' variant of it (Kim et al.'s ``cos`` is ``cossim``).
         tokenize, context: the tokenisation mode and the words of context when none is given.
@@ -99,8 +100,11 @@ class MetricEntry:
         job: the sentence job class that plans its sequences and reads (None: the probe's), a
             ``pmask.perturb.engine.jobs.SentenceJob``.
         faithful: its own authors' pipeline under ``--faithful`` (None: the probe's).
-        sequences: with its own :attr:`job`, its forward sequences for a sentence from the pieces of each
-            word (None: the probe's count from the number of words).
+        sequences: its own forward sequences for a sentence, from the pieces of each word, where they are not the
+            probe's (its own :attr:`job`: cpmi's chain rule; distortion's metrics, each its rewrites; None: the
+            probe's count from the number of words).
+        pools: it compares states that may be pooled over a unit's pieces (a distance between vectors, not one
+            piece's probability), so the units whose pieces are pooled take it (``UnitEntry.pooled``: EDUs).
     """
 
     name: str
@@ -112,8 +116,9 @@ class MetricEntry:
     compare: Compare | None = None
     between_words: BetweenWords | None = None
     job: type[Any] | None = None
-    faithful: Faithful | None = None
+    faithful: AuthorsRecipe | None = None
     sequences: Callable[[list[int]], int] | None = None
+    pools: bool = False
 
     @property
     def needs(self) -> str:
@@ -146,7 +151,7 @@ class ProbeEntry:
         runner: its arrays, one per sentence (a :class:`ProbeRunner`).
         sequences: its forward sequences for a sentence of n words (the ``include_cls`` layout).
         subwords: the subword policies it takes (None: every one).
-        head_metrics: its metrics whose values differ per attention head (read from attention weights;
+        attention_head_metrics: its metrics whose values differ per attention head (read from attention weights;
             stores keep every head, ``--head`` picks; subword ``avg`` only).
         yields: :data:`WORD_PAIRS` or :data:`SPAN_CHART` (read only by span decoders, ``cky``).
         distance: F is a distance, low = syntactically close (dependency decoders and MART read -F).
@@ -162,13 +167,13 @@ class ProbeEntry:
     runner: ProbeRunner
     sequences: Callable[[int], int]
     subwords: tuple[str, ...] | None = None
-    head_metrics: tuple[str, ...] = ()
+    attention_head_metrics: tuple[str, ...] = ()
     yields: str = WORD_PAIRS
     distance: bool = False
     decodes_layer_zero: bool = False
     bare_input: bool = False
     checkpoint: bool = False
-    faithful: Faithful | None = None
+    faithful: AuthorsRecipe | None = None
 
     @property
     def spans(self) -> bool:
@@ -178,12 +183,12 @@ class ProbeEntry:
     @property
     def attention_only(self) -> bool:
         """Whether every metric it takes reads attention weights."""
-        return set(self.metrics) <= set(self.head_metrics)
+        return set(self.metrics) <= set(self.attention_head_metrics)
 
     def needs(self, metric: str) -> tuple[str, ...]:
         """What it reads from the model with ``metric``: ``("attentions",)``, ``("MLM head",)`` or
         ``("hidden states",)``."""
-        if metric in self.head_metrics:
+        if metric in self.attention_head_metrics:
             return ("attentions",)
         entry = METRIC_ENTRIES.get(metric)
         return (entry.needs if entry else "hidden states",)

@@ -1,14 +1,15 @@
-"""A registry of named entries, and read-only views of one (torch-free).
+"""A registry of named entries, and read-only views of one (torch-free): the one shape of every extension point.
 
 Every extension point of pmask is a :class:`Registry`: probes and impact metrics
-(:mod:`pmask.common.probe_entries`), tokenisation modes (:mod:`pmask.common.tokenization`), corpus formats
-(:mod:`pmask.corpora.formats`). An entry is created and registered in the module that holds its code
-(``PROBE_ENTRIES.register(ProbeEntry(...))``), so that module's import is what makes it known; whoever
+(:mod:`pmask.common.probe_entries`), tokenisation modes (:mod:`pmask.common.tokenization`), model families
+(:mod:`pmask.common.model_families`), corpus formats (:mod:`pmask.corpora.formats`), decoders
+(:mod:`pmask.trees.registry`), tasks (:mod:`pmask.trees.tasks`), scores (:mod:`pmask.eval.scores.score`) and
+commands (:mod:`pmask.cli.commands.command`). An entry is created and registered in the module that holds its
+code (``PROBE_ENTRIES.register(ProbeEntry(...))``), so that module's import is what makes it known; whoever
 reads a registry must be sure that module was imported (``pmask/__init__.py`` imports
-:mod:`pmask.perturb.probes`, whose ``__init__`` imports each probe module).
-
-The decoders' registry, :mod:`pmask.trees.registry`, is the same concept one wing up: a table of its own,
-older than this class, whose lookups raise the decoders' :class:`~pmask.common.errors.DecodeError`.
+:mod:`pmask.perturb.probes`, whose ``__init__`` imports each probe module). Nothing keeps a copy of a
+registry's entries made at import (a module-level dict or tuple of them): readers use the registry or a live
+view of it.
 
 A registry keeps its entries in the order they were registered (the order of CLI choices, help and
 tables), refuses a second entry of one name, and says in one line which names it knows when asked
@@ -54,10 +55,13 @@ class Registry(Mapping[str, E], Generic[E]):
 
     Args:
         kind: what an entry is, for messages ("probe", "corpus format").
+        error: the exception a lookup of an unknown name raises (a :class:`~pmask.common.errors.PmaskError`
+            subclass taking one message: the decoders' and tasks' :class:`~pmask.common.errors.DecodeError`).
     """
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, error: type[Exception] = OptionError):
         self.kind = kind
+        self.error = error
         self._entries: dict[str, E] = {}
 
     def register(self, entry: E) -> E:
@@ -95,9 +99,9 @@ class Registry(Mapping[str, E], Generic[E]):
             self._entries.update(before)
 
     def lookup(self, name: str | None) -> E:
-        """The entry ``name``; an :class:`OptionError` listing the names otherwise (None included)."""
+        """The entry ``name``; an :attr:`error` (:class:`OptionError`) listing the names otherwise (None included)."""
         if name is None or name not in self._entries:
-            raise OptionError(f"unknown {self.kind} {name!r} (choose from {', '.join(self._entries)})")
+            raise self.error(f"unknown {self.kind} {name!r} (choose from {', '.join(self._entries)})")
         return self._entries[name]
 
     def __getitem__(self, name: str) -> E:

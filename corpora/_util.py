@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pmask.common.errors import CorpusError, PmaskError
 from pmask.common.labels import plural
+from pmask.common.units import unit_of
 from pmask.corpora.head_maps import find_cycle
 from pmask.corpora.sentence import Sentence
 
@@ -136,13 +137,14 @@ def select(sentences: Iterable[Sentence], *, max_words: int | None, limit: int |
         if limit is not None and len(out) >= limit:
             break
     stopped = limit is not None and len(out) >= limit
+    record = unit_of(out).record   # "sentence", or "document" for documents of EDUs
     if len(out) == seen:
-        logger.info("read %s from %s", plural(len(out), "sentence"), name)
+        logger.info("read %s from %s", plural(len(out), record), name)
     elif stopped:   # reading stops at the limit: `seen` is how far it got, not the corpus's size
         logger.info("read %d of the first %s from %s (stopped at the limit of %d)", len(out),
-                    plural(seen, "sentence"), name, limit)
+                    plural(seen, record), name, limit)
     else:
-        logger.info("read %d of %s from %s", len(out), plural(seen, "sentence"), name)
+        logger.info("read %d of %s from %s", len(out), plural(seen, record), name)
     return out
 
 

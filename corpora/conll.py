@@ -32,6 +32,7 @@ from conllu.exceptions import ParseException
 
 from pmask.common.errors import CorpusError
 from pmask.common.files import write_output
+from pmask.common.units import WORD, unit_entry, unit_marked
 from pmask.corpora._util import check_heads, display_name, read_utf8, select
 from pmask.corpora.sentence import NO_HEAD, Sentence
 
@@ -77,7 +78,7 @@ def _sent_id(lines: list[str], index: int) -> str:
 
 
 #: The comment that marks a sentence whose rows are elementary discourse units (pmask's own: one EDU per row).
-UNITS_COMMENT = "# units = EDU"
+UNITS_COMMENT = "# units = "   # + the unit's noun, for the units other than words (UnitEntry.marked)
 
 
 def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentence:
@@ -119,12 +120,13 @@ def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentenc
     tokens = parsed[0]
     syntactic = [t for t in tokens if isinstance(t["id"], int)]
 
-    edus = (_comment(lines, "units") or "").lower() == "edu"
+    marked = _comment(lines, "units")   # a record of other units than words says so (documents of EDUs)
+    unit = (unit_marked(marked) if marked else None) or WORD
     if all(h == "_" for h in heads_raw):
         heads = None
     else:
         missing = [k for k, h in enumerate(heads_raw) if h == "_"]
-        if missing and not edus:   # EDUs: '_' is NO_HEAD (the last EDU, which --faithful leaves out)
+        if missing and not unit.discourse:   # EDUs: '_' is NO_HEAD (the last EDU, which --faithful leaves out)
             raise CorpusError(
                 f"{path}:{word_lines[missing[0]]}: HEAD '_' but other words have heads (sentence {sid})")
         heads = [NO_HEAD if h == "_" else int(h) for h in heads_raw]
@@ -146,7 +148,7 @@ def _parse_block(path: str, start: int, lines: list[str], index: int) -> Sentenc
         path=str(path),
         line=start,
         meta={"lines": list(lines), "word_lines": word_lines},
-        unit="edu" if edus else "word",
+        unit=unit.name,
     )
 
 
@@ -201,8 +203,8 @@ def _source_lines(sent: Sentence) -> list[str]:
         return [ln for ln in sent.source.serialize().split("\n") if ln.strip()]
     lines = [f"# sent_id = {sent.id}", f"# text = {sent.text or ' '.join(sent.words)}"]
     ends = sent.meta.get("sentence_end") or [False] * len(sent.words)
-    if sent.unit == "edu":
-        lines.append(UNITS_COMMENT)
+    if unit_entry(sent.unit).marked:
+        lines.append(f"{UNITS_COMMENT}{unit_entry(sent.unit).noun}")
     for k, word in enumerate(sent.words, start=1):
         upos = sent.upos[k - 1] if sent.upos else "_"
         xpos = sent.xpos[k - 1] if sent.xpos else "_"

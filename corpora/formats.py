@@ -22,15 +22,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pmask.common.errors import CorpusError
 from pmask.common.registry import EntryNames, EntryTable, Registry
 from pmask.corpora._util import first_content_line, looks_like_conllu, looks_like_dep3, looks_like_ptb
-from pmask.corpora.conll import parse_conllu, read_conllu
+from pmask.corpora.conll import parse_conllu, read_conllu, write_conllu
 from pmask.corpora.dep3 import parse_dep3, read_dep3
 from pmask.corpora.edus import parse_edus, read_edus
 from pmask.corpora.ptb import parse_ptb, read_ptb
-from pmask.corpora.scidtb import parse_scidtb, read_scidtb
+from pmask.corpora.scidtb import parse_scidtb, read_scidtb, write_scidtb
 from pmask.corpora.sentence import Sentence
 from pmask.corpora.text import parse_text, read_text
 
@@ -38,6 +39,9 @@ from pmask.corpora.text import parse_text, read_text
 Reader = Callable[[str | os.PathLike, int | None, int | None, bool], list[Sentence]]
 #: What parses standard input's text: (text, name for messages, filter_punct).
 Parser = Callable[[str, str, bool], Iterable[Sentence]]
+#: What writes predicted trees in a format: (sentences, their trees (None: skipped), path or "-", the DEPREL
+#: written where the format has one).
+Writer = Callable[[Sequence[Sentence], Sequence[Any], "str | os.PathLike", str], None]
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class CorpusFormat:
             (each row would become a sentence).
         language: the language of every corpus in this format (PTB: the Wall Street Journal's English).
         documents: its files hold documents of elementary discourse units (one "sentence" = a document).
+        write: writes predicted trees of its ``task`` in this format (None: pmask writes none in it).
+        fallback: what a file or standard input that no entry claims is read as (one entry: text).
     """
 
     name: str
@@ -76,6 +82,8 @@ class CorpusFormat:
     looks_as_text: str | None = None
     language: str | None = None
     documents: bool = False
+    write: Writer | None = None
+    fallback: bool = False
 
     def holds(self, path: Path) -> bool:
         """Whether the file name ``path`` selects this format (by its suffix, any case)."""
@@ -90,7 +98,8 @@ FORMATS.register(CorpusFormat(
     read=lambda path, max_words, limit, _: read_conllu(path, max_words=max_words, limit=limit),
     parse=lambda text, name, _: parse_conllu(text, name), task="dependency",
     suffixes=(".conllu", ".conll"), looks_like=looks_like_conllu, sniff_order=0, predictions=True,
-    looks_as_text="CoNLL-U (10 tab-separated columns)"))
+    looks_as_text="CoNLL-U (10 tab-separated columns)",
+    write=lambda sentences, heads, path, deprel: write_conllu(sentences, heads, path, deprel=deprel)))
 FORMATS.register(CorpusFormat(
     "ptb", "Penn Treebank bracketed trees (.mrg file or folder)",
     read=lambda path, max_words, limit, punct: read_ptb(path, max_words=max_words, limit=limit, filter_punct=punct),
@@ -107,7 +116,8 @@ FORMATS.register(CorpusFormat(
     read=lambda path, max_words, limit, _: read_scidtb(path, max_words=max_words, limit=limit),
     parse=lambda text, name, _: iter([parse_scidtb(text, name, "stdin")]), task="dependency",
     suffixes=(".dep", ".json"), folder_suffix=".dep", looks_like=lambda line: line.lstrip().startswith("{"),
-    sniff_order=3, predictions=True, documents=True, language="English (SciDTB)"))
+    sniff_order=3, predictions=True, documents=True, language="English (SciDTB)",
+    write=lambda sentences, heads, path, _: write_scidtb(sentences, heads, path)))
 FORMATS.register(CorpusFormat(
     "edus", "documents of elementary discourse units: one EDU per line, blank line between documents (.edus)",
     read=lambda path, max_words, limit, _: read_edus(path, max_words=max_words, limit=limit),
@@ -115,16 +125,31 @@ FORMATS.register(CorpusFormat(
 FORMATS.register(CorpusFormat(
     "text", "one whitespace-tokenised sentence per line",
     read=lambda path, max_words, limit, _: read_text(path, max_words=max_words, limit=limit),
-    parse=lambda text, name, _: parse_text(text, name)))
+    parse=lambda text, name, _: parse_text(text, name), fallback=True))
 
 #: The entries in order (a live view of :data:`FORMATS`).
 FORMAT_TABLE: Sequence[CorpusFormat] = EntryNames(lambda: tuple(FORMATS.values()))
-#: What a file or standard input that no entry claims is read as.
-FALLBACK = "text"
+
+def fallback_format() -> CorpusFormat:
+    """What a file or standard input that no entry claims is read as (the entry marked ``fallback``: text)."""
+    return next(f for f in FORMATS.values() if f.fallback)
+
+
+def auto_help() -> str:
+    """The help of ``--format auto``, from the entries: each format's suffixes (and its folders), then the fallback.
+
+    Example:
+        >>> auto_help()[:67]
+        'from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp'
+    """
+    claims = [f"{'/'.join(f.suffixes)}{' or a folder of them' if f.folder_suffix else ''}"
+              for f in FORMATS.values() if f.suffixes]
+    return f"from the file suffix ({', '.join([*claims, f'else {fallback_format().name}'])})"
+
 
 #: ``--format`` choices and their help: "auto" and every entry.
 CORPUS_FORMATS: Mapping[str, str] = EntryTable(lambda: {
-    "auto": "from the file suffix (.conllu/.conll, .mrg or a folder of them, .dp, .dep/.json, .edus, else text)",
+    "auto": auto_help(),
     **{f.name: f.description for f in FORMATS.values()},
 })
 
@@ -141,7 +166,7 @@ def detect_format(path: str | os.PathLike) -> str:
             if fmt.folder_suffix in suffixes:
                 return fmt.name
         raise CorpusError(f"{path}: directory holds no {' or '.join(str(f.folder_suffix) for f in folders)} files")
-    return next((f.name for f in FORMATS.values() if f.holds(path)), FALLBACK)
+    return next((f.name for f in FORMATS.values() if f.holds(path)), fallback_format().name)
 
 
 def sniff_format(text: str) -> str:
@@ -150,9 +175,15 @@ def sniff_format(text: str) -> str:
     columns, numeric last), "ptb" (starts with ``(``), else "text"."""
     line = first_content_line(text)
     if line is None:
-        return FALLBACK
+        return fallback_format().name
     sniffers = sorted((f for f in FORMATS.values() if f.looks_like), key=lambda f: f.sniff_order)
-    return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), FALLBACK)
+    return next((f.name for f in sniffers if f.looks_like and f.looks_like(line)), fallback_format().name)
+
+
+def unsniffable() -> list[CorpusFormat]:
+    """The formats standard input cannot be recognised in by its content (no ``looks_like``): read as the
+    fallback unless named (``--format``)."""
+    return [f for f in FORMATS.values() if f.looks_like is None and not f.fallback]
 
 
 def prediction_format(path: str | os.PathLike) -> CorpusFormat | None:
@@ -170,3 +201,25 @@ def prediction_format(path: str | os.PathLike) -> CorpusFormat | None:
     except CorpusError:   # a folder of no corpus files: bracketed trees
         return None
     return found if found.predictions else None
+
+
+def output_format(output: str | os.PathLike, task: str, documents: bool) -> CorpusFormat:
+    """The format predicted trees of ``task`` are written in to ``output``: the format its name selects when
+    pmask writes that format and it holds what is written (documents or sentences); for documents, a folder
+    (an existing one, or a name without a suffix) of the documents format that is read from folders; else the
+    first format that writes the task's trees (CoNLL-U for dependency trees; also standard output).
+
+    Example:
+        >>> output_format("out.dep", "dependency", True).name, output_format("out.dep", "dependency", False).name
+        ('scidtb', 'conllu')
+    """
+    writers = [f for f in FORMATS.values() if f.write is not None and f.task == task]
+    if os.fspath(output) != "-":
+        path = Path(output)
+        named = prediction_format(output)
+        if named in writers and named is not None and named.documents == documents:
+            return named
+        folder = next((f for f in writers if f.documents and f.folder_suffix), None)
+        if documents and folder is not None and (path.is_dir() or not path.suffix):
+            return folder
+    return next(f for f in writers if not f.documents)

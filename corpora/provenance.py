@@ -15,7 +15,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write, is_stdout, read_json, sha256_file
@@ -30,6 +30,21 @@ def meta_path(output: str | Path) -> Path:
     """Where the provenance of ``output`` lives: ``<output>.meta.json`` beside it."""
     output = Path(output)
     return output.with_name(output.name + ".meta.json")
+
+
+def recorded_impact(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The impact settings a record holds (a store's manifest, the ``impact`` of a ``.meta.json``), with what an
+    older record that leaves one out meant: probe pair (written since there are other probes), tokenisation
+    words and context 0 (written since those settings exist). The one reader of old records: what they mean
+    is a fact about them, not a default of a run (:func:`pmask.pipeline.request.resolve` chooses those).
+
+    Example:
+        >>> recorded_impact({"metric": "dist", "subword": "avg"})
+        {'metric': 'dist', 'subword': 'avg', 'tokenize': 'words', 'probe': 'pair', 'context': 0}
+    """
+    return {"metric": record.get("metric"), "subword": record.get("subword"),
+            "tokenize": record.get("tokenize") or "words", "probe": record.get("probe") or "pair",
+            "context": record.get("context") or 0}
 
 
 def corpus_record(path: str | Path, fmt: str, limit: int | None, max_words: int | None) -> dict[str, Any]:
@@ -99,6 +114,8 @@ class Provenance:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Provenance:
+        """The record :meth:`to_dict` wrote, as written (:func:`recorded_impact` reads what an older one's impact
+        settings meant)."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

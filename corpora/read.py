@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pmask.common.errors import CorpusError
 from pmask.corpora._util import display_name, is_stdin, read_utf8, select
-from pmask.corpora.formats import FALLBACK, FORMATS, detect_format, sniff_format
+from pmask.corpora.formats import FORMATS, detect_format, sniff_format, unsniffable
 from pmask.corpora.sentence import Sentence
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,12 @@ def _read_stdin_auto(max_words: int | None, limit: int | None, filter_punct: boo
 
     def sentences() -> Iterator[Sentence]:  # reads only once select() has checked max_words and limit
         text = read_utf8(Path("-"))
-        yield from FORMATS[sniff_format(text)].parse(text, name, filter_punct)
+        looks = FORMATS[sniff_format(text)]
+        if looks.fallback and (unseen := unsniffable()):   # said, not silent: their content looks like text
+            logger.info("%s: read as %s; standard input in format %s cannot be told from its content: give "
+                        "--format %s", name, looks.name, " or ".join(f.name for f in unseen),
+                        " or ".join(f.name for f in unseen))
+        yield from looks.parse(text, name, filter_punct)
 
     return select(sentences(), max_words=max_words, limit=limit, name=name)
 
@@ -80,8 +85,8 @@ def read_corpus(path: str | os.PathLike, fmt: str = "auto", *, max_words: int | 
         raise CorpusError(f"{path}: no such file or directory")
     elif fmt == "auto":
         fmt = detect_format(path)
-        if fmt == FALLBACK and Path(path).is_file():
+        if FORMATS[fmt].fallback and Path(path).is_file():
             warn_if_misread_as_text(Path(path), f"from its suffix {Path(path).suffix or '(none)'!r}")
-    elif fmt == FALLBACK and Path(path).is_file():
+    elif FORMATS[fmt].fallback and Path(path).is_file():
         warn_if_misread_as_text(Path(path), "format text was asked for")
     return FORMATS[fmt].read(path, max_words, limit, filter_punct)

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
+
+from pmask.common.units import unit_entry
 
 #: A predicted head that is not there: a unit left out of the tree (``--faithful`` discourse drops the
 #: last EDU, as Wu et al.'s code does); written as ``_`` (CoNLL-U) or ``null`` (SciDTB), scored as wrong.
@@ -15,8 +17,9 @@ class Sentence:
 
     Word lists are 0-based Python lists of length n; ``heads`` follows the CoNLL-U HEAD
     column: ``heads[k-1]`` is the head of word k (1-based), 0 = ROOT. A document of elementary
-    discourse units (``unit == "edu"``, :mod:`pmask.corpora.scidtb`) is the same record whose
-    "words" are its EDU texts (a unit of many words) and whose heads are the gold discourse parents.
+    discourse units (``unit`` "edu", :mod:`pmask.corpora.scidtb`) is the same record whose
+    "words" are its EDU texts (a unit of many words) and whose heads are the gold discourse parents; what
+    a unit is, and what applies to it, its entry says (:class:`pmask.common.units.UnitEntry`).
     """
 
     id: str                                   # sent_id from the file, else the 1-based index as a string
@@ -31,7 +34,7 @@ class Sentence:
     path: str | None = None                   # file it was read from
     line: int | None = None                   # 1-based line of its first line in that file
     meta: dict[str, Any] = field(default_factory=dict)
-    unit: str = "word"                        # what ``words`` holds: "word", or "edu" for a document's EDUs
+    unit: str = "word"                        # what ``words`` holds: a name of pmask.common.units.UNITS
 
     def __len__(self) -> int:
         return len(self.words)
@@ -48,15 +51,10 @@ class Sentence:
 
     @property
     def noun(self) -> str:
-        """What the record is: "sentence", or "document" for EDUs (``unit == "edu"``)."""
-        return "document" if self.unit == "edu" else "sentence"
+        """What the record is: its unit's record noun, "sentence", or "document" for EDUs."""
+        return unit_entry(self.unit).record
 
     def where(self) -> str:
         """'file:line (sentence ID)' for error messages ('(document ID)' for EDUs)."""
         place = f"{self.path}:{self.line}" if self.path and self.line else (self.path or "<input>")
         return f"{place} ({self.noun} {self.id})"
-
-
-def is_documents(sentences: Sequence[Any]) -> bool:
-    """Whether a corpus is documents of EDUs: its first record has ``unit == "edu"`` (one unit per corpus)."""
-    return bool(sentences) and getattr(sentences[0], "unit", "word") == "edu"

@@ -13,25 +13,24 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
 from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
-from pmask.common.options import DISTANCE_PROBES, has_heads, resolve_layers
+from pmask.common.options import DISTANCE_PROBES, has_attention_heads, resolve_layers
+from pmask.common.units import unit_of
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.corpora.scidtb import authors_documents
-from pmask.corpora.sentence import is_documents
-from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, ImpactSettings
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
 from pmask.perturb.fill.compute import FillRequest, iter_impacts
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
-from pmask.perturb.probes.attention_heads import check_head, select_head
+from pmask.perturb.probes.attention_heads import check_attention_head, select_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.plan import check_unit
@@ -68,13 +67,13 @@ def is_store(path: str | Path) -> bool:
     return path.is_dir() and (path / "manifest.json").is_file()
 
 
-def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int] = (-1,),
-                     impact: ImpactSettings = ImpactSettings(), include_cls: bool = False,
+def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int],
+                     impact: ImpactSettings, include_cls: bool = False,
                      batch_tokens: int | None = None, progress: bool = True,
                      stats: Any = None, head: str | int | None = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped);
-    ``impact.probe`` picks how impacts are computed, ``head`` the attention head decoded (see
-    :mod:`pmask.perturb.probes`)."""
+    ``impact`` (resolved) says how impacts are computed (``impact.probe``: see :mod:`pmask.perturb.probes`),
+    ``head`` which attention head is decoded."""
     probe = str(impact.probe)
     for _, M in iter_impacts(model, sentences, layers=list(layers), impact=impact, include_cls=include_cls,
                              batch_tokens=batch_tokens, progress=progress, stats=stats):
@@ -107,7 +106,7 @@ def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], laye
                                  include_cls: bool = False, positions: Sequence[int] | None = None,
                                  head: str | int | None = None) -> Iterator[list[Impact] | None]:
     """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
-    probe = getattr(store, "probe", "pair")
+    probe = store.probe
     too_long = {int(e["index"]) for e in getattr(store, "skipped", ())}
     for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
         item = store.get(pos) if store.has(pos) else None
@@ -145,13 +144,14 @@ def _continued_by_default(store: str | Path) -> bool:
             and not held.get("random_init"))
 
 
-def _extend_or_refuse(store: str | Path, manifest: dict[str, Any], spec: ModelSpec, *, asked: int) -> ModelSpec:
+def _extend_or_refuse(store: str | Path, manifest: dict[str, Any], *, asked: int) -> None:
     """A finished cache store that lacks sentences of the selection asked for (made with a smaller
-    ``--limit``) is treated as an unfinished one: made with the default model, that model computes the
-    missing sentences into it (the spec returned); else a one-line refusal naming the model that does."""
+    ``--limit``) is treated as an unfinished one: made with the default model, that model (which the resolver
+    names when none is given) computes the missing sentences into it; else a one-line refusal naming the model
+    that does."""
     held = manifest.get("model") or {}
     if held.get("name") == DEFAULT_MODEL and not held.get("random_init"):
-        return spec.or_default()
+        return
     n = len(_held(manifest))
     model = ("random:" if held.get("random_init") else "") + str(held.get("name"))
     made = {k: v for k, v in ((manifest.get("corpus") or {}).get("selection") or {}).items()
@@ -179,25 +179,27 @@ class ImpactSource:
         self.positions = positions   # each sentence's position in the store (None: 0, 1, 2, ...)
         self.coverage = coverage     # an unfinished store read anyway: its StoreState.coverage(), else None
         self.store = store
-        self.model_spec = model or ModelSpec()
+        self.model_spec = model or ModelSpec()   # as given until the request is resolved (use)
+        self.computes = store is None and (store_dir is None or model is not None and model.name is not None
+                                           or not is_store(store_dir))   # else a cache store is read (held_settings)
         self.store_dir = store_dir
         self.progress = progress
         self._model: Any = loaded_model
 
     @classmethod
-    def open(cls, source: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
+    def open(cls, selection: CorpusSpec, *, model: ModelSpec | None = None, store: str | Path | None = None,
              corpus: str | Path | None = None, progress: bool = True, allow_incomplete: bool = False) -> ImpactSource:
-        """A source for ``source.path``: an impact store directory or a corpus.
+        """A source for ``selection.path``: an impact store directory or a corpus.
 
         A store is read with the selection it was made with (format, ``--limit``, ``--max-words``);
-        ``source``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
+        ``selection``'s own filters may narrow it (:func:`pmask.perturb.store.corpus.store_sentences`).
         An unfinished store (interrupted, or being written by another process) is refused, as is a
         ``store`` cache read without a model, unless ``allow_incomplete``: then the source holds the
         sentences stored so far, a warning says so, and :attr:`coverage` records it
         (:func:`pmask.perturb.store.state.check_finished`).
 
         Args:
-            source: the store or corpus path, with the corpus format and filters.
+            selection: the store or corpus path, with the corpus format and filters (a corpus selection).
             model: how impacts are computed from a corpus.
             store: with a corpus: cache impacts in this (resumable) store directory.
             corpus: with a store: the corpus it was made from (default: the path in its manifest).
@@ -207,28 +209,22 @@ class ImpactSource:
         Raises:
             UnfinishedStoreError: an unfinished store without ``allow_incomplete``.
         """
-        if is_store(source.path):
-            opened = ImpactStore.open(source.path)
+        if is_store(selection.path):
+            opened = ImpactStore.open(selection.path)
             state = check_finished(opened.path, opened.manifest, allow_incomplete=allow_incomplete)
-            picked = store_sentences(source, opened.manifest, held=_held(opened.manifest), corpus=corpus)
+            picked = store_sentences(selection, opened.manifest, held=_held(opened.manifest), corpus=corpus)
             check_unit(opened.path, opened.manifest, picked.sentences)   # words never read as EDUs, nor the reverse
-            spec = (model or ModelSpec()).check_store(opened)
-            check_head(spec.head, opened.heads, f"{opened.path}: ")
-            return cls(picked.sentences, picked.selection.path, store=opened, model=spec, progress=progress,
+            given = model or ModelSpec()
+            given.check_store(opened)
+            check_attention_head(given.head, opened.heads, f"{opened.path}: ")
+            return cls(picked.sentences, picked.selection.path, store=opened, model=given, progress=progress,
                        selection=picked.selection, positions=picked.positions,
                        coverage=None if state.complete else state.coverage())
-        spec = model or ModelSpec()   # unset impact settings: the defaults, or a cache store's own
-        if model is not None and store is not None and spec.name is None and _continued_by_default(store):
-            spec = spec.named()       # the command that made this unfinished store, run again: continue it
-        if store is None or not is_store(store):
-            if model is not None:     # impacts will be computed: no model named means the bundled default
-                spec = spec.named()
-            spec.with_defaults()      # a setting the probe does not take is refused now, before any work
-        sentences, positions, coverage = source.read(), None, None
-        if is_documents(sentences) and model is not None and model.impact.metric is None:
-            # the discourse task's metric outranks a model's recorded one (prob cannot pool an EDU's pieces)
-            spec = replace(spec, impact=replace(spec.impact, metric=DOCUMENT_METRICS[0]))
-        if store is not None and spec.name is None and is_store(store):   # a cache store read without a model
+        given = model or ModelSpec()   # unset impact settings: the resolver's, or a cache store's own
+        # the command that made an unfinished cache store with the default model, run again without one: continue it
+        continues = model is not None and store is not None and given.name is None and _continued_by_default(store)
+        sentences, positions, coverage = selection.read(), None, None
+        if store is not None and given.name is None and not continues and is_store(store):   # read without a model
             manifest = read_manifest(store)
             check_unit(store, manifest, sentences)
             state = check_finished(store, manifest, allow_incomplete=allow_incomplete)
@@ -237,9 +233,12 @@ class ImpactSource:
                 positions = [k for k in range(len(sentences)) if k in held]
                 sentences, coverage = [sentences[k] for k in positions], state.coverage()
             elif len(held & set(range(len(sentences)))) < len(sentences):   # finished, for fewer sentences
-                spec = _extend_or_refuse(store, manifest, spec, asked=len(sentences))
-        return cls(sentences, source.path, model=spec, store_dir=None if store is None else Path(store),
-                   progress=progress, selection=source, positions=positions, coverage=coverage)
+                _extend_or_refuse(store, manifest, asked=len(sentences))
+                continues = True
+        out = cls(sentences, selection.path, model=given, store_dir=None if store is None else Path(store),
+                  progress=progress, selection=selection, positions=positions, coverage=coverage)
+        out.computes = out.computes or continues
+        return out
 
     def inputs(self) -> list[Path]:
         """Every file or folder this source reads (outputs must never overwrite one)."""
@@ -279,15 +278,26 @@ class ImpactSource:
         without a model), None when they will be computed."""
         if self.store is not None:
             return self.store.settings.impact
-        if self.store_dir is not None and self.model_spec.name is None and is_store(self.store_dir):
+        if not self.computes and self.store_dir is not None:
             return StoreSettings.from_manifest(read_manifest(self.store_dir)).impact
         return None
 
+    def use(self, spec: ModelSpec) -> None:
+        """Compute (or read) impacts with ``spec``, the resolved model and settings of the run
+        (:func:`pmask.pipeline.request.prepare`): its name when impacts are computed, the store's settings when
+        they are read."""
+        self.model_spec = spec
+
+    def use_model(self, loaded: Any) -> None:
+        """Compute with ``loaded``, a model already loaded (the sources of several probes share one)."""
+        self._model = loaded
+
     def impact_settings(self) -> dict[str, Any]:
-        """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe"}`` and, for the
-        attention-based probes, ``"head"`` (a store's own settings when reading one)."""
-        out: dict[str, Any] = self.model_spec.impact_defaults().as_dict()
-        if has_heads(out["probe"], out["metric"]):
+        """The impact settings actually used: ``{"metric", "subword", "tokenize", "probe", "context"}`` and, for
+        the attention-based probes, ``"head"`` (a store's own settings when reading one)."""
+        impact = self.store.settings.impact if self.store is not None else self.model_spec.impact
+        out: dict[str, Any] = impact.as_dict()
+        if has_attention_heads(out["probe"], out["metric"]):
             out["head"] = self.model_spec.head if self.model_spec.head is not None else "mean"
         return out
 
@@ -296,10 +306,10 @@ class ImpactSource:
     def _ensure_store(self, layers: Sequence[int] | str) -> None:
         if self.store is not None or self.store_dir is None:
             return
-        if self.model_spec.name is None and is_store(self.store_dir):  # read a cache store without a model
+        if not self.computes:   # read a cache store without a model
             self.store = ImpactStore.open(self.store_dir)
-            self.model_spec = self.model_spec.check_store(self.store)
-            check_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
+            self.model_spec.check_store(self.store)
+            check_attention_head(self.model_spec.head, self.store.heads, f"{self.store.path}: ")
             return
         request = FillRequest.for_model(self.model_spec, self.sentences, self.store_dir, corpus_path=self.corpus,
                                         layers=layers, resume=True, progress=self.progress,
@@ -337,17 +347,23 @@ class ImpactSource:
                 indices: Sequence[int] | None = None) -> Iterator[Impact | None]:
         """Impacts at ``layer`` for every sentence (or the positions ``indices``), None = skipped."""
         self._ensure_store([layer])
-        chosen = self.sentences if indices is None else [self.sentences[k] for k in indices]
+        chosen: Sequence[Sentence] = self.sentences if indices is None else [self.sentences[k] for k in indices]
         if self.store is not None:
             self._ensure_layers([layer])
             return impacts_from_store(self.store, chosen, layer=layer, include_cls=include_cls,
                                       positions=self._positions(indices), head=self.model_spec.head)
         spec = self.model_spec
-        if include_cls and is_documents(chosen):   # --faithful: the EDU texts as Wu et al.'s reader leaves them
-            chosen = authors_documents(chosen)
-        return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact_defaults(),
+        chosen = self._as_computed(chosen, include_cls)
+        return impacts_from_model(self.model, chosen, layer=layer, impact=spec.impact,
                                   include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                   head=spec.head)
+
+    @staticmethod
+    def _as_computed(sentences: Sequence[Sentence], include_cls: bool) -> Sequence[Sentence]:
+        """The records the model runs on: under ``--faithful`` (``include_cls``) without a store, as the authors'
+        reader leaves them where their unit says (``UnitEntry.authors_texts``: Wu et al.'s EDU texts)."""
+        texts = unit_of(sentences).authors_texts
+        return texts(sentences) if include_cls and texts is not None else sentences
 
     def impacts_by_layers(self, layers: Sequence[int] | str, *, include_cls: bool = False
                           ) -> dict[int, list[Impact | None]]:
@@ -363,10 +379,8 @@ class ImpactSource:
         else:
             chosen = (list(resolve_layers("all", self.model.num_layers)) if layers == "all"
                       else list(cast(Sequence[int], layers)))
-            spec, sentences = self.model_spec, self.sentences
-            if include_cls and is_documents(sentences):   # --faithful: as in impacts(), Wu et al.'s EDU texts
-                sentences = authors_documents(sentences)
-            stream = impacts_by_layer(self.model, sentences, layers=chosen, impact=spec.impact_defaults(),
+            spec, sentences = self.model_spec, self._as_computed(self.sentences, include_cls)
+            stream = impacts_by_layer(self.model, sentences, layers=chosen, impact=spec.impact,
                                       include_cls=include_cls, batch_tokens=spec.batch_tokens, progress=self.progress,
                                       head=spec.head)
         per_layer: dict[int, list[Impact | None]] = {layer: [] for layer in chosen}

@@ -1,62 +1,68 @@
-"""One typed request for a run, and the one function that chooses every default: :func:`resolve`.
+"""One typed request for a run, the one function that chooses every default (:func:`resolve`) and the one
+gate that refuses what cannot work (:func:`check_request`).
 
 A run is made of a corpus selection (:class:`~pmask.corpora.corpus_spec.CorpusSpec`: path, format,
 limit, max_words), a model and how impacts are computed with it
 (:class:`~pmask.perturb.fill.model_spec.ModelSpec`: name, random init, device, dtype, batch tokens,
 threads, head, and its :class:`~pmask.perturb.engine.impact_settings.ImpactSettings`: probe, metric,
-subword, tokenize, context) and how impacts become trees (:class:`Decoding`). A :class:`Request`
-holds the three as given, None meaning "not given". Every front end builds one from what it was
-given (each command from its arguments, ``pmask.parse``/``pmask.impacts``/``pmask.sweep`` from their
-keywords, ``sweep`` and ``bench`` once per probe) and hands it to :func:`resolve` with what the run
-reads (:class:`Inputs`: the corpus's task, whether every sentence has gold heads, a store's own
-settings). Each unset value takes the first value of these layers, always in this order:
+subword, tokenize, context) and how impacts become trees (:class:`~pmask.pipeline.decoding.Decoding`). A
+:class:`Request` holds the three as given, None meaning "not given". Every front end builds one from what it
+was given (each command from its arguments, ``pmask.parse``/``pmask.impacts``/``pmask.sweep``/``pmask.estimate``
+from their keywords, ``sweep`` and ``bench`` once per probe) and hands it to :func:`resolve` with what the run
+reads (:class:`Inputs`: the corpus's task and unit, whether every record has gold heads, a store's own
+settings, the model's family). Each unset value takes the first value of these layers, always in this order:
 
 1. ``store``: a store's own settings, when impacts are read from a store (given values that differ
    from them are refused when the store is opened);
 2. ``faithful``: under ``--faithful`` the authors' pipeline, the metric's own (cpmi: Hoover et
-   al.'s) else the probe's (:class:`pmask.common.probe_entries.Faithful`): its metric (a given one may be
+   al.'s) else the probe's (:class:`pmask.common.probe_entries.AuthorsRecipe`): its metric (a given one may be
    renamed to the authors' variant), tokenisation, context, decoder (the pipeline's first for the
    corpus's task) and symmetrisation (for an undirected decoder);
-3. ``model``: the model's recorded defaults (a bundled model's metric for the pair probe), except on
-   documents of EDUs, whose metric (``dist``) outranks a recorded one;
-4. ``default``: the entries': probe pair, the probe's first metric, the metric's subword policy,
-   tokenize words, context 0; the task's default decoder (a span probe's span decoder: cky); root
-   gold when every sentence carries gold heads, else free; symmetrize none.
+3. ``model``: the model's recorded defaults (a bundled model's metric for the pair probe, when the unit
+   takes it: documents of EDUs pool their pieces, which ``prob`` cannot) and its family's (a decoder per
+   task, a symmetrisation: ``Inputs.family``);
+4. ``default``: the entries': the first probe (pair), the probe's first metric the unit takes, the
+   metric's subword policy (else the first, avg), the first tokenisation (words), context 0; the task's
+   default decoder (a span probe's span decoder: cky); root gold when every record carries gold heads,
+   else free; symmetrize none.
 
-The resolved request records where each value came from (:attr:`Request.origins`: given, store,
-faithful, model or default), so that a refusal can say why a value is what it is; it is checked
-once (:func:`check_request`), in one line, before any model work.
+This is the only code of the library that chooses a default (``tests/pipeline/test_request.py`` reads the
+code to see it); everything below the pipeline wing takes resolved settings. The resolved request records
+where each value came from (:attr:`Request.origins`: given, store, faithful, model or default), so that a
+refusal can say why a value is what it is; it is checked once (:func:`check_request`), in one line, before
+any model work.
 
 Example:
     >>> from pmask.corpora import Sentence
     >>> inputs = Inputs.of([Sentence(id="1", words=["a", "b"], heads=[2, 0])])
-    >>> done = resolve(Request(ModelSpec("bert-base-uncased", impact=ImpactSettings(probe="distortion",
-    ...     metric=None, subword=None, tokenize=None, context=None))), inputs)
+    >>> done = resolve(Request.build(model="bert-base-uncased", probe="distortion"), inputs)
     >>> done.decoding.decoder, done.decoding.root, done.model.impact.metric, done.origins["decoder"]
     ('cky', 'gold', 'all', 'default')
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.labels import either
-from pmask.common.options import SPAN_PROBES, has_heads, metric_pipeline
-from pmask.common.probe_entries import PROBE_ENTRIES, Faithful
+from pmask.common.options import SPAN_PROBES, SUBWORD_POLICIES, first_probe, has_attention_heads, metric_recipe
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe
+from pmask.common.tokenization import TOKENIZE_ENTRIES
+from pmask.common.units import UnitEntry, unit_of
 from pmask.corpora.corpus_spec import CorpusSpec
-from pmask.corpora.sentence import Sentence, is_documents
-from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, UNSET, ImpactSettings
-from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
-from pmask.pipeline.induce import ParseSettings, check_settings, refuse_layer_zero
+from pmask.corpora.sentence import Sentence
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
+from pmask.perturb.fill.model_spec import ModelSpec
+from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
+from pmask.pipeline.checks import check_context, check_decoding, refuse_layer_zero, refuse_unit
+from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, get_decoder
-from pmask.trees.tasks import corpus_task, task_info
+from pmask.trees.tasks import corpus_task, task_entry
 
-__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_pipeline", "check_context", "check_request",
-           "default_decoders", "prepare", "probe_request", "resolve"]
+__all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
+           "prepare", "probe_request", "resolve"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -66,54 +72,26 @@ RESOLVED = ("probe", "metric", "subword", "tokenize", "context", "decoder", "roo
 
 
 @dataclass(frozen=True)
-class Decoding:
-    """How impacts become trees (None: not given; :func:`resolve` chooses).
-
-    Attributes:
-        decoder: a name of :data:`pmask.trees.registry.DECODERS`.
-        layers: the layer decoded (``parse``: one int, -1 = last) or several (``sweep``, ``bench``:
-            ints or "all").
-        root: "gold" or "free" (dependency decoders).
-        faithful: the authors' pipeline (``--faithful``).
-        multiroot, seed, bias, absolute: as :class:`pmask.pipeline.induce.ParseSettings`.
-        symmetrize: none, sum, triu or tril.
-    """
-
-    decoder: str | None = None
-    layers: int | Sequence[int] | str = -1
-    root: str | None = None
-    faithful: bool = False
-    multiroot: bool = False
-    seed: int = 0
-    bias: float = 0.0
-    symmetrize: str | None = None
-    absolute: bool = False
-
-    def settings(self, layer: int | None = None) -> ParseSettings:
-        """The resolved decoding of one layer (default: :attr:`layers` when it is one int, else 1) as
-        the :class:`~pmask.pipeline.induce.ParseSettings` the parse pipeline records."""
-        if layer is None:
-            layer = self.layers if isinstance(self.layers, int) else 1
-        if self.decoder is None or self.root is None or self.symmetrize is None:
-            raise ValueError("resolve the request first (pmask.pipeline.request.resolve)")
-        return ParseSettings(decoder=self.decoder, layer=layer, root=self.root, faithful=self.faithful,
-                             multiroot=self.multiroot, seed=self.seed, bias=self.bias, symmetrize=self.symmetrize,
-                             absolute=self.absolute)
-
-
-@dataclass(frozen=True)
 class Inputs:
     """What the run reads that decides a default: the corpus's task ("dependency" for CoNLL-U, .dp and
-    text, "constituency" for bracketed trees), whether every sentence carries gold heads, and the
-    settings of the store impacts are read from (None: they are computed)."""
+    text, "constituency" for bracketed trees), whether every record carries gold heads, the settings of the
+    store impacts are read from (None: they are computed), the model's family when it is known before the
+    model loads (``pmask.common.model_families``: its ``default_decoder(task)`` and ``symmetrize`` are the
+    "model" layer; None: none), and the records themselves (their unit, for the checks)."""
 
     task: str = "dependency"
     gold_heads: bool = False
     held: ImpactSettings | None = None
-    sentences: Sequence[Sentence] = field(default=(), compare=False, repr=False)   # for the checks
+    family: Any = None
+    sentences: Sequence[Sentence] = field(default=(), compare=False, repr=False)
+
+    @property
+    def unit(self) -> UnitEntry:
+        """The unit of the records (:func:`pmask.common.units.unit_of`: words for none)."""
+        return unit_of(self.sentences)
 
     @classmethod
-    def of(cls, sentences: Sequence[Sentence], held: ImpactSettings | None = None) -> Inputs:
+    def of(cls, sentences: Sequence[Sentence], held: ImpactSettings | None = None, family: Any = None) -> Inputs:
         """The inputs of a run over ``sentences`` (impacts read from a store holding ``held``, if given).
 
         Example:
@@ -123,7 +101,7 @@ class Inputs:
         """
         sentences = list(sentences)
         return cls(corpus_task(sentences), bool(sentences) and all(s.root is not None for s in sentences), held,
-                   sentences)
+                   family, sentences)
 
     @classmethod
     def of_source(cls, source: Any) -> Inputs:
@@ -186,8 +164,7 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
         was given and impacts are computed (not when they are read from a store).
 
     Example:
-        >>> resolve(Request(ModelSpec(impact=ImpactSettings("cpmi", None, None, None, None)),
-        ...                 Decoding(faithful=True))).decoding.decoder
+        >>> resolve(Request.build(metric="cpmi", faithful=True)).decoding.decoder
         'mst-projective'
     """
     origins: dict[str, str] = {}
@@ -195,14 +172,10 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
     if inputs.held is not None:
         impact = _layer(impact, inputs.held, "store", origins)
     if request.decoding.faithful:
-        impact = _layer(impact, resolve_impact(impact, faithful=True, recorded=False, defaults=False), "faithful",
-                        origins)
-    if impact.metric is None and is_documents(inputs.sentences):
-        # the discourse metric outranks a model's recorded one (prob cannot pool an EDU's pieces)
-        impact = _layer(impact, replace(impact, metric=DOCUMENT_METRICS[0]), "default", origins)
-    spec = request.model if inputs.held is not None else request.model.named()   # a store is read without one
-    impact = _layer(impact, resolve_impact(impact, spec.name, defaults=False), "model", origins)
-    impact = _layer(impact, impact.with_defaults(), "default", origins)
+        impact = _layer(impact, _faithful(impact), "faithful", origins)
+    spec = request.model if inputs.held is not None else _named(request.model)   # a store is read without one
+    impact = _layer(impact, _recorded(impact, spec.name, inputs.unit), "model", origins)
+    impact = _layer(impact, _entries(impact, inputs.unit), "default", origins)
     decoding = _decoding(request.decoding, impact, inputs, origins)
     return replace(request, model=replace(spec, impact=impact), decoding=decoding,
                    origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}))
@@ -219,13 +192,62 @@ def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: 
     return replace(impact, **out) if out else impact
 
 
+def _named(spec: ModelSpec) -> ModelSpec:
+    """``spec``, naming the default model (:data:`pmask.perturb.models.bundled.DEFAULT_MODEL`) when it names none;
+    ``ModelSpec.load`` says so in one line, once, when it loads it."""
+    return spec if spec.name else replace(spec, name=DEFAULT_MODEL, defaulted=True)
+
+
+def _faithful(impact: ImpactSettings) -> ImpactSettings:
+    """``impact`` with what its authors' pipeline fixes (the metric's own, else the probe's) where it is unset: its
+    metric, its variant of the metric given (a rename: Kim et al.'s ``cos`` is ``cossim``), tokenisation, context."""
+    probe = PROBE_ENTRIES.get(impact.probe if impact.probe is not None else first_probe())
+    pipeline = metric_recipe(impact.metric) or (probe.faithful if probe else None)
+    if pipeline is None:
+        return impact
+    metric = impact.metric if impact.metric is not None else pipeline.metric
+    return replace(impact, metric=pipeline.renames.get(metric, metric) if metric else None,
+                   tokenize=impact.tokenize if impact.tokenize is not None else pipeline.tokenize,
+                   context=impact.context if impact.context is not None else pipeline.context)
+
+
+def _recorded(impact: ImpactSettings, model: str | None, unit: UnitEntry) -> ImpactSettings:
+    """``impact`` with the named model's recorded defaults where it is unset (a bundled model's metric, recorded
+    for the first probe, pair), where the unit takes them."""
+    found = bundled_model(model)
+    metric = found.defaults.get("metric") if found else None
+    if metric and impact.metric is None and impact.probe in (None, first_probe()) and unit.takes_metric(metric):
+        return replace(impact, metric=metric)
+    return impact
+
+
+def _entries(impact: ImpactSettings, unit: UnitEntry) -> ImpactSettings:
+    """``impact`` with the entries' defaults where it is unset: the first probe, the probe's first metric the unit
+    takes (else its first), the metric's subword policy (else the first, avg), the first tokenisation mode
+    (words), no context."""
+    probe = impact.probe if impact.probe is not None else first_probe()
+    metric = impact.metric
+    if metric is None and probe in PROBE_ENTRIES:   # an unknown probe is refused by the check, in one line
+        metric = (unit.metrics(probe) or PROBE_ENTRIES[probe].metrics)[0]
+    entry = METRIC_ENTRIES.get(metric or "")
+    fixed = entry.subword if entry is not None else None
+    subword = fixed if fixed is not None else next(iter(SUBWORD_POLICIES))
+    tokenize = next(iter(TOKENIZE_ENTRIES))
+    return ImpactSettings(metric, impact.subword if impact.subword is not None else subword,
+                          impact.tokenize if impact.tokenize is not None else tokenize, probe,
+                          impact.context if impact.context is not None else 0)
+
+
 def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: dict[str, str]) -> Decoding:
-    """The decoder, root and symmetrisation of a run with the resolved ``impact`` (layers 2 and 4)."""
-    pipeline = authors_pipeline(impact) if given.faithful else None
+    """The decoder, root and symmetrisation of a run with the resolved ``impact`` (layers 2 to 4)."""
+    pipeline = authors_recipe(impact) if given.faithful else None
+    family = inputs.family
     decoder, origins["decoder"] = given.decoder, "given"
     if decoder is None and pipeline is not None:   # the pipeline's first decoder of the corpus's task
         decoder = next((d for d in pipeline.decoders if get_decoder(d).task == inputs.task), None)
         origins["decoder"] = "faithful"
+    if decoder is None and family is not None and family.default_decoder(inputs.task) is not None:
+        decoder, origins["decoder"] = family.default_decoder(inputs.task), "model"
     if decoder is None:
         decoder, origins["decoder"] = default_decoders(inputs.task, impact.probe)[0], "default"
     root, origins["root"] = given.root, "given"
@@ -235,33 +257,35 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     undirected = decoder in DECODERS and DECODERS[decoder].undirected
     if symmetrize is None and pipeline is not None and pipeline.symmetrize and undirected:
         symmetrize, origins["symmetrize"] = pipeline.symmetrize, "faithful"
+    if symmetrize is None and family is not None and family.symmetrize is not None and undirected:
+        symmetrize, origins["symmetrize"] = family.symmetrize, "model"
     if symmetrize is None:
         symmetrize, origins["symmetrize"] = "none", "default"
     return replace(given, decoder=decoder, root=root, symmetrize=symmetrize)
 
 
-def authors_pipeline(impact: ImpactSettings) -> Faithful | None:
+def authors_recipe(impact: ImpactSettings) -> AuthorsRecipe | None:
     """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
 
     Example:
-        >>> authors_pipeline(ImpactSettings("cpmi", None, None, "pair", None)).authors
+        >>> authors_recipe(ImpactSettings("cpmi", None, None, "pair", None)).authors
         'Hoover et al.'
     """
-    entry = PROBE_ENTRIES.get(impact.probe or "")
-    return metric_pipeline(impact.metric) or (entry.faithful if entry else None)
+    entry = PROBE_ENTRIES.get(str(impact.probe))
+    return metric_recipe(impact.metric) or (entry.faithful if entry else None)
 
 
-def default_decoders(task: str, probe: str | None = None) -> tuple[str, ...]:
+def default_decoders(task: str, probe: str | None) -> tuple[str, ...]:
     """The decoders run when none is named: a span probe's span decoders (``cky``), else the task's
-    (:class:`pmask.trees.tasks.TaskInfo`; ``parse`` and ``sweep`` run the first, ``bench`` every one).
+    (:class:`pmask.trees.tasks.TaskEntry`; ``parse`` and ``sweep`` run the first, ``bench`` every one).
 
     Example:
-        >>> default_decoders("dependency"), default_decoders("constituency", "distortion")
+        >>> default_decoders("dependency", "pair"), default_decoders("constituency", "distortion")
         (('eisner', 'cle'), ('cky',))
     """
     if probe in SPAN_PROBES:
         return tuple(n for n, d in DECODERS.items() if d.spans)
-    return task_info(task).default_decoders
+    return task_entry(task).default_decoders
 
 
 def probe_request(request: Request, probe: str, inputs: Inputs = Inputs()) -> Request:
@@ -276,7 +300,7 @@ def probe_request(request: Request, probe: str, inputs: Inputs = Inputs()) -> Re
     head = request.model.head
     done = resolve(replace(request, model=replace(request.model, impact=replace(request.impact, probe=probe),
                                                   head=None)), inputs)
-    keeps = has_heads(done.impact.probe, done.impact.metric)
+    keeps = has_attention_heads(done.impact.probe, done.impact.metric)
     return replace(done, model=replace(done.model, head=head if keeps else None))
 
 
@@ -289,46 +313,49 @@ def prepare(request: Request, source: Any, *, decodes: bool = True) -> Request:
         The resolved request.
     """
     done = resolve(request, Inputs.of_source(source))
-    if decodes:
-        check_request(done, source.sentences)
-    else:
-        done.impact.check(done.model.head)
+    check_request(done, source.sentences, decodes=decodes)
     if not decodes or get_decoder(str(done.decoding.decoder)).needs_model:
-        source.model_spec = done.model   # the source's own settings: given, a store's, the pipeline's, defaults
+        source.use(done.model)   # the source's own settings: given, a store's, the pipeline's, defaults
     return done
 
 
 # ---------------------------------------------------------------------------- the one check
 
-def check_request(request: Request, sentences: Sequence[Sentence] = ()) -> None:
-    """Refuse a resolved request that cannot work, in one line, before any model work (a baseline reads
-    no impacts: its impact settings are not checked).
+def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decodes: bool = True) -> None:
+    """Refuse a resolved request that cannot work, in one line, before any model work: the settings that do
+    not apply to the corpus's unit first (:func:`pmask.pipeline.checks.refuse_unit`), then the impact settings
+    and layer 0 (not for a baseline, which reads no impacts), then the decoding
+    (:func:`pmask.pipeline.checks.check_decoding`), a metric's own pipeline, and ``context`` against the file.
 
     Args:
         request: a request returned by :func:`resolve`.
         sentences: the corpus (gold roots for root gold; files for ``context``).
+        decodes: False for a run that computes impacts and decodes nothing (``impact``, ``heatmap``,
+            ``pmask.impacts``): only the impact settings are checked.
 
     Raises:
         SettingError: naming the settings involved as ``{name}`` (the CLI shows its flags).
         OptionError: an unknown value.
     """
     decoding, impact = request.decoding, request.impact
-    dec = get_decoder(str(decoding.decoder))
+    reads = not decodes or get_decoder(str(decoding.decoder)).needs_model
     probe = str(impact.probe)
-    if dec.needs_model:
+    if reads:
+        refuse_unit(impact, sentences)
         impact.check(request.model.head)
+    if not decodes:
+        return
+    if reads:
         layers = decoding.layers
-        if isinstance(layers, int):
-            refuse_layer_zero([layers], "layer", probe)
-        else:
-            refuse_layer_zero(layers, "layers", probe)
-    check_settings(decoding.settings(1), sentences, probe)
-    own = metric_pipeline(impact.metric) if decoding.faithful and dec.needs_model else None
+        refuse_layer_zero([layers] if isinstance(layers, int) else layers,
+                          "layer" if isinstance(layers, int) else "layers", probe)
+    check_decoding(decoding, sentences, probe)   # a baseline's pairing is not checked: it reads no impacts
+    own = metric_recipe(impact.metric) if decoding.faithful and reads else None
     if own and decoding.decoder not in own.decoders:
         raise SettingError(f"{{faithful}} with {{metric}} {impact.metric} is {own.authors}'s pipeline, which decodes "
                            f"with {either(own.decoders)}, not {decoding.decoder}")
-    if dec.needs_model and request.origin("context") != "store":   # a store's impacts are read, not computed
-        check_context(sentences, impact.context or 0, _context_reason(request))
+    if reads and request.origin("context") != "store":   # a store's impacts are read, not computed
+        check_context(sentences, impact.context_words, _context_reason(request))
 
 
 def _context_reason(request: Request) -> str:
@@ -336,53 +363,8 @@ def _context_reason(request: Request) -> str:
     if request.origin("context") != "faithful":
         return ""
     impact = request.impact
-    metric = impact.metric if metric_pipeline(impact.metric) else None
-    pipeline = authors_pipeline(impact)
+    metric = impact.metric if metric_recipe(impact.metric) else None
+    pipeline = authors_recipe(impact)
     who = f"{pipeline.authors}'s pipeline" if pipeline else "the authors' pipeline"
     via = f"{{faithful}} {{metric}} {metric}" if metric else f"{{faithful}} with {{probe}} {impact.probe}"
     return f"{via} gives each sentence {impact.context} words of context ({who})"
-
-
-def check_context(sentences: Sequence[Sentence], words: int, reason: str = "") -> None:
-    """Refuse ``context`` (``words`` > 0) for sentences not read from a file, or a file too short to give
-    ``words`` words of context (``reason``: where the number came from when it was not given).
-
-    Raises:
-        SettingError: naming ``{context}``.
-
-    Example:
-        >>> check_context([Sentence(id="1", words=["a"], path="<input>")], 5)
-        Traceback (most recent call last):
-        ...
-        pmask.common.errors.SettingError: context takes neighbouring sentences from the file the sentences were read \
-from, and sentence 1 was not read from one: pass Sentences read with pmask.corpora.read_corpus, or leave context out
-    """
-    if not words:
-        return
-    per_file: dict[str, int] = {}
-    for s in sentences:
-        path = s.path or ""
-        if path in ("", "-", "<input>") or s.line is None or not Path(path).is_file():
-            raise SettingError(f"{{context}} takes neighbouring sentences from the file the sentences were read from, "
-                               f"and sentence {s.id} was not read from one: pass Sentences read with "
-                               f"pmask.corpora.read_corpus, or leave {{context}} out")
-        per_file[path] = per_file.get(path, 0) + len(s.words)
-    for path, held in per_file.items():
-        total = held if held >= words else _words_in(path)
-        if total < words:
-            asked = reason or f"{{context}} {words} asks for {words} words of context"
-            raise SettingError(f"{path}: {asked}, but the file holds {total} words; give {{context}} {total} or less")
-
-
-def _words_in(path: str) -> int:
-    """The words of every sentence of the corpus file ``path`` (read quietly: it was announced once)."""
-    from pmask.corpora import read_corpus
-
-    quiet = logging.getLogger("pmask.corpora")
-    level = quiet.level
-    quiet.setLevel(logging.WARNING)
-    try:
-        return sum(len(s.words) for s in read_corpus(path))
-    finally:
-        quiet.setLevel(level)
-

@@ -1,9 +1,9 @@
 """Where a parse writes its trees: the output name decides the format, checked before any work.
 
-Dependency trees go to CoNLL-U; bracketed trees one per line; documents of EDUs (``unit == "edu"``)
-also to SciDTB JSON (a ``.dep``/``.json`` file for one document, or a folder of ``.dep`` files), the
-input's own format (:func:`pmask.corpora.scidtb.write_scidtb`). Also the checks of Wu et al.'s
-discourse pipeline (``--faithful`` on documents, :mod:`pmask.trees.faithful_discourse`).
+Each task writes its trees (:attr:`pmask.trees.tasks.TaskEntry.write`): dependency trees to CoNLL-U, or
+discourse trees of documents (a unit whose entry says ``discourse``: EDUs) to SciDTB JSON (a ``.dep``/``.json``
+file for one document, or a folder of ``.dep`` files), the input's own format (the formats' writers,
+:func:`pmask.corpora.formats.output_format`); bracketed trees one per line.
 """
 from __future__ import annotations
 
@@ -12,87 +12,62 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import is_stdout
-from pmask.corpora import Sentence, prediction_format, write_brackets, write_conllu
-from pmask.corpora.scidtb import write_scidtb
-from pmask.corpora.sentence import is_documents
-from pmask.trees.faithful_discourse import DISCOURSE_DECODERS
+from pmask.common.units import unit_of
+from pmask.corpora import FORMATS, Sentence, prediction_format
 from pmask.trees.registry import decoder_task
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import TASKS, task_entry
 
 
-def is_scidtb_output(output: str | Path) -> bool:
-    """A file name of a documents format pmask writes (SciDTB's ``.dep``/``.json``), or a folder (an
-    existing one, or a name without a suffix)."""
-    path = Path(output)
-    written = prediction_format(output)
-    return (written is not None and written.documents) or path.is_dir() or not path.suffix
+def documents_output(output: str | Path) -> bool:
+    """Whether ``output`` may be written as a documents format pmask writes (SciDTB): a file of its suffix, or a
+    folder (an existing one, or a name without a suffix) where the format is read from folders."""
+    path, named = Path(output), prediction_format(output)
+    return any(f.documents and f.write is not None and (named is f or bool(f.folder_suffix)
+                                                        and (path.is_dir() or not path.suffix))
+               for f in FORMATS.values())
 
 
-def _conllu(output: str | Path) -> bool:
-    """Whether ``output`` names a file of word-level dependency predictions (CoNLL-U)."""
-    written = prediction_format(output)
-    return written is not None and written.task == "dependency" and not written.documents
+def written_task(output: str | Path) -> str:
+    """The task whose trees an output's name is for: the task of the sentence-level format pmask writes that the
+    name selects (``.conllu``: dependency), else the task whose predictions are read in no corpus format
+    (bracketed trees, one per line)."""
+    named = prediction_format(output)
+    if named is not None and named.task and named.write is not None and not named.documents:
+        return named.task
+    return next(t.name for t in TASKS.values() if t.read is not None)
 
 
 def check_trees_file(output: str | Path, decoder: str, sentences: Sequence[Sentence] = ()) -> None:
-    """Refuse an output named for the other kind of tree than ``decoder`` writes (standard output takes
-    either): dependency trees are CoNLL-U, which is read back from a .conllu or .conll name only
+    """Refuse an output named for another kind of tree than ``decoder`` writes (standard output takes any):
+    dependency trees are CoNLL-U, which is read back from a .conllu or .conll name only
     (:func:`pmask.corpora.prediction_format`), and bracketed trees must not take such a name. Documents of
-    EDUs may also be written as SciDTB (:func:`is_scidtb_output`).
+    EDUs may also be written as SciDTB (:func:`documents_output`).
 
     Raises:
         SettingError: naming the output and ``{decoder}``.
     """
     if is_stdout(output):
         return
-    conllu = _conllu(output)
-    task = decoder_task(decoder)
-    if task == "dependency" and is_documents(sentences) and not conllu:
-        if not is_scidtb_output(output):
+    task = task_entry(decoder_task(decoder))
+    named = written_task(output)
+    writes_documents = any(f.documents and f.write is not None and f.task == task.name for f in FORMATS.values())
+    if writes_documents and unit_of(sentences).discourse and named != task.name:
+        if not documents_output(output):
             raise SettingError(f"{output}: discourse trees are written as CoNLL-U (.conllu, one EDU per line) or "
                                f"SciDTB (a .dep file for one document, or a folder)")
         if not Path(output).is_dir() and Path(output).suffix and len(sentences) > 1:
             raise SettingError(f"{output}: one SciDTB file holds one document, not {len(sentences)}; name a folder "
                                f"to write one .dep file per document")
         return
-    if task == "dependency" and not conllu:
-        other = task_info("constituency").default_decoder
-        raise SettingError(f"{output}: {{decoder}} {decoder} writes dependency trees as CoNLL-U, which is read back "
-                           f"from a .conllu or .conll file only; name the output .conllu (or choose a constituency "
-                           f"decoder such as {other} for bracketed trees)")
-    if task == "constituency" and conllu:
-        other = task_info("dependency").default_decoder
-        raise SettingError(f"{output}: {{decoder}} {decoder} writes bracketed trees, one per line, not CoNLL-U; name "
-                           f"the output e.g. .txt (or choose a dependency decoder such as {other} for CoNLL-U)")
+    if named != task.name:
+        other = task_entry(named)
+        raise SettingError(f"{output}: {{decoder}} {decoder} writes {task.writes}; name the output "
+                           f"{task.output_hint} (or choose a {other.name} decoder such as {other.default_decoder} "
+                           f"for {other.written_as})")
 
 
 def write_trees(parsed: Sequence[Any], output: Path, task: str, deprel: str = "_") -> None:
-    """Write ``parsed`` (``Parsed`` records) as CoNLL-U, SciDTB or bracketed trees (see :func:`check_trees_file`)."""
-    sentences = [p.sentence for p in parsed]
-    if task != "dependency":
-        write_brackets([p.tree for p in parsed], output)
-    elif is_documents(sentences) and not is_stdout(output) and not _conllu(output) and is_scidtb_output(output):
-        write_scidtb(sentences, [p.heads for p in parsed], output)
-    else:
-        write_conllu(sentences, [p.heads for p in parsed], output, deprel=deprel)
-
-
-def faithful_documents(faithful: bool, decoder: str, root: str, sentences: Sequence[Sentence]) -> bool:
-    """Whether this is Wu et al.'s discourse pipeline (``--faithful`` on documents), refusing in one line
-    what it cannot run: another decoder, a free root, a document whose gold root is its last EDU.
-
-    Raises:
-        SettingError: naming ``{faithful}``, ``{decoder}``, ``{root}`` or the document.
-    """
-    if not faithful or not is_documents(sentences):
-        return False
-    if decoder not in DISCOURSE_DECODERS:
-        raise SettingError(f"{{faithful}} on documents is Wu et al.'s discourse pipeline: {{decoder}} "
-                           f"{', '.join(DISCOURSE_DECODERS)}, not {decoder}")
-    if root != "gold":
-        raise SettingError("{faithful} on documents is Wu et al.'s discourse pipeline, which needs {root} gold")
-    last = next((s for s in sentences if s.root is not None and s.root == len(s)), None)
-    if last is not None:
-        raise SettingError(f"{last.where()}: {{faithful}} drops the last EDU (the authors' \"cut SEP\"), which is "
-                           f"this document's gold root")
-    return True
+    """Write ``parsed`` (``Parsed`` records) as their task writes its predictions (CoNLL-U, SciDTB or bracketed
+    trees, see :func:`check_trees_file`)."""
+    entry = task_entry(task)
+    entry.write([p.sentence for p in parsed], [entry.tree_of(p) for p in parsed], output, deprel)

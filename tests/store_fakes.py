@@ -14,7 +14,8 @@ ODD_WORDS = [
     ["Straße", "–", "…", "ﬁ"],
     ["x", "y", "z"],
 ]
-SETTINGS = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg"), layers=(1, -1), revision="abc123",
+SETTINGS = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg", "words", "pair", 0),
+                         layers=(1, -1), revision="abc123",
                          random_init=False, dtype="float32", tokenizer={"lowercase": True},
                          layers_resolved=(1, 3), num_layers=3, max_length=64)
 

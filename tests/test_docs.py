@@ -236,6 +236,8 @@ def test_the_faithful_table_and_sentence_name_every_authors_pipeline():
 #: Hub models the docs name: each is replaced by a tiny random BERT of the same depth and width in heads
 #: (12 layers, 12 heads: ``--layer 8 --head 10`` still name one). The bundled pmask-tiny-en runs as itself.
 HUB_MODELS = {"bert-base-uncased", "bert-base-multilingual-cased", "M"}
+#: GGUF files the docs name: each is replaced by a tiny random Llama written as a GGUF file.
+GGUF_MODELS = {"SmolLM2-135M-Instruct.Q4_1.gguf"}
 #: Commands that cannot run in a test process, with the reason; they are still parsed (the test above).
 NOT_RUN = {
     "torchrun": "starts several processes (and, in the examples, several nodes or GPUs)",
@@ -284,14 +286,26 @@ def _data(tmp_path: Path) -> Path:
     return work
 
 
-def _substituted(args: list[str], model: Path) -> list[str]:
-    """A docs command's arguments as the test runs them: hub models replaced by ``model``, globs expanded
-    (as the shell would, in the working directory), sentence ranges cut to the fixtures' first four."""
+def _tiny_gguf(tmp_path: Path, monkeypatch) -> Path:
+    """A tiny random Llama as a GGUF file (its de-quantised copy cached under ``tmp_path``)."""
+    from pmask.perturb.testing.gguf_writer import write_gguf
+    from pmask.perturb.testing.llm_zoo import make_tiny_llm
+
+    monkeypatch.setenv("PMASK_CACHE", str(tmp_path / "cache"))
+    return write_gguf(make_tiny_llm("llama-bbpe", tmp_path / "tiny-llama"), tmp_path / "tiny-llama.gguf")
+
+
+def _substituted(args: list[str], model: Path, gguf: Path | None = None) -> list[str]:
+    """A docs command's arguments as the test runs them: hub models replaced by ``model`` (GGUF files by
+    ``gguf``), globs expanded (as the shell would, in the working directory), sentence ranges cut to the
+    fixtures' first four."""
     out: list[str] = []
     for k, word in enumerate(args):
         before = args[k - 1] if k else ""
         if before == "--model" and word.removeprefix("random:") in HUB_MODELS:
             word = word.replace(word.removeprefix("random:"), str(model))
+        elif before == "--model" and word in GGUF_MODELS and gguf is not None:
+            word = str(gguf)
         elif before == "--model":
             assert word.removeprefix("random:") == "pmask-tiny-en", f"a model the test does not know: {word}"
         if before == "--sentence" and re.fullmatch(r"\d+-\d+", word):
@@ -337,12 +351,13 @@ def test_every_pmask_command_shown_runs(tmp_path, monkeypatch, capsys):
 
     torch.set_num_threads(1)
     model = make_tiny_bert(tmp_path / "tiny-12", layers=12, heads=12, hidden=24)
+    gguf = _tiny_gguf(tmp_path, monkeypatch)
     monkeypatch.chdir(_data(tmp_path))
     commands, skipped = _runnable()
     assert len(commands) >= 55 and len(skipped) == 4, skipped   # 59 pmask commands shown: 4 launch several processes
     printed: dict[str, str] = {}
     for page, command in commands:
-        code = main(_substituted(_pmask_args(command) or [], model))
+        code = main(_substituted(_pmask_args(command) or [], model, gguf))
         out, err = capsys.readouterr()
         assert code == 0 and "Traceback" not in err, f"{page}: {command}\n{err}"
         printed[command] = out

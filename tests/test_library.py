@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from resolved import spec_of
 
 import pmask
 from pmask.common.errors import DecodeError, SettingError
@@ -18,17 +19,11 @@ from pmask.corpora.provenance import Provenance, meta_path, read_provenance
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
 from pmask.perturb.source import ImpactSource
-from pmask.pipeline.induce import ParseSettings, check_settings, parse_corpus
-from pmask.trees.registry import (
-    CONSTITUENCY_BASELINES,
-    CONSTITUENCY_DECODERS,
-    DECODERS,
-    DEPENDENCY_BASELINES,
-    DEPENDENCY_DECODERS,
-    DecodeInput,
-    decode,
-    decoder_names,
-)
+from pmask.pipeline.decoding import Decoding
+from pmask.pipeline.induce import parse_corpus
+from pmask.pipeline.request import Inputs, Request, check_request, resolve
+from pmask.trees.registry import DECODERS, DecodeInput, decode, decoder_names
+from pmask.trees.tasks import task_entry
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -36,17 +31,6 @@ MINI = DATA / "mini.conllu"
 
 
 # ---------------------------------------------------------------------------- registry
-
-def test_registry_views_are_derived_from_the_one_table():
-    assert list(DECODERS) == [*DEPENDENCY_DECODERS, *CONSTITUENCY_DECODERS]
-    assert DEPENDENCY_BASELINES == ("right-chain", "left-chain", "random-projective", "random-eisner", "random-cle",
-                                    "connect-adjacent")
-    assert CONSTITUENCY_BASELINES == ("right-branching", "left-branching", "balanced", "random-binary")
-    assert [n for n, d in DECODERS.items() if d.supports_faithful] == ["eisner", "cle", "mst", "mst-projective",
-                                                                        "distance-split", "cky"]
-    assert all(d.baseline != d.needs_model for d in DECODERS.values())
-    assert decoder_names("constituency", baseline=False) == ("mart", "mart-binary", "distance-split", "cky")
-
 
 def test_cli_choices_and_compare_baselines_come_from_the_registry():
     from pmask.cli import build_parser
@@ -57,8 +41,8 @@ def test_cli_choices_and_compare_baselines_come_from_the_registry():
     for command in ("parse", "sweep"):
         decoder = next(a for a in sub.choices[command]._actions if a.dest == "decoder")
         assert list(decoder.choices) == list(DECODERS)
-    assert compare.DEPENDENCY_BASELINES is DEPENDENCY_BASELINES
-    assert compare.CONSTITUENCY_BASELINES is CONSTITUENCY_BASELINES
+    gold = read_corpus(MINI)[:2]
+    assert list(compare.baseline_scores("dependency", gold)) == list(decoder_names("dependency", baseline=True))
 
 
 @pytest.mark.parametrize("name", list(DECODERS))
@@ -66,15 +50,16 @@ def test_every_decoder_has_the_one_signature(name):
     words = ["a", "b", "c", "d", "e"]
     F = np.random.default_rng(0).random((5, 5))
     out = decode(name, DecodeInput(words=words, F=F, root=2, seed=1))
-    if DECODERS[name].task == "dependency":
+    if task_entry(DECODERS[name].task).per_word:   # heads
         assert len(out) == 5 and list(out).count(0) >= 1
     else:
         assert out.leaves() == words
 
 
 def test_unknown_decoder_lists_the_known_ones():
-    with pytest.raises(DecodeError, match="known: balanced, cky, cle"):
+    with pytest.raises(DecodeError) as info:
         decode("nonesuch", DecodeInput(words=["a"]))
+    assert str(info.value) == f"unknown decoder 'nonesuch' (choose from {', '.join(DECODERS)})"
 
 
 # ---------------------------------------------------------------------------- settings and errors
@@ -84,10 +69,12 @@ def test_setting_errors_name_settings_and_the_cli_names_flags(tmp_path, capsys):
 
     sentences = read_corpus(DATA / "mini.conllu")
     with pytest.raises(SettingError) as err:
-        check_settings(ParseSettings(decoder="eisner", faithful=True, root="free"), sentences)
+        check_request(resolve(Request.build(decoder="eisner", faithful=True, root="free"), Inputs.of(sentences)),
+                      sentences)
     assert "--" not in str(err.value) and "faithful" in str(err.value) and "root gold" in str(err.value)
     with pytest.raises(SettingError, match="whose decoder is eisner, cle, mst-projective or mst, not mart"):
-        check_settings(ParseSettings(decoder="mart", faithful=True, root="gold"), sentences)
+        check_request(resolve(Request.build(decoder="mart", faithful=True, root="gold"), Inputs.of(sentences)),
+                      sentences)
     from pmask.cli import main
 
     code = main(["parse", str(DATA / "mini.conllu"), "--decoder", "right-chain", "--faithful", "--root", "gold",
@@ -114,7 +101,7 @@ def test_provenance_round_trip_and_key_order(tmp_path):
 def test_parse_corpus_writes_trees_and_provenance(tmp_path):
     out = tmp_path / "rc.conllu"
     result = parse_corpus(ImpactSource.open(CorpusSpec(DATA / "mini.conllu")), out,
-                          ParseSettings(decoder="right-chain", root="gold"), command=["test"])
+                          Decoding("right-chain", root="gold", symmetrize="none"), command=["test"])
     assert result.describe().startswith(f"{out}: ") and out.is_file()
     prov = read_provenance(out)
     assert prov.task == "dependency" and prov.model is None and prov.impact is None
@@ -132,12 +119,14 @@ def test_sweep_layers_from_a_store_equals_the_model_route(tmp_path, tiny_bert_di
     corpus = CorpusSpec(DATA / "mini.conllu")
     model = ModelSpec(str(tiny_bert_dir), device="cpu")
     direct = sweep_layers(ImpactSource.open(corpus, model=model, progress=False), layers=[1, -1], baselines=True)
-    run = build_store(corpus, model, tmp_path / "store", layers=[1, -1], progress=False)
+    run = build_store(corpus, spec_of(str(tiny_bert_dir), device="cpu"), tmp_path / "store", layers=[1, -1],
+                      progress=False)
     assert run.summary.computed == len(ImpactSource.open(corpus).sentences)
     stored = sweep_layers(ImpactSource.open(CorpusSpec(tmp_path / "store")), layers=[1, -1], baselines=True)
     assert stored.sweep.rows == direct.sweep.rows and stored.baselines == direct.baselines
-    assert set(direct.baselines) == set(DEPENDENCY_BASELINES)
-    again = build_store(corpus, model, tmp_path / "store", layers=[1, -1], resume=True)
+    assert set(direct.baselines) == set(decoder_names("dependency", baseline=True))
+    again = build_store(corpus, spec_of(str(tiny_bert_dir), device="cpu"), tmp_path / "store", layers=[1, -1],
+                        resume=True)
     assert again.summary is None and "store complete" in again.describe()
 
 

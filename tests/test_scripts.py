@@ -76,7 +76,7 @@ def test_discourse_anchor_reads_the_anchor_and_the_split_of_the_data_given(tmp_p
     # pmask's own matrices of the three documents, as the script computes them; theirs: the same, one cell + 0.5
     docs = read_corpus(SCIDTB)
     ours = impact_matrices(load_model(str(model), device="cpu", dtype="float32"), authors_documents(docs),
-                           layers=[-1], include_cls=True)
+                           layers=[-1], include_cls=True, metric="dist", subword="avg", tokenize="words")
     matrices = {d.meta["file_name"]: F[0].astype(np.float64) for d, F in zip(docs, ours)}
     planted = files[2]
     matrices[planted][1, 2] += 0.5
@@ -518,3 +518,157 @@ def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama
     capsys.readouterr()
     with pytest.raises(SystemExit, match="not computed"):
         readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
+
+
+FAKE_FAMILY_AUTHORS = '''
+import json, sys
+from pathlib import Path
+args = dict(zip(sys.argv[2::2], sys.argv[3::2]))          # argv[1] is tools/cpmi_authors.py
+repo, conllu, n = Path(args["--repo"]), Path(args["--conllu"]), int(args["--n"])
+sentences, words = [], []
+for line in conllu.read_text(encoding="utf-8").splitlines() + [""]:
+    if line and not line.startswith("#"):
+        if line.split("\t")[0].isdigit():
+            words.append(line.split("\t")[1])
+    elif not line and words:
+        sentences.append(words)
+        words = []
+if "--index" in args:
+    chosen = [sentences[int(i)] for i in args["--index"].split(",")]
+else:
+    chosen = [w for w in sentences if len(w) <= int(args.get("--max-words", 0)) or "--max-words" not in args][:n]
+given = json.loads((repo / "matrices.json").read_text()) if (repo / "matrices.json").is_file() else {}
+family = args.get("--family", "bert")
+out = {"family": family, "class": family.upper(), "matrix_seconds": 1.0,
+       "sentences": [{"words": w, "context": [[], []], "matrix": given.get(" ".join(w), [[1000.0] * len(w)] * len(w))}
+                     for w in chosen]}
+Path(args["-o"]).write_text(json.dumps(out))
+(repo / "called-with.json").write_text(json.dumps(sys.argv[1:]))
+'''
+
+
+def _run_equality(tmp_path, model, monkeypatch, capsys, *flags):
+    fake = tmp_path / "fake-family-python"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_FAMILY_AUTHORS}", encoding="utf-8")
+    fake.chmod(0o755)
+    (tmp_path / "repo").mkdir(exist_ok=True)
+    monkeypatch.setattr(sys, "argv", ["cpmi_equality.py", "--model", str(model), "--conllu",
+                                      str(ROOT / "tests" / "data" / "mini.conllu"), "--authors-python", str(fake),
+                                      "--authors-repo", str(tmp_path / "repo"), "--workdir", str(tmp_path), *flags])
+    with pytest.raises(SystemExit) as done:
+        script("benchmarks/cpmi_equality.py").main()
+    called = json.loads((tmp_path / "repo" / "called-with.json").read_text(encoding="utf-8"))
+    return done.value.code, capsys.readouterr().out, called
+
+
+def test_cpmi_equality_family_max_words_and_index_reach_their_code_and_choose_the_sentences(tmp_path, tiny_bert_dir,
+                                                                                           monkeypatch, capsys):
+    """--family: their class (passed on, named in the output); --max-words W: the first N sentences of at most W
+    words on both sides; --index: those sentences of the file, in that order (pmask's side compares the same)."""
+    blocks = [b for b in (ROOT / "tests" / "data" / "mini.conllu").read_text(encoding="utf-8").split("\n\n")
+              if b.strip()]
+    lengths = [sum(line.split("\t")[0].isdigit() for line in b.splitlines()) for b in blocks]
+    short = min(lengths)
+    _, out, called = _run_equality(tmp_path, tiny_bert_dir, monkeypatch, capsys, "--family", "gpt2",
+                                   "--max-words", str(short), "--n", "10")
+    assert called[called.index("--family") + 1] == "gpt2" and called[called.index("--max-words") + 1] == str(short)
+    assert f"(their GPT2), {lengths.count(short)} sentences" in out
+    _, out, called = _run_equality(tmp_path, tiny_bert_dir, monkeypatch, capsys, "--index", "1,0")
+    assert called[called.index("--index") + 1] == "1,0" and "--family" not in called
+    assert "(their BERT), 2 sentences" in out and "pmask: largest |difference|" in out
+
+
+def test_cpmi_equality_reference_compares_the_naive_reference_with_their_matrices(tmp_path, tiny_bert_dir,
+                                                                                  monkeypatch, capsys):
+    """--reference: tests/cpmi_reference.py's matrices against theirs (here the reference's own, one entry moved
+    by 0.25 in one sentence: that difference is printed, and the run fails); without it no such line."""
+    from cpmi_reference import authors_cpmi, reference_model
+
+    tokenizer, model = reference_model("bert", tiny_bert_dir)
+    blocks = [b for b in (ROOT / "tests" / "data" / "mini.conllu").read_text(encoding="utf-8").split("\n\n")
+              if b.strip()]
+    words = [[line.split("\t")[1] for line in b.splitlines() if line.split("\t")[0].isdigit()] for b in blocks[:2]]
+    given = {" ".join(w): authors_cpmi("bert", model, tokenizer, w).tolist() for w in words}
+    given[" ".join(words[1])][1][0] += 0.25
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "matrices.json").write_text(json.dumps(given), encoding="utf-8")
+    code, out, _ = _run_equality(tmp_path, tiny_bert_dir, monkeypatch, capsys, "--n", "2", "--reference")
+    assert re.search(r"reference \(tests/cpmi_reference.py, float64\): largest \|difference\| to theirs 0\.25 ", out)
+    assert code == 1
+    given[" ".join(words[1])][1][0] -= 0.25
+    (tmp_path / "repo" / "matrices.json").write_text(json.dumps(given), encoding="utf-8")
+    code, out, _ = _run_equality(tmp_path, tiny_bert_dir, monkeypatch, capsys, "--n", "2", "--reference")
+    assert float(re.search(r"largest \|difference\| to theirs (\S+) ", out).group(1)) < 1e-9 and code == 0
+    _, out, _ = _run_equality(tmp_path, tiny_bert_dir, monkeypatch, capsys, "--n", "2")
+    assert "reference" not in out
+
+
+# ---------------------------------------------------------------------------- benchmarks/cpmi_speed.py
+RECORDER = '''
+import json, sys
+from pathlib import Path
+log = Path(sys.argv[0]).with_suffix(".calls")
+calls = json.loads(log.read_text()) if log.is_file() else []
+log.write_text(json.dumps(calls + [sys.argv[1:]]))
+'''
+
+
+def test_cpmi_speed_runs_each_side_on_the_chosen_sentences_and_times_loading_alone(tmp_path, monkeypatch, capsys):
+    """--authors-python / --authors-repo / --pmask-command: the processes run (stand-ins recording their
+    arguments); --n and --max-words: the sentences every side reads (one file, copied); --skip: a side left out;
+    --startup: their process run again on an empty file, pmask's not."""
+    fakes = {}
+    for name in ("authors", "pmask"):
+        fakes[name] = tmp_path / f"fake-{name}.py"
+        fakes[name].write_text(f"#!{sys.executable}\n{RECORDER}", encoding="utf-8")
+        fakes[name].chmod(0o755)
+    mini = ROOT / "tests" / "data" / "mini.conllu"
+    blocks = [b for b in mini.read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    lengths = [sum(line.split("\t")[0].isdigit() for line in b.splitlines()) for b in blocks]
+    cap = sorted(lengths)[1]
+    work = tmp_path / "work"
+    monkeypatch.setattr(sys, "argv", ["cpmi_speed.py", "--model", "M", "--their-model", "THEIRS", "--conllu", str(mini),
+                                      "--n", "2", "--max-words", str(cap), "--authors-python", str(fakes["authors"]),
+                                      "--authors-repo", str(tmp_path / "repo"), "--skip", "floor", "--startup",
+                                      "--pmask-command", f"{fakes['pmask']} {{conllu}} {{n}} {{model}} {{threads}} "
+                                                         "{out}", "--workdir", str(work), "--threads", "3"])
+    script("benchmarks/cpmi_speed.py").main()
+    out = capsys.readouterr().out
+    chosen = [b for b, k in zip(blocks, lengths) if k <= cap][:2]
+    kept = [b for b in (work / "sentences.conllu").read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    assert [b.strip("\n") for b in chosen] == kept
+    theirs = json.loads(fakes["authors"].with_suffix(".calls").read_text(encoding="utf-8"))
+    pmask = json.loads(fakes["pmask"].with_suffix(".calls").read_text(encoding="utf-8"))
+    assert len(theirs) == 2 and len(pmask) == 1                     # --startup: theirs again, pmask not
+    first, empty = theirs
+    for flag, value in (("--repo", str(tmp_path / "repo")), ("--model", "THEIRS"), ("--family", "gpt2"),
+                        ("--conllu", str(work / "sentences.conllu")), ("--n", str(len(chosen))), ("--threads", "3")):
+        assert first[first.index(flag) + 1] == value
+    assert empty[empty.index("--n") + 1] == "0" and empty[empty.index("--conllu") + 1] == str(work / "empty.conllu")
+    assert pmask[0][:4] == [str(work / "sentences.conllu"), str(len(chosen)), "M", "3"]
+    assert "| theirs |" in out and "| pmask |" in out and "| theirs, no sentence |" in out
+    assert "| floor" not in out and "theirs / pmask:" in out
+
+
+def test_cpmi_speed_prepare_smollm2_writes_what_old_transformers_reads(tmp_path, monkeypatch, capsys):
+    """prepare-smollm2 --hf --out: rope_theta moved out of rope_parameters (a 4.33 config would silently use
+    10000), the weights linked, the byte-level BPE as vocab.json + merges.txt, specials named from the ids."""
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "config.json").write_text(json.dumps({"model_type": "llama", "rope_parameters": {"rope_theta": 123.0},
+                                                "dtype": "float32", "bos_token_id": 1, "eos_token_id": 2}))
+    (hf / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"<u>": 0, "<b>": 1, "<e>": 2, "a": 3, "b": 4,
+                                                                       "ab": 5}, "merges": [["a", "b"]]}}))
+    (hf / "model.safetensors").write_bytes(b"weights")
+    monkeypatch.setattr(sys, "argv", ["cpmi_speed.py", "prepare-smollm2", "--hf", str(hf),
+                                      "--out", str(tmp_path / "o")])
+    script("benchmarks/cpmi_speed.py").main()
+    out = tmp_path / "o"
+    config = json.loads((out / "config.json").read_text())
+    assert config["rope_theta"] == 123.0 and "rope_parameters" not in config and config["torch_dtype"] == "float32"
+    assert (out / "model.safetensors").read_bytes() == b"weights" and (out / "model.safetensors").is_symlink()
+    assert json.loads((out / "vocab.json").read_text())["ab"] == 5
+    assert (out / "merges.txt").read_text().splitlines()[1:] == ["a b"]
+    settings = json.loads((out / "tokenizer_config.json").read_text())
+    assert (settings["bos_token"], settings["eos_token"]) == ("<b>", "<e>")
+    assert settings["tokenizer_class"] == "GPT2Tokenizer"

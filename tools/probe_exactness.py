@@ -17,6 +17,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
+
+def resolved_impact(probe, **given):
+    """The impact settings a run of ``probe`` with ``given`` resolves to (no model's recorded defaults)."""
+    from pmask.pipeline.request import Request, resolve
+
+    return resolve(Request.build(model="a-model", probe=probe, **given)).impact
+
 def cases(num_layers: int) -> list[tuple[str, str, list[int]]]:
     """(probe, metric, layers) for every probe and metric; layer 0 only where it is not all zeros."""
     top = list(range(1, num_layers + 1))
@@ -31,20 +38,20 @@ def main() -> None:
     from pmask.perturb.models.load import load_model
     from pmask.perturb.probes import probe_matrices
     from pmask.perturb.testing import make_tiny_bert, make_tiny_roberta
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
     from naive_probes import Naive
     from test_probes import sentences_for
 
     tmp = tempfile.mkdtemp()
     models = {"bert": make_tiny_bert(f"{tmp}/b"), "roberta": make_tiny_roberta(f"{tmp}/r"),
-              "albert": str(make_tiny_family("albert", f"{tmp}/a", training_texts()))}
+              "albert": str(make_tiny_architecture("albert", f"{tmp}/a", training_texts()))}
     for name, path in models.items():
         lm = load_model(path, device="cpu", dtype="float64")
         sents = sentences_for(lm)
         for probe, metric, layers in cases(lm.num_layers):
             worst = 0.0
-            for words, F in zip(sents, probe_matrices(lm, sents, probe, layers=layers, metric=metric)):
+            for words, F in zip(sents, probe_matrices(lm, sents, resolved_impact(probe, metric=metric), layers=layers)):
                 naive = Naive(lm, words)
                 if probe == "single":
                     want = naive.single(metric, layers)

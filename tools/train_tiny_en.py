@@ -216,7 +216,8 @@ def syntax_scores(model, sents, metrics=("dist", "prob")) -> dict[str, list[floa
     loaded = load_model(str(model), device="cpu", dtype="float32") if isinstance(model, (str, Path)) else model
     out = {}
     for metric in metrics:
-        source = ImpactSource(list(sents), PUD, model=ModelSpec(impact=ImpactSettings(metric=metric)),
+        source = ImpactSource(list(sents), PUD, model=ModelSpec(impact=ImpactSettings(metric, "avg", "words",
+                                                                                      "pair", 0)),
                               progress=False, loaded_model=loaded)
         sweep = sweep_layers(source, layers="all", decoder="eisner", root="gold").sweep
         out[metric] = [round(scores["uas"], 2) for _, scores in sweep.rows]

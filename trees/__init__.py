@@ -30,9 +30,7 @@ from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
 from pmask.trees.mart import mart
 from pmask.trees.registry import (
-                                   CONSTITUENCY_DECODERS,
                                    DECODERS,
-                                   DEPENDENCY_DECODERS,
                                    DecodeInput,
                                    Decoder,
                                    decode,
@@ -51,6 +49,6 @@ __all__ = [
     "right_branching", "left_branching", "balanced", "random_binary",
     "to_brackets", "from_brackets", "spans",
     "DECODERS", "Decoder", "DecodeInput", "decode", "decoder_names", "get_decoder",
-    "DEPENDENCY_DECODERS", "CONSTITUENCY_DECODERS", "decode_dependencies", "decode_constituency",
+    "decode_dependencies", "decode_constituency",
     "is_valid_tree", "tree_errors",
 ]

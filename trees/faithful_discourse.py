@@ -22,11 +22,15 @@ of EDU k, 0 = ROOT, and :data:`~pmask.corpora.sentence.NO_HEAD` for the last EDU
   -> 0 in both; the last EDU has no head. (Their right chain also lists ROOT's own entry (0, 1),
   which their UUAS counts against a gold root of EDU 1; pmask scores EDUs only.)
 
+Each decoder of their pipeline is a function ``(F_cls, root, *, n, where) -> heads`` here, which its
+entry in :data:`pmask.trees.registry.DECODERS` holds as its ``discourse`` mode (the registry reads no
+list of names): :func:`wu_eisner`, :func:`wu_cle` and the chains :data:`wu_right_chain`, :data:`wu_left_chain`.
+
 Example:
     >>> import numpy as np
-    >>> faithful_discourse("left-chain", np.zeros((5, 5)), 2).tolist()
+    >>> wu_left_chain(np.zeros((5, 5)), 2).tolist()
     [0, 0, 2, -1]
-    >>> faithful_discourse("eisner", np.zeros((5, 5)), 2).tolist()   # a zero matrix: pure tie-breaking
+    >>> wu_eisner(np.zeros((5, 5)), 2).tolist()   # a zero matrix: pure tie-breaking
     [2, 0, 2, -1]
 """
 from __future__ import annotations
@@ -42,8 +46,8 @@ from pmask.trees.eisner import eisner_core
 from pmask.trees.faithful import faithful_cle
 from pmask.trees.validate import check_impact
 
-#: The decoders of Wu et al.'s discourse pipeline.
-DISCOURSE_DECODERS = ("eisner", "cle", "right-chain", "left-chain")
+#: One decoder of their discourse pipeline: ``(F_cls or None, gold root, *, n, where)`` -> heads, the last NO_HEAD.
+DiscourseDecoder = Callable[..., np.ndarray]
 
 
 def _cut(F_cls: np.ndarray | None, n: int | None, root: int | None, where: str | None) -> tuple[np.ndarray, int, int]:
@@ -79,27 +83,22 @@ def dozat_cle(F: np.ndarray, root: int, where: str | None = None) -> np.ndarray:
     return faithful_cle(F, root, where=where)
 
 
-def faithful_discourse(decoder: str, F_cls: np.ndarray | None, root: int | None, *, n: int | None = None,
-                       where: str | None = None) -> np.ndarray:
-    """Heads (length n, the last :data:`NO_HEAD`) from their ``decoder`` on ``F_cls`` with gold ``root``.
+def _wu(decode: Callable[[Any, int, int, str | None], np.ndarray], reads_F: bool) -> DiscourseDecoder:
+    """One decoder of their pipeline: the cut (:func:`_cut`), then ``decode`` on nodes 0..n-1 after it."""
+    def run(F_cls: np.ndarray | None, root: int | None, *, n: int | None = None,
+            where: str | None = None) -> np.ndarray:
+        """Heads (length n, the last :data:`NO_HEAD`) on ``F_cls`` ([n+1, n+1] with the [CLS] unit 0; the chains
+        read only ``n``, the number of EDUs, when it is None) with the gold ``root`` EDU (1-based).
 
-    Args:
-        decoder: one of :data:`DISCOURSE_DECODERS`.
-        F_cls: [n+1, n+1] impacts with the [CLS] unit 0 (None for the chains, which then need ``n``).
-        root: the gold root EDU (1-based).
-        n: the number of EDUs when ``F_cls`` is None.
-        where: names the document in messages.
-
-    Raises:
-        DecodeError: no gold root, the gold root is the last EDU, an unknown decoder or a bad matrix.
-    """
-    if decoder not in DISCOURSE_DECODERS:
-        raise DecodeError(f"{at(where)}--faithful on documents is Wu et al.'s discourse pipeline: "
-                          f"{', '.join(DISCOURSE_DECODERS)}, not {decoder}")
-    reads_F, decode = _WU_DECODERS[decoder]
-    F, n, r = _cut(F_cls if reads_F else None, n if F_cls is None else F_cls.shape[0] - 1, root, where)
-    heads = decode(F, r, n, where)   # nodes 0..n-1 after the cut
-    return np.append(heads.astype(np.int64), NO_HEAD)
+        Raises:
+            DecodeError: no gold root, the gold root is the last EDU, or a bad or missing matrix.
+        """
+        if reads_F and F_cls is None:
+            raise DecodeError(f"{at(where)}the authors' discourse pipeline (--faithful) needs the [CLS]-including "
+                              "impact matrix (F_cls)")
+        F, m, r = _cut(F_cls if reads_F else None, n if F_cls is None else F_cls.shape[0] - 1, root, where)
+        return np.append(decode(F, r, m, where).astype(np.int64), NO_HEAD)
+    return run
 
 
 def _eisner(F: np.ndarray, r: int, m: int, where: str | None) -> np.ndarray:
@@ -118,7 +117,10 @@ def _chain(step: int) -> Callable[[Any, int, int, str | None], np.ndarray]:
     return chain
 
 
-#: Wu et al.'s decoders: (whether it reads the cut matrix, how it decodes (F, root, nodes, where)).
-_WU_DECODERS: dict[str, tuple[bool, Callable[[Any, int, int, str | None], np.ndarray]]] = {
-    "eisner": (True, _eisner), "cle": (True, _cle), "right-chain": (False, _chain(1)),
-    "left-chain": (False, _chain(-1))}
+#: Their Eisner (no softmax, ROOT may take several children), on the cut matrix.
+wu_eisner = _wu(_eisner, reads_F=True)
+#: Their CLE (Dozat's greedy tree, else the maximum-product arborescence), on the cut matrix.
+wu_cle = _wu(_cle, reads_F=True)
+#: Their right and left chains over the EDUs the cut keeps.
+wu_right_chain = _wu(_chain(1), reads_F=False)
+wu_left_chain = _wu(_chain(-1), reads_F=False)

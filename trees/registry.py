@@ -1,11 +1,11 @@
 """Every named decoder in one table, with one call signature: the decoders' registry (the other extension
 points register into a :class:`pmask.common.registry.Registry`, the same concept in the common wing).
 
-Each :class:`Decoder` entry says its task (``"dependency"`` or ``"constituency"``), whether it
+Each :class:`Decoder` entry says its task (a :class:`pmask.trees.tasks.TaskEntry`), whether it
 is an uninformed baseline, whether it reads a model's impact matrix, whether it has a faithful
 (authors') mode, and a one-line description. CLI choices, help text, baseline lists and
 setting checks are all derived from :data:`DECODERS`; a new decoder is one entry here.
-Per task, :data:`pmask.trees.tasks.TASK_TABLE` says which decoders run when none is named (chosen by
+Per task, :data:`pmask.trees.tasks.TASKS` says which decoders run when none is named (chosen by
 :func:`pmask.pipeline.request.resolve`) and which baselines the short reports show.
 
 Every entry's ``fn`` takes one :class:`DecodeInput` and returns ``heads`` (int64, length n,
@@ -27,22 +27,23 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from pmask.common.errors import DecodeError
+from pmask.common.registry import Registry
 from pmask.trees import baselines
 from pmask.trees.cky import cky
 from pmask.trees.cle import chu_liu_edmonds
 from pmask.trees.distance_split import adjacent_distances, distance_split
 from pmask.trees.eisner import eisner
 from pmask.trees.faithful import faithful_cle, faithful_eisner
-from pmask.trees.faithful_discourse import faithful_discourse
+from pmask.trees.faithful_discourse import DiscourseDecoder, wu_cle, wu_eisner, wu_left_chain, wu_right_chain
 from pmask.trees.mart import mart
 from pmask.trees.scores import dependency_scores
-from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree, symmetrize
+from pmask.trees.tasks import task_entry
+from pmask.trees.undirected import check_square, max_spanning_tree, orient, projective_tree
 
 if TYPE_CHECKING:
     from nltk import Tree
@@ -66,10 +67,12 @@ class DecodeInput:
         bias: λ, the right-branching bias of ``distance-split`` (Kim et al. 2020).
         keep: words the undirected decoders keep in faithful mode (False: punctuation, left out);
             ``connect-adjacent`` joins the kept words whenever it is given.
-        symmetrize, absolute: how F is made symmetric, after ``|F|`` with ``absolute``, before any
-            decoder reads it (:func:`pmask.trees.undirected.symmetrize`).
-        unit: "word", or "edu" for a document (``faithful`` is then Wu et al.'s discourse pipeline,
-            :mod:`pmask.trees.faithful_discourse`, for eisner, cle and the chains).
+        discourse: the record is a document whose tree is a discourse tree (its unit's
+            ``UnitEntry.discourse``): with ``faithful``, the decoder's discourse mode (:attr:`Decoder.discourse`,
+            Wu et al.'s discourse pipeline) decodes it.
+
+    ``F`` is read as given: the parse pipeline makes it symmetric first when asked
+    (:func:`pmask.trees.undirected.symmetrize`, ``--symmetrize``, ``--absolute``).
     """
 
     words: Sequence[str]
@@ -83,9 +86,7 @@ class DecodeInput:
     distance: bool = False
     bias: float = 0.0
     keep: Sequence[bool] | None = None
-    symmetrize: str = "none"
-    absolute: bool = False
-    unit: str = "word"
+    discourse: bool = False
     rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -106,7 +107,7 @@ class Decoder:
     """A named decoder: ``fn(DecodeInput)`` -> heads or tree, and what it needs."""
 
     name: str
-    task: str                       # "dependency" or "constituency"
+    task: str                       # its task's name (pmask.trees.tasks.TASKS)
     fn: Callable[[DecodeInput], Any]
     needs_model: bool               # reads the impact matrix F
     description: str
@@ -115,6 +116,8 @@ class Decoder:
     undirected: bool = False         # chooses undirected edges only (score with UUAS); --root directs them
     spans: bool = False             # reads a span chart (probe distortion), not a word-pair matrix
     own_settings: tuple[str, ...] = ()   # parse settings no other kind of decoder reads (distance-split's bias)
+    # Wu et al.'s discourse pipeline, its faithful mode on a document of EDUs (DecodeInput.discourse; None: none)
+    discourse: Callable[[DecodeInput], Any] | None = None
     # settings of a parse it does not read: refused when given, never recorded (a span chart is no matrix to
     # make symmetric)
     ignores: tuple[str, ...] = ()
@@ -122,7 +125,7 @@ class Decoder:
     @property
     def settings(self) -> tuple[str, ...]:
         """The parse settings its outputs record besides its name and seed (fields of
-        ``pmask.pipeline.induce.ParseSettings``): a model decoder's layer and how F is made symmetric, a
+        ``pmask.pipeline.decoding.Decoding``): a model decoder's layer and how F is made symmetric, a
         dependency decoder's root, faithful and multiroot, a constituency decoder's faithful where it has the
         authors' mode, and its :attr:`own_settings`; nothing it :attr:`ignores`.
 
@@ -133,8 +136,8 @@ class Decoder:
             ('layer', 'symmetrize', 'absolute', 'faithful', 'bias')
         """
         model = ("layer", "symmetrize", "absolute") if self.needs_model else ()
-        tree = (("root", "faithful", "multiroot") if self.task == "dependency"
-                else ("faithful",) if self.supports_faithful else ())
+        tree = task_entry(self.task).settings
+        tree += ("faithful",) if self.supports_faithful and "faithful" not in tree else ()
         return tuple(name for name in model + tree + self.own_settings if name not in self.ignores)
 
 
@@ -143,9 +146,7 @@ class Decoder:
 def _need_F(x: DecodeInput, name: str) -> np.ndarray:
     if x.F is None:
         raise DecodeError(f"{x.place}{name} needs an impact matrix F")
-    if x.symmetrize == "none" and not x.absolute:
-        return x.F
-    return symmetrize(np.asarray(x.F, dtype=np.float64), x.symmetrize, x.absolute)
+    return x.F
 
 
 def _affinity(x: DecodeInput, name: str) -> np.ndarray:
@@ -164,8 +165,6 @@ def _spanning_tree(name: str, algorithm: Callable, faithful_algorithm: Callable)
             if x.distance:
                 raise DecodeError(f"{x.place}faithful {name} is the paper's pipeline for perturbed-masking impacts, "
                                   "not for distances")
-            if x.unit == "edu":
-                return faithful_discourse(name, x.F_cls, x.root, where=x.where)
             return faithful_algorithm(x.F_cls, x.root, where=x.where)
         scores = dependency_scores(_affinity(x, name), where=x.where)
         if scores.shape[0] != x.n + 1:
@@ -186,9 +185,15 @@ def _undirected(name: str, algorithm: Callable) -> Callable[[DecodeInput], Any]:
 
 def _chain(name: str, chain: Callable) -> Callable[[DecodeInput], Any]:
     def run(x: DecodeInput) -> np.ndarray:
-        if x.faithful and x.unit == "edu":   # Wu et al.'s discourse chains: the last EDU left out
-            return faithful_discourse(name, None, x.root, n=x.n, where=x.where)
         return chain(x.n, root=x.root)
+    return run
+
+
+def _discourse(wu: DiscourseDecoder) -> Callable[[DecodeInput], Any]:
+    """A decoder's discourse mode: Wu et al.'s decoder on the document's [CLS]-layout matrix (the chains read
+    only its length)."""
+    def run(x: DecodeInput) -> np.ndarray:
+        return wu(x.F_cls, x.root, n=x.n, where=x.where)
     return run
 
 
@@ -213,54 +218,58 @@ def _cky(x: DecodeInput) -> Tree:
     return cky(_need_F(x, "cky"), list(x.words), faithful=x.faithful, where=x.where)
 
 
-_ENTRIES = [
-    Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
-            "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True),
-    Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
-            "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True),
-    Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
-            "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
-            "--root only directs its edges", supports_faithful=True, undirected=True),
-    Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
-            "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
-            "--root only directs them", supports_faithful=True, undirected=True),
-    Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
-            "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True),
-    Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
-            "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True),
-    Decoder("random-projective", "dependency", lambda x: baselines.random_projective(x.n, x.rng, root=x.root),
-            False, "uniformly random single-rooted projective tree", baseline=True),
-    Decoder("random-eisner", "dependency", _random_scores(eisner), False,
-            "Eisner on a U[0,1) random score matrix", baseline=True),
-    Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
-            "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True),
-    Decoder("connect-adjacent", "dependency", lambda x: orient(baselines.connect_adjacent(x.n, x.keep), x.n, x.root),
-            False, "each word joined to the next non-punctuation word, undirected (Hoover et al. 2021); --root "
-            "only directs the edges", baseline=True, undirected=True),
-    Decoder("mart", "constituency", _mart("three-way", "mart"), True,
-            "the paper's top-down three-way splitting of the impact matrix (MART)"),
-    Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
-            "top-down binary splitting of the impact matrix"),
-    Decoder("distance-split", "constituency", _distance_split, True,
-            "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
-            "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)),
-    Decoder("cky", "constituency", _cky, True,
-            "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
-            "span charts of probe distortion)", supports_faithful=True, spans=True, ignores=("symmetrize", "absolute")),
-    Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
-            "right-branching binary tree", baseline=True),
-    Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
-            "left-branching binary tree", baseline=True),
-    Decoder("balanced", "constituency", lambda x: baselines.balanced(list(x.words)), False,
-            "balanced binary tree (left half takes the extra word)", baseline=True),
-    Decoder("random-binary", "constituency", lambda x: baselines.random_binary(list(x.words), x.rng), False,
-            "uniformly random binary bracketing", baseline=True),
-]
+#: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order (the order of
+#: ``--decoder``'s choices); a test registers a decoder here the same way (the recipe's proof).
+DECODERS: Registry[Decoder] = Registry("decoder", error=DecodeError)
 
-_TABLE: dict[str, Decoder] = {d.name: d for d in _ENTRIES}   # a test adds a decoder here (the recipe's proof)
-
-#: The one table: name -> :class:`Decoder`, dependency decoders first, in documentation order.
-DECODERS: Mapping[str, Decoder] = MappingProxyType(_TABLE)
+DECODERS.register(Decoder("eisner", "dependency", _spanning_tree("eisner", eisner, faithful_eisner), True,
+        "projective maximum spanning tree of the impact scores (Eisner)", supports_faithful=True,
+        discourse=_discourse(wu_eisner)))
+DECODERS.register(Decoder("cle", "dependency", _spanning_tree("cle", chu_liu_edmonds, faithful_cle), True,
+        "non-projective maximum spanning tree of the impact scores (Chu-Liu/Edmonds)", supports_faithful=True,
+        discourse=_discourse(wu_cle)))
+DECODERS.register(Decoder("mst", "dependency", _undirected("mst", max_spanning_tree), True,
+        "undirected maximum spanning tree of the (symmetrized) scores, Kruskal (Hoover et al. 2021); "
+        "--root only directs its edges", supports_faithful=True, undirected=True))
+DECODERS.register(Decoder("mst-projective", "dependency", _undirected("mst-projective", projective_tree), True,
+        "undirected edges of Eisner's projective tree with a ROOT score of -50 (Hoover et al. 2021); "
+        "--root only directs them", supports_faithful=True, undirected=True))
+DECODERS.register(Decoder("right-chain", "dependency", _chain("right-chain", baselines.right_chain), False,
+        "each word headed by its right neighbour; last word (and gold root) -> ROOT", baseline=True,
+        discourse=_discourse(wu_right_chain)))
+DECODERS.register(Decoder("left-chain", "dependency", _chain("left-chain", baselines.left_chain), False,
+        "each word headed by its left neighbour; first word (and gold root) -> ROOT", baseline=True,
+        discourse=_discourse(wu_left_chain)))
+DECODERS.register(Decoder("random-projective", "dependency",
+        lambda x: baselines.random_projective(x.n, x.rng, root=x.root), False,
+        "uniformly random single-rooted projective tree", baseline=True))
+DECODERS.register(Decoder("random-eisner", "dependency", _random_scores(eisner), False,
+        "Eisner on a U[0,1) random score matrix", baseline=True))
+DECODERS.register(Decoder("random-cle", "dependency", _random_scores(chu_liu_edmonds), False,
+        "Chu-Liu/Edmonds on a U[0,1) random score matrix", baseline=True))
+DECODERS.register(Decoder("connect-adjacent", "dependency",
+        lambda x: orient(baselines.connect_adjacent(x.n, x.keep), x.n, x.root),
+        False, "each word joined to the next non-punctuation word, undirected (Hoover et al. 2021); --root "
+        "only directs the edges", baseline=True, undirected=True))
+DECODERS.register(Decoder("mart", "constituency", _mart("three-way", "mart"), True,
+        "the paper's top-down three-way splitting of the impact matrix (MART)"))
+DECODERS.register(Decoder("mart-binary", "constituency", _mart("binary", "mart-binary"), True,
+        "top-down binary splitting of the impact matrix"))
+DECODERS.register(Decoder("distance-split", "constituency", _distance_split, True,
+        "Kim et al. 2020: top-down split at the largest distance between neighbouring words, with their "
+        "right-branching bias --bias", supports_faithful=True, own_settings=("bias",)))
+DECODERS.register(Decoder("cky", "constituency", _cky, True,
+        "Li & Lu 2023: the binary tree with the smallest sum of span scores, each length L2-normalised (CKY; "
+        "span charts of probe distortion)", supports_faithful=True, spans=True, ignores=("symmetrize", "absolute")))
+DECODERS.register(Decoder("right-branching", "constituency", lambda x: baselines.right_branching(list(x.words)), False,
+        "right-branching binary tree", baseline=True))
+DECODERS.register(Decoder("left-branching", "constituency", lambda x: baselines.left_branching(list(x.words)), False,
+        "left-branching binary tree", baseline=True))
+DECODERS.register(Decoder("balanced", "constituency", lambda x: baselines.balanced(list(x.words)), False,
+        "balanced binary tree (left half takes the extra word)", baseline=True))
+DECODERS.register(Decoder("random-binary", "constituency",
+        lambda x: baselines.random_binary(list(x.words), x.rng), False, "uniformly random binary bracketing",
+        baseline=True))
 
 
 # ---------------------------------------------------------------------------- derived views
@@ -276,18 +285,14 @@ def decoder_names(task: str | None = None, *, baseline: bool | None = None) -> t
     return tuple(decoders(task, baseline=baseline))
 
 
+def discourse_decoders() -> tuple[str, ...]:
+    """The decoders with a discourse mode (Wu et al.'s discourse pipeline, ``--faithful`` on documents)."""
+    return tuple(n for n, d in DECODERS.items() if d.discourse is not None)
+
+
 def get_decoder(name: str) -> Decoder:
-    """The entry ``name``; a :class:`DecodeError` listing the known names otherwise."""
-    try:
-        return DECODERS[name]
-    except KeyError:
-        raise DecodeError(f"unknown decoder '{name}' (known: {', '.join(sorted(DECODERS))})") from None
-
-
-DEPENDENCY_DECODERS: dict[str, Decoder] = decoders("dependency")
-CONSTITUENCY_DECODERS: dict[str, Decoder] = decoders("constituency")
-DEPENDENCY_BASELINES: tuple[str, ...] = decoder_names("dependency", baseline=True)
-CONSTITUENCY_BASELINES: tuple[str, ...] = decoder_names("constituency", baseline=True)
+    """The entry ``name``; a :class:`DecodeError` listing the decoders otherwise."""
+    return DECODERS.lookup(name)
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -306,12 +311,18 @@ def decode(name: str, x: DecodeInput) -> Any:
         DecodeError: unknown name, empty sentence, missing or malformed matrices.
     """
     dec = get_decoder(name)
+    task = task_entry(dec.task)
     if x.n < 1:
-        what = "decode an empty sentence" if dec.task == "dependency" else "build a tree over an empty sentence"
-        raise DecodeError(f"{x.place}cannot {what}")
-    out = dec.fn(x)
-    if dec.task == "dependency" and len(out) != x.n:
-        raise DecodeError(f"{x.place}{name} returned {len(out)} heads for {x.n} words")
+        raise DecodeError(f"{x.place}cannot {task.empty}")
+    fn = dec.fn
+    if x.faithful and x.discourse:   # Wu et al.'s discourse pipeline: the last EDU left out
+        if dec.discourse is None:
+            raise DecodeError(f"{x.place}--faithful on documents is Wu et al.'s discourse pipeline: "
+                              f"{', '.join(discourse_decoders())}, not {name}")
+        fn = dec.discourse
+    out = fn(x)
+    if task.per_word and len(out) != x.n:
+        raise DecodeError(f"{x.place}{name} returned {len(out)} {task.field} for {x.n} words")
     return out
 
 
@@ -347,7 +358,7 @@ def decode_constituency(name: str, words, *, F=None, seed=0, where: str | None =
 
 
 def decoder_task(name: str) -> str:
-    """'dependency' or 'constituency' for a registered decoder name (the one place that decides it)."""
+    """The task of a registered decoder (the one place that decides it)."""
     return get_decoder(name).task
 
 

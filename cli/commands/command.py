@@ -7,7 +7,7 @@ A command's hooks:
 * ``add_arguments(parser)``: its arguments, from the option groups of :mod:`pmask.cli.args`;
 * ``run(args) -> Outcome``: a few lines over one library call (at most 30, checked by
   ``tests/test_structure.py``); it never prints;
-* ``outputs(args)``: every output it writes, as :class:`~pmask.common.files.Output` checks
+* ``outputs(args)``: every output it writes, as :class:`~pmask.common.output_checks.Output` checks
   (default :func:`output_files`: ``-o``, ``--json``, ``--csv`` files and a ``--plot`` figure);
 * ``check(args)``: its own refusals before any work, after the outputs are checked (default: none);
 * ``interrupted(args)``: the one line said on Ctrl-C (default :data:`NOTHING`: nothing was written).
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.options import FIGURE_FORMATS
+from pmask.common.output_checks import Output
+from pmask.common.registry import Registry
 
 #: What an interrupted command that keeps no work says.
 NOTHING = "interrupted: nothing was written (outputs are written only when complete)"
@@ -56,8 +57,8 @@ def nothing_kept(args: argparse.Namespace) -> str:
 
 @dataclass(frozen=True)
 class Command:
-    """One ``pmask`` command; :data:`pmask.cli.commands.COMMANDS` lists them, and the parser, the
-    checks before any work and the Ctrl-C message are derived from that list.
+    """One ``pmask`` command; :data:`COMMANDS` holds them, and the parser, the checks before any work and the
+    Ctrl-C message are derived from it.
 
     Attributes:
         name: ``pmask NAME``.
@@ -81,3 +82,7 @@ class Command:
     check: Callable[[argparse.Namespace], None] = no_check
     interrupted: Callable[[argparse.Namespace], str] = nothing_kept
 
+
+#: Every command, in the order ``pmask --help`` lists them (the order :mod:`pmask.cli.commands` imports their
+#: modules in); each module registers its command as it is imported.
+COMMANDS: Registry[Command] = Registry("command")

@@ -3,8 +3,16 @@ from __future__ import annotations
 
 import argparse
 
-from pmask.cli.args import MAX_WORDS_HELP, add_prediction, add_punct, add_seed, add_tables, positive_int
-from pmask.cli.commands.command import Command
+from pmask.cli.args import (
+    MAX_WORDS_HELP,
+    add_prediction,
+    add_punct,
+    add_score,
+    add_seed,
+    add_tables,
+    positive_int,
+)
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
 from pmask.common.options import ROOT_MODES
 
@@ -25,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subtypes", action="store_true",
                    help="break relations down with their subtypes (nmod:poss apart from nmod); default: "
                         "subtypes count under their universal relation")
-    p.add_argument("--hoover-uuas", action="store_true",
+    add_score(p, "every row, --json and --csv")
+    p.add_argument("--hoover-uuas", action="append_const", dest="scores", const="hoover_uuas",
                    help="add UUAS as Hoover et al. 2021 score CPMI trees to every row, --json and --csv: non-PUNCT "
                         "words only, gold edges their spanning tree, pooled and per-sentence mean (dependency "
                         "predictions; see the README's CPMI section)")
@@ -36,7 +45,7 @@ def run(args: argparse.Namespace) -> Outcome:
 
     result = evaluate_files(args.pred, args.gold, punct=args.punct, baselines=args.baselines, root=args.root,
                             seed=args.seed, max_words=args.max_words, subtypes=args.subtypes,
-                            hoover_uuas=args.hoover_uuas)
+                            scores=args.scores or ())
     assert result.table is not None   # evaluate_files always builds the table
     table = result.table.to_markdown()
     if args.details:
@@ -48,10 +57,10 @@ def run(args: argparse.Namespace) -> Outcome:
     return Outcome(table=table)
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "eval", add_arguments=add_arguments, run=run,
     help="score predicted trees against gold and the baselines",
     description="Score a predicted CoNLL-U file (UAS, UUAS) or bracket file (sentence-level and corpus-level "
                 "F1) against gold, optionally next to every baseline decoded on the same sentences.",
     epilog="examples:\n  pmask eval pud.conllu --gold en_pud-ud-test.conllu --baselines --json scores.json\n"
-           "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines")
+           "  pmask eval wsj10.txt --gold ptb/combined --max-words 10 --baselines"))

@@ -8,10 +8,10 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_output, layers_arg
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.labels import plural
+from pmask.common.output_checks import Output
 from pmask.perturb.store import EXPORT_FORMATS
 
 
@@ -35,10 +35,10 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     return [Output(args.output, folder=args.format != "json")]
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "export", add_arguments=add_arguments, run=run, outputs=outputs,
     help="write a store's matrices as .npy, CSV or JSON",
     description="Export the word-level impact matrices of a store (matrix[i, j] = impact of word j on word i) "
                 "so they can be used without Python: npy and csv write a folder with one file per sentence "
                 "and layer plus index.json, json writes one file.",
-    epilog="example:\n  pmask export pud-store/ --format csv --layers -1 -o pud-csv/")
+    epilog="example:\n  pmask export pud-store/ --format csv --layers -1 -o pud-csv/"))

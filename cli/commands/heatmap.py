@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from pmask.cli.args import add_input, add_model, add_output
-from pmask.cli.commands.command import Command, suffixes
+from pmask.cli.commands.command import COMMANDS, Command, suffixes
 from pmask.cli.commands.shared import decoding_interrupted, impact_source
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
 from pmask.common.labels import plural
 from pmask.common.options import HEATMAP_FORMATS
+from pmask.common.output_checks import Output
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,10 +57,10 @@ def interrupted(args: argparse.Namespace) -> str:
     return decoding_interrupted(args, "")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "heatmap", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
     help="draw impact maps (PNG, SVG, PDF or self-contained HTML)",
     description="Draw the impact matrix of one or more sentences, word labels on both axes, optionally with the "
                 "gold arcs. SOURCE is a store or a corpus (then --model computes the matrices).",
     epilog="examples:\n  pmask heatmap pud-store/ --sentence n01001011 --gold en_pud-ud-test.conllu -o s1.png\n"
-           "  pmask heatmap en_pud-ud-test.conllu --model bert-base-uncased --sentence 0-9 -o maps/ --as html")
+           "  pmask heatmap en_pud-ud-test.conllu --model bert-base-uncased --sentence 0-9 -o maps/ --as html"))

@@ -5,11 +5,10 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import add_dry_run, add_input, add_model, add_output, layers_arg, seconds_arg
-from pmask.cli.commands.command import Command
-from pmask.cli.commands.estimate import announce, corpus_works
-from pmask.cli.commands.shared import corpus_spec, kept, probes_of, request_of, stored_sentences
+from pmask.cli.commands.command import COMMANDS, Command
+from pmask.cli.commands.shared import announce, corpus_spec, kept, request_of, stored_sentences
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 from pmask.perturb.store import DEFAULT_SHARD_SECONDS
 
 
@@ -30,17 +29,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    if (dry := announce(args, corpus_works(args, args.input, probes_of(args), args.output, args.resume))) is not None:
-        return dry
+    from pmask.perturb.fill.estimate import computation
     from pmask.perturb.source import build_store
-    from pmask.pipeline.request import Inputs, resolve
+    from pmask.pipeline.request import Inputs, check_request, resolve
 
     corpus = corpus_spec(args, args.input)
+    sentences = corpus.read()   # once: the checks, the cost line and the store read these
     # impacts computed: no store's settings, no --faithful; the corpus decides (documents: their metric)
-    request = resolve(request_of(args), Inputs.of(corpus.read()))
-    result = build_store(corpus, request.model, args.output, layers=args.layers,
-                         resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
-                         shard_seconds=args.shard_seconds)
+    request = resolve(request_of(args), Inputs.of(sentences))
+    check_request(request, sentences, decodes=False)
+    work = computation(request.model, sentences, store=args.output, resume=args.resume)
+    if (dry := announce(args, [work])) is not None:
+        return dry
+    result = build_store(corpus, request.model, args.output, layers=args.layers, resume=args.resume,
+                         overwrite=args.overwrite, progress=not args.quiet, shard_seconds=args.shard_seconds,
+                         sentences=sentences)
     return Outcome(summary=result.describe() if result.is_main else None)   # under torchrun, rank 0 alone reports
 
 
@@ -52,9 +55,9 @@ def interrupted(args: argparse.Namespace) -> str:
     return kept(args.output, stored_sentences(Path(args.output)), "rerun the same command with --resume to continue")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "impact", add_arguments=add_arguments, run=run, outputs=outputs, interrupted=interrupted,
     help="compute impact matrices into a store",
     description="Compute the perturbed-masking impact matrices of a corpus into a store directory "
                 "(safetensors shards + manifest.json). Interrupted runs continue with --resume.",
-    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/")
+    epilog="example:\n  pmask impact en_pud-ud-test.conllu --model bert-base-uncased --layers all -o pud-store/"))

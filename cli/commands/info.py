@@ -8,9 +8,9 @@ import argparse
 import json
 from pathlib import Path
 
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output
+from pmask.common.output_checks import Output
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,10 +29,10 @@ def outputs(args: argparse.Namespace) -> list[Output]:
     return []   # reads only (its --json is a switch, not a file)
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "info", add_arguments=add_arguments, run=run, outputs=outputs,
     help="what an impact store holds: corpus, selection, sentences, layers, model, settings",
     description="Describe an impact store from its manifest: the corpus it was made from and the selection "
                 "(format, --limit, --max-words) it was read with, how many sentences it holds, its layers, "
                 "the model and the impact settings. Loads no model and reads no shard.",
-    epilog="examples:\n  pmask info pud-store/\n  pmask info pud-store/ --json")
+    epilog="examples:\n  pmask info pud-store/\n  pmask info pud-store/ --json"))

@@ -16,21 +16,22 @@ from pmask.cli.args import (
     add_store_cache,
     reads_impacts,
 )
-from pmask.cli.commands.command import NOTHING, Command
-from pmask.cli.commands.estimate import announce, corpus_works
+from pmask.cli.commands.command import COMMANDS, NOTHING, Command
 from pmask.cli.commands.shared import (
     STORE_HINT,
+    announce,
     check_cache_store,
     command_line,
+    computations_of,
     corpus_spec,
     decoding_interrupted,
-    probes_of,
     request_of,
 )
 from pmask.cli.outcome import Outcome
-from pmask.common.files import Output, is_stdout
+from pmask.common.files import is_stdout
+from pmask.common.output_checks import Output
 from pmask.trees.registry import decoder_names
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input(p)
     add_model(p)
     add_decoder(p, None, "one of: {}; default: {} for CoNLL-U and text, {} for PTB".format(
-        ", ".join(decoder_names()), *(task_info(t).default_decoder for t in ("dependency", "constituency"))))
+        ", ".join(decoder_names()), *(t.default_decoder for t in TASKS.values())))
     p.add_argument("--layer", type=int, default=-1, help="layer whose impacts are decoded (-1 = last)")
     add_root(p)
     p.add_argument("--faithful", action="store_true",
@@ -57,19 +58,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import parse_corpus
+    from pmask.pipeline.induce import check_trees_file, parse_corpus
     from pmask.pipeline.request import prepare
 
     request = request_of(args)
     needs_model = reads_impacts(args)   # baselines read only the corpus (a store's own corpus)
-    work = corpus_works(args, args.source, probes_of(args), args.store, authors_texts=True) if needs_model else []
-    if (dry := announce(args, work)) is not None:
-        return dry
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model if needs_model else None,
                                store=args.store if needs_model else None, corpus=args.corpus,
                                progress=not args.quiet, allow_incomplete=args.allow_incomplete)
-    settings = prepare(request, source).decoding.settings()   # every default chosen, checked before model work
-    result = parse_corpus(source, args.output, settings, deprel=args.deprel, command=command_line())
+    done = prepare(request, source)   # every default chosen and checked: one line if refused, before any cost
+    check_trees_file(args.output, str(done.decoding.decoder), source.sentences)   # the output, for that decoder
+    if (dry := announce(args, computations_of(args, source, done) if needs_model else [])) is not None:
+        return dry
+    result = parse_corpus(source, args.output, done.decoding, deprel=args.deprel, command=command_line())
     return Outcome(summary=result.describe())
 
 
@@ -81,21 +82,18 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 
 def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import check_trees_file, refuse_layer_zero
-    from pmask.pipeline.trees_output import is_scidtb_output
+    from pmask.pipeline.trees_output import check_trees_file, documents_output
 
     check_cache_store(args)
-    if args.decoder is not None and not is_scidtb_output(args.output):   # else after reading the input
+    if args.decoder is not None and not documents_output(args.output):   # else after reading the input
         check_trees_file(args.output, args.decoder)
-    if reads_impacts(args):
-        refuse_layer_zero([args.layer], probe=probes_of(args)[0])
 
 
 def interrupted(args: argparse.Namespace) -> str:
     return decoding_interrupted(args, STORE_HINT) if reads_impacts(args) else NOTHING
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "parse", add_arguments=add_arguments, run=run, outputs=outputs, check=check, interrupted=interrupted,
     help="induce trees (the main job)",
     description="Induce a dependency or constituency tree for every sentence. SOURCE is a corpus (impacts are "
@@ -107,4 +105,4 @@ COMMAND = Command(
            "-o pud.conllu\n"
            "  pmask parse PUD.conllu --model bert-base-uncased --root gold --faithful -o paper.conllu\n"
            "  pmask parse ptb/combined --max-words 10 --model bert-base-uncased --decoder mart -o wsj10.txt\n"
-           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu")
+           "  pmask parse PUD.conllu --decoder right-chain --root gold -o right-chain.conllu"))

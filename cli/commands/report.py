@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from pmask.cli.args import MAX_WORDS_HELP, add_output, add_prediction, add_punct, positive_int
-from pmask.cli.commands.command import Command
+from pmask.cli.commands.command import COMMANDS, Command
 from pmask.cli.outcome import Outcome
 from pmask.common.files import is_stdout
 
@@ -31,10 +31,10 @@ def run(args: argparse.Namespace) -> Outcome:
     return Outcome(summary=f"wrote {path}{size}")
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "report", add_arguments=add_arguments, run=run,
     help="one self-contained HTML report: scores, failures, trees, impact maps",
     description="Write one HTML file (no external resources) with the prediction's scores next to every "
                 "baseline, where it fails, a browser of every sentence's predicted and gold trees, the "
                 "impact maps from a store, and the layer/language view of a bench directory.",
-    epilog="example:\n  pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o report.html")
+    epilog="example:\n  pmask report pud.conllu --gold en_pud-ud-test.conllu --store pud-store/ -o report.html"))

@@ -1,7 +1,8 @@
 """What several commands share: their request from the parsed arguments (:func:`request_of`: the
 corpus, model, impact and decoding settings as given; :mod:`pmask.pipeline.request` resolves it),
-the impact source, the checks of a store used as a cache and of the layers decoded, and the Ctrl-C
-lines of commands that fill impact stores.
+the impact source, the cost line said once the checks pass and before any model work (:func:`announce`,
+over :func:`pmask.perturb.fill.estimate.estimate_cost`; ``--dry-run`` ends there), the checks of a store
+used as a cache, and the Ctrl-C lines of commands that fill impact stores.
 
 Example:
     >>> import argparse
@@ -12,19 +13,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pmask.cli.commands.command import NOTHING
+from pmask.cli.outcome import Outcome
 from pmask.common.errors import PmaskError, SettingError, StoreError
-from pmask.common.files import Output, check_output
 from pmask.common.labels import plural
+from pmask.common.output_checks import Output, check_output
 from pmask.corpora.corpus_spec import CorpusSpec
 
 if TYPE_CHECKING:
+    from pmask.perturb.fill.estimate import Computation
     from pmask.perturb.source import ImpactSource
     from pmask.pipeline.request import Request
+
+logger = logging.getLogger("pmask.cli")
+
+#: The dry run's closing line.
+DRY_RUN = "dry run: nothing was computed or written"
 
 # ---------------------------------------------------------------------------- library settings
 
@@ -60,7 +69,7 @@ def request_of(args: argparse.Namespace) -> Request:
 
 def impact_source(args: argparse.Namespace) -> ImpactSource:
     """The impacts of SOURCE (a store, or a corpus and the model), an unfinished store allowed, with the
-    request's impact settings resolved (``heatmap``: nothing is decoded)."""
+    request's impact settings resolved and checked (``heatmap``: nothing is decoded) and its cost said."""
     from pmask.perturb.source import ImpactSource
     from pmask.pipeline.request import prepare
 
@@ -68,8 +77,40 @@ def impact_source(args: argparse.Namespace) -> ImpactSource:
     source = ImpactSource.open(corpus_spec(args, args.source), model=request.model, store=getattr(args, "store", None),
                                corpus=getattr(args, "corpus", None), progress=not args.quiet,
                                allow_incomplete=True)   # heatmap: maps of single sentences (warned when unfinished)
-    prepare(request, source, decodes=False)
+    announce(args, computations_of(args, source, prepare(request, source, decodes=False)))
     return source
+
+
+# ---------------------------------------------------------------------------- the cost line
+
+def computations_of(args: argparse.Namespace, source: ImpactSource, request: Request) -> list[Computation]:
+    """What a command that reads the impacts of SOURCE computes with the resolved ``request``: nothing when
+    SOURCE is a store or a cache store is read without a model; else its records, into ``--store`` if given
+    (under ``--faithful`` without one, as the authors' reader leaves them)."""
+    from pmask.perturb.fill.estimate import computation
+
+    if source.store is not None or not source.computes:
+        return []
+    store = getattr(args, "store", None)
+    return [computation(request.model, source.sentences, store=store, faithful=request.decoding.faithful)]
+
+
+def announce(args: argparse.Namespace, computations: Sequence[Computation]) -> Outcome | None:
+    """Say what ``computations`` will cost (one ``pmask:`` line, after the notes the checks held back:
+    :func:`pmask.cli.logs.release_notes`); the Outcome that ends a ``--dry-run``, else None.
+
+    Raises:
+        PmaskError: records too long for the model that are never left out (documents), all named, before any
+            model work.
+    """
+    from pmask.cli.logs import release_notes
+    from pmask.perturb.fill.estimate import estimate_cost
+
+    line = estimate_cost(computations).describe() if computations else None
+    release_notes()
+    if line is not None:
+        logger.info("%s", line)
+    return Outcome(summary=DRY_RUN) if getattr(args, "dry_run", False) else None
 
 
 def command_line() -> list[str] | None:
@@ -99,18 +140,10 @@ def _complete_store(path: Any) -> bool:
 
 
 def probes_of(args: argparse.Namespace) -> list[str]:
-    """The probes a command decodes: as given, a store SOURCE's own (its manifest), else pair."""
-    from pmask.perturb.source import is_store
-    from pmask.perturb.store.layout import read_manifest
-
+    """The probes given (``--probe``, or several ``--probes``); none when none is given (the resolver chooses
+    each run's, or a store's own)."""
     probe = getattr(args, "probe", None)
-    if isinstance(probe, list):
-        return probe
-    source = getattr(args, "source", None)
-    if probe is None and source is not None and is_store(source):
-        with contextlib.suppress(PmaskError):   # an unreadable store is reported when it is opened
-            return [read_manifest(source).get("probe") or "pair"]
-    return [probe or "pair"]
+    return probe if isinstance(probe, list) else [probe] if probe else []
 
 
 # ---------------------------------------------------------------------------- Ctrl-C
@@ -129,14 +162,19 @@ def stored_sentences(store: Path) -> int | None:
 
 
 def kept(store: Path, count: int | None, how: str) -> str:
-    """What an interrupted run kept in ``store`` (``count`` finished sentences), and ``how`` to go on."""
-    from pmask.perturb.store.layout import PARTIAL
+    """What an interrupted run kept in ``store`` (``count`` finished records: sentences, or documents as the
+    store's corpus records its unit), and ``how`` to go on."""
+    from pmask.common.units import WORD, unit_entry
+    from pmask.perturb.store.layout import PARTIAL, read_manifest
 
-    part = (store / PARTIAL).is_file()   # the sentence under way, kept (see StoreWriter.tick)
+    record = WORD.record
+    with contextlib.suppress(PmaskError, KeyError, TypeError):   # no store or an unreadable one: sentences
+        record = unit_entry((read_manifest(store).get("corpus") or {}).get("unit") or WORD.name).record
+    part = (store / PARTIAL).is_file()   # the record under way, kept (see StoreWriter.tick)
     if not count and not part:
-        return f"interrupted before any sentence was stored in {store}; nothing was kept"
+        return f"interrupted before any {record} was stored in {store}; nothing was kept"
     more = " and the work done on the next one" if part else ""
-    return f"interrupted: {store} keeps {plural(count or 0, 'finished sentence')}{more}; {how}"
+    return f"interrupted: {store} keeps {plural(count or 0, f'finished {record}')}{more}; {how}"
 
 
 def decoding_interrupted(args: argparse.Namespace, hint: str) -> str:

@@ -15,16 +15,16 @@ from pmask.cli.args import (
     add_model,
     add_punct,
     add_root,
+    add_score,
     add_seed,
     add_store_cache,
     add_tables,
     layers_arg,
 )
-from pmask.cli.commands.command import Command
-from pmask.cli.commands.estimate import announce, corpus_works
-from pmask.cli.commands.shared import STORE_HINT, check_cache_store, decoding_interrupted, probes_of, request_of
+from pmask.cli.commands.command import COMMANDS, Command
+from pmask.cli.commands.shared import STORE_HINT, announce, check_cache_store, decoding_interrupted, request_of
 from pmask.cli.outcome import Outcome
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import TASKS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,12 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input(p)
     add_model(p, several_probes=True)
     p.add_argument("--layers", type=layers_arg, default="all", help="layers to score, or 'all'")
-    add_decoder(p, None, "default: {} for CoNLL-U, {} for PTB".format(*(
-        task_info(t).default_decoder for t in ("dependency", "constituency"))))
+    add_decoder(p, None, "default: {} for CoNLL-U, {} for PTB".format(*(t.default_decoder for t in TASKS.values())))
     add_root(p)
     p.add_argument("--faithful", action="store_true", help="the authors' pipeline (see parse --help)")
     add_punct(p)
     p.add_argument("--baselines", action="store_true", help="draw the baselines as horizontal lines")
+    add_score(p, "every layer and baseline (--json, --csv)")
     add_store_cache(p)
     add_allow_incomplete(p)
     add_seed(p)
@@ -47,13 +47,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    if (dry := announce(args, corpus_works(args, args.source, probes_of(args), args.store))) is not None:
-        return dry
-    from pmask.eval.studies.sweep import sweep_probes
+    from pmask.eval.studies.sweep import plan_sweep
 
-    result = sweep_probes(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
-                          label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
-                          baselines=args.baselines)
+    plan = plan_sweep(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
+                      label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
+                      baselines=args.baselines, scores=args.scores or ())   # read, resolved and checked
+    if (dry := announce(args, plan.computations())) is not None:
+        return dry
+    result = plan.run()
     if args.plot:
         result.plot(args.plot)
     if args.json:
@@ -64,18 +65,14 @@ def run(args: argparse.Namespace) -> Outcome:
 
 
 def check(args: argparse.Namespace) -> None:
-    from pmask.pipeline.induce import refuse_layer_zero
-
     check_cache_store(args)
-    for name in probes_of(args):
-        refuse_layer_zero(args.layers, "layers", name)
 
 
 def interrupted(args: argparse.Namespace) -> str:
     return decoding_interrupted(args, STORE_HINT)
 
 
-COMMAND = Command(
+COMMAND = COMMANDS.register(Command(
     "sweep", add_arguments=add_arguments, run=run, check=check, interrupted=interrupted,
     help="score every layer (one model pass) and plot score against layer",
     description="Decode the impacts of every requested layer and score each against the gold trees in the "
@@ -84,4 +81,4 @@ COMMAND = Command(
     epilog="examples:\n"
            "  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --root gold --plot layers.png\n"
            "  pmask sweep en_pud-ud-test.conllu --model bert-base-uncased --probes pair,single,attention "
-           "--plot probes.png")
+           "--plot probes.png"))

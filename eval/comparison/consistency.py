@@ -26,8 +26,8 @@ from typing import Any, Sequence
 
 from pmask.common.errors import SettingError
 from pmask.common.files import read_json
-from pmask.common.options import has_heads, split_random
-from pmask.corpora.provenance import meta_path, read_provenance
+from pmask.common.options import has_attention_heads, split_random
+from pmask.corpora.provenance import meta_path, read_provenance, recorded_impact
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import absolute_if_local
 
@@ -93,10 +93,10 @@ class Origin:
         return getattr(self.impact, field) if field in self.impact.as_dict() else getattr(self, field)
 
 
-def _impact(record: dict[str, Any], probe_default: str | None = None) -> ImpactSettings:
-    """The impact settings a meta.json, manifest or results.json records (None where it says nothing)."""
-    return ImpactSettings(record.get("metric"), record.get("subword"), record.get("tokenize"),
-                          record.get("probe") or probe_default, record.get("context"))
+def _impact(record: dict[str, Any]) -> ImpactSettings:
+    """The impact settings a meta.json, manifest or results.json records, an older record's as it meant them
+    (:func:`pmask.corpora.provenance.recorded_impact`)."""
+    return ImpactSettings(**recorded_impact(record))
 
 
 def _model(name: Any) -> str | None:
@@ -113,7 +113,7 @@ def prediction_origin(pred: str | Path) -> Origin | None:
     scored = SentenceSet(corpus.get("path"), corpus.get("sha256"), corpus.get("limit"), corpus.get("max_words"),
                          provenance.sentences) if corpus.get("path") else None
     return Origin(f"{pred} (its {meta_path(pred).name})", model=_model(provenance.model.get("name")),
-                  random_init=provenance.model.get("random_init"), impact=_impact(impact, "pair"),
+                  random_init=provenance.model.get("random_init"), impact=_impact(impact),
                   head=impact.get("head"), corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"),
                   sentences=(scored,) if scored else None)
 
@@ -122,7 +122,7 @@ def store_origin(store: str | Path, manifest: dict[str, Any]) -> Origin:
     """The origin a store's manifest records."""
     model = manifest.get("model") or {}
     corpus = manifest.get("corpus") or {}
-    impact = _impact({"tokenize": "words", "context": 0, **manifest}, "pair")   # what older stores meant
+    impact = _impact(manifest)
     return Origin(f"the store {store}", model=_model(model.get("name")), random_init=model.get("random_init"),
                   impact=impact, corpus_sha256=corpus.get("sha256"), corpus_path=corpus.get("path"))
 
@@ -145,11 +145,11 @@ def bench_origin(bench: str | Path) -> Origin | None:
 
 
 def _bench_impact(settings: dict[str, Any]) -> ImpactSettings:
-    """A bench's impact settings: those of its one probe (pair before probes were recorded); with
-    several probes only the settings they share (subword policy, tokenisation)."""
-    probes = settings.get("probes") or ["pair"]
-    if len(probes) == 1:
-        return _impact({**settings, "probe": probes[0]})
+    """A bench's impact settings: those of its one probe (an older bench's as it meant them, pair before probes
+    were recorded); with several probes only the settings they share (subword policy, tokenisation)."""
+    probes = settings.get("probes") or []
+    if len(probes) <= 1:
+        return _impact({**settings, "probe": probes[0] if probes else None})
     return ImpactSettings(None, settings.get("subword"), settings.get("tokenize"), None, settings.get("context"))
 
 
@@ -163,8 +163,9 @@ def source_origin(source: Any) -> Origin:
         return Origin(held.label, held.model, held.random_init, held.impact, head if head is not None else
                       ("mean" if source.store.heads else None), held.corpus_sha256, held.corpus_path)
     name, random_init = split_random(spec.name) if spec.name else (None, False)
-    impact = spec.impact_defaults()
-    head = (spec.head if spec.head is not None else "mean") if has_heads(impact.probe, impact.metric) else None
+    impact = spec.impact   # resolved (pmask.pipeline.request.prepare)
+    chosen = spec.head if spec.head is not None else "mean"
+    head = chosen if has_attention_heads(impact.probe, impact.metric) else None
     return Origin(f"the model {spec.name}", model=_model(name), random_init=random_init or spec.random_init,
                   impact=impact, head=head)
 

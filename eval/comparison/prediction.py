@@ -7,13 +7,13 @@ from pathlib import Path
 
 from pmask.common.errors import PmaskError
 from pmask.common.labels import plural
-from pmask.corpora import FORMATS, STDIN, Sentence, prediction_format, read_brackets, read_corpus, sniff_format
+from pmask.corpora import FORMATS, STDIN, Sentence, prediction_format, read_corpus, sniff_format
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import Provenance
-from pmask.corpora.ptb import parse_brackets
 from pmask.corpora.read import detect_format
 from pmask.eval.scores.bracket_score import BracketScore
 from pmask.eval.scores.dependency_score import DependencyScore
+from pmask.trees.tasks import TASKS, plain_task, task_entry
 
 __all__ = ["STDIN_PREDICTION", "check_scored", "gold_filter", "read_gold", "read_prediction"]
 
@@ -23,23 +23,26 @@ STDIN_PREDICTION = "<stdin>"
 
 
 def read_prediction(path: Path) -> tuple[str, list]:
-    """(its task, its sentences) for a prediction in a format pmask writes predictions in (CoNLL-U, SciDTB:
-    ``"dependency"``; :func:`pmask.corpora.prediction_format`), else ('constituency', trees) for bracketed trees.
+    """(its task, its sentences) for a prediction in a format pmask writes predictions in (CoNLL-U, SciDTB: their
+    task; :func:`pmask.corpora.prediction_format`), else (the task read in no format, its trees): bracketed trees
+    (:func:`pmask.trees.tasks.plain_task`).
 
     ``-`` reads standard input, CoNLL-U or bracketed trees as its content looks
     (:func:`pmask.corpora.sniff_format`)."""
+    plain = plain_task()
+    assert plain.read is not None and plain.parse is not None   # plain_task's own readers
     if str(path) == STDIN:
         text = _read_stdin_text()
         looks = FORMATS[sniff_format(text)]
         if looks.predictions and looks.task:
             return looks.task, list(looks.parse(text, STDIN_PREDICTION, False))
-        return "constituency", parse_brackets(text, STDIN_PREDICTION)
+        return plain.name, plain.parse(text, STDIN_PREDICTION)
     if not path.exists():
         raise PmaskError(f"{path}: no such file or directory")
     written = prediction_format(path)
     if written is not None and written.task:
         return written.task, read_corpus(path, written.name)
-    return "constituency", read_brackets(path)
+    return plain.name, plain.read(path)
 
 
 def _read_stdin_text() -> str:
@@ -54,11 +57,10 @@ def read_gold(gold_path: Path, task: str, pred_path: Path, max_words: int | None
     if not gold_path.exists():
         raise PmaskError(f"{gold_path}: no such file or directory")
     fmt = detect_format(gold_path)
-    kinds = {"dependency": "dependency heads (CoNLL-U or .dp)", "constituency": "bracketed trees (PTB .mrg)"}
-    if (task == "constituency") != (FORMATS[fmt].task == "constituency"):   # text: words only, read as no heads
-        other = "constituency" if task == "dependency" else "dependency"
-        raise PmaskError(f"{pred_path} holds {kinds[task]} but the gold {gold_path} holds {kinds[other]} "
-                         f"(format {fmt}); give a gold file of the same kind")
+    holds = FORMATS[fmt].task or next(iter(TASKS))   # text: words only, read as the first task's without trees
+    if holds != task:
+        raise PmaskError(f"{pred_path} holds {task_entry(task).trees} but the gold {gold_path} holds "
+                         f"{task_entry(holds).trees} (format {fmt}); give a gold file of the same kind")
     return CorpusSpec(gold_path, fmt, max_words=max_words).read()
 
 
@@ -80,14 +82,13 @@ def gold_filter(max_words: int | None, provenance: Provenance | None, pred_name:
 def check_scored(task: str, score: DependencyScore | BracketScore, pred_name: str, sentences: int,
                   unscored: int, punct: str) -> None:
     """A PmaskError saying why, when the prediction scores nothing (a score over no word means nothing)."""
+    entry = task_entry(task)
     if (score.total if isinstance(score, DependencyScore) else score.sentences) > 0:
         return
-    what = "word" if task == "dependency" else "sentence"
     if sentences and unscored == sentences:
-        why = (f"none of its {plural(sentences, 'sentence')} has a predicted "
-               + ("head (every HEAD is '_')" if task == "dependency" else "tree (every line is empty)"))
-    elif task == "dependency" and score.sentences and punct == "exclude":
+        why = f"none of its {plural(sentences, 'sentence')} has a predicted {entry.unpredicted}"
+    elif "punct" in entry.scoring and score.sentences and punct == "exclude":
         why = "every word of its sentences is punctuation, left out by --punct exclude"
     else:
         why = "it pairs no sentence with the gold"
-    raise PmaskError(f"{pred_name}: nothing to score: {why}; no {what} was scored")
+    raise PmaskError(f"{pred_name}: nothing to score: {why}; no {entry.counts} was scored")

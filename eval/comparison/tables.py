@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from pmask.common.display import RichDisplay
 from pmask.common.files import read_json
 from pmask.common.labels import short_model_name
+from pmask.common.units import unit_entry
 from pmask.eval.outputs.writers import (
     FIGURE_DPI,
     FIGURE_FORMATS,
@@ -30,7 +31,6 @@ from pmask.eval.outputs.writers import (
     Kind,
     ReportError,
     TableFile,
-    Task,
     atomic_write,
     best_indices,
     csv_text,
@@ -46,6 +46,7 @@ from pmask.eval.outputs.writers import (
     save_figure,
 )
 from pmask.eval.scores.columns import all_percent_keys, asked_in, is_percent_key, label, percent_keys, score_key, tasks
+from pmask.trees.tasks import TASKS
 
 # Row fields that are not metrics in the flat JSON row layout.
 _RESERVED = ("name", "kind", "settings")
@@ -91,6 +92,11 @@ class ComparisonRow:
                 "settings": plain_value(self.settings)}
 
 
+def _header(noun: str) -> str:
+    """A count's header: "Words", "EDUs", "Sentences", "Documents"."""
+    return f"{noun[0].upper()}{noun[1:]}s"
+
+
 @dataclass(repr=False)   # a short summary (__repr__), one line per row
 class Comparison(TableFile, RichDisplay):
     """Induced trees next to every baseline, scored on the same sentences.
@@ -101,8 +107,9 @@ class Comparison(TableFile, RichDisplay):
     """
 
     rows: list[ComparisonRow]
-    task: Task
+    task: str   # the name of its task (pmask.trees.tasks.TASKS), one that a score scores
     meta: dict[str, Any] = field(default_factory=dict)
+    unit: str = "word"   # what the scored records are made of: their counts' headers (Words/EDUs, Sentences/Documents)
 
     def __post_init__(self) -> None:
         if self.task not in tasks():
@@ -142,9 +149,11 @@ class Comparison(TableFile, RichDisplay):
         cols: list[tuple[str, str, bool, Any]] = [
             (label(k), k, True, (lambda m, k=k: m.get(k))) for k in self.score_keys()
         ]
-        if self.task == "dependency":
-            cols.append(("Words", "words", False, lambda m: m.get("words", m.get("total"))))
-        cols.append(("Sentences", "sentences", False, lambda m: m.get("sentences")))
+        unit = unit_entry(self.unit)   # the keys stay words and sentences: the headers say what was counted
+        task = TASKS.get(self.task)
+        if task is not None and task.per_word:   # a score of words: its count of scored words
+            cols.append((_header(unit.noun), "words", False, lambda m: m.get("words", m.get("total"))))
+        cols.append((_header(unit.record), "sentences", False, lambda m: m.get("sentences")))
         return [c for c in cols if c[2] or any(c[3](r.metrics) is not None for r in self.rows)]
 
     def to_markdown(self, *, mark_best: bool = True, header: bool = True) -> str:

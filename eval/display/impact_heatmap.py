@@ -27,9 +27,9 @@ from pmask.eval.figures.heatmap import (
     _check_heads,
     _colormap,
     _draw,
-    _fmt_value,
     _value_range,
 )
+from pmask.eval.figures.heatmap_html import fmt_value
 
 LABEL_PX = 12
 SCALE_STEPS = 12
@@ -55,7 +55,7 @@ def _scale(x: float, y: float, height: float, cmap: Any, lo: float, hi: float) -
     parts = [el("rect", x=f"{x:.1f}", y=f"{y + k * step:.1f}", width=12, height=f"{step + 0.5:.1f}",
                 fill=to_hex(cmap(1 - k / (SCALE_STEPS - 1)))) for k in range(SCALE_STEPS)]
     for value, yy in ((hi, y + 9), (lo, y + height)):
-        parts.append(el("text", esc(_fmt_value(value)), x=f"{x + 16:.1f}", y=f"{yy:.1f}", font_size=10,
+        parts.append(el("text", esc(fmt_value(value)), x=f"{x + 16:.1f}", y=f"{yy:.1f}", font_size=10,
                         fill=COLOURS["muted"]))
     return "".join(parts)
 
@@ -85,7 +85,7 @@ def heatmap_svg(m: ImpactMap) -> str:
         for j, wj in enumerate(words):
             v = float(arr[i, j])
             fill = NAN_COLOUR if math.isnan(v) else to_hex(cmap(norm(v)))
-            tip = f"{j + 1} {wj} → {i + 1} {wi}: {_fmt_value(v)}"
+            tip = f"{j + 1} {wj} → {i + 1} {wi}: {fmt_value(v)}"
             parts.append(el("rect", el("title", esc(tip)), x=f"{left + j * cell:.1f}", y=f"{y:.1f}",
                             width=f"{cell:.1f}", height=f"{cell:.1f}", fill=fill))
     for k, h in enumerate(heads or [], 1):   # gold arcs: the cell (word k, its head); the root: its row

@@ -10,7 +10,6 @@ The drawing behind ``pmask heatmap`` (:mod:`pmask.cli.commands.heatmap`, through
 """
 from __future__ import annotations
 
-import html
 import logging
 import math
 import os
@@ -22,11 +21,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import make_output_folder
-from pmask.common.labels import plural, short_label, unit_labels, unit_noun
+from pmask.common.labels import short_label
 from pmask.common.options import HEATMAP_FORMATS
+from pmask.common.output_checks import make_output_folder
 from pmask.common.progress import progress_bar
+from pmask.common.units import unit_entry
 from pmask.corpora.sentence import NO_HEAD
+from pmask.eval.figures.heatmap_html import heatmap_page
 from pmask.eval.outputs.writers import atomic_write, new_figure, save_figure
 
 logger = logging.getLogger(__name__)
@@ -106,10 +107,6 @@ def _colormap(name: str, where: str) -> Any:
     except KeyError:
         raise HeatmapError(f"{where}: unknown matplotlib colormap {name!r}") from None
     return cmap.with_extremes(bad=NAN_COLOUR)
-
-
-def _fmt_value(v: float) -> str:
-    return "nan" if math.isnan(v) else f"{v:.4g}"
 
 
 # --------------------------------------------------------------------------- matplotlib
@@ -222,96 +219,6 @@ def _caption(gold: bool, pred: bool, width_in: float, noun: str = "word") -> lis
     return [joined] if len(parts) < 2 or _text_width_in(joined, CAPTION_PT) <= width_in - 0.2 else parts
 
 
-# --------------------------------------------------------------------------- HTML
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:16px;color:#222}
-h1{font-size:16px;margin:0 0 4px}
-p.note{font-size:12px;color:#555;margin:2px 0 10px}
-table.hm{border-collapse:collapse;font-size:12px}
-table.hm td{width:22px;height:22px;min-width:22px;padding:0;border:1px solid #fff;cursor:crosshair}
-table.hm td.gold{outline:2px solid %(gold)s;outline-offset:-2px}
-table.hm td.nan{background:%(nan)s}
-table.hm td.pred::after{content:"";display:block;width:8px;height:8px;margin:auto;border-radius:50%%;
-  background:#fff;border:1.5px solid #000}
-table.hm td:hover{outline:2px solid #000;outline-offset:-2px}
-table.hm th{font-weight:normal;white-space:nowrap;padding:1px 4px}
-table.hm th.row{text-align:right}
-table.hm th.col{vertical-align:bottom;height:1px}
-table.hm th.col span{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block}
-table.hm tr.root th.row{color:%(gold)s;font-weight:bold}
-table.hm tr.root td{border-top:2px dashed %(gold)s;border-bottom:2px dashed %(gold)s}
-table.hm th.axis{font-style:italic;color:#555}
-th.hl{background:#ffe680}
-.scale{display:flex;align-items:center;gap:6px;font-size:12px;margin-top:12px}
-.bar{width:240px;height:14px;border:1px solid #999;background:linear-gradient(to right,%(stops)s)}
-#readout{font:12px monospace;min-height:16px;margin:8px 0}
-"""
-
-# Highlights the hovered cell's row and column labels and prints "j → i: value".
-_JS = """
-(function(){
-var t=document.getElementById('hm'),r=document.getElementById('readout'),on=[];
-function clear(){on.forEach(function(e){e.classList.remove('hl')});on=[];}
-t.addEventListener('mouseover',function(ev){var c=ev.target.closest('td');if(!c)return;clear();
-var i=c.parentNode.dataset.i,j=c.dataset.j;
-on=[document.getElementById('r'+i),document.getElementById('c'+j)];
-on.forEach(function(e){e.classList.add('hl')});r.textContent=c.title;});
-t.addEventListener('mouseleave',function(){clear();r.textContent='';});
-})();
-"""
-
-
-def _html(arr: np.ndarray, words: list[str], heads: list[int] | None, title: str | None,
-          cmap: Any, lo: float, hi: float, pred: list[int] | None = None, unit: str = "word") -> str:
-    from matplotlib.colors import Normalize, to_hex
-
-    norm = Normalize(lo, hi, clip=True)
-    esc = html.escape
-    n = len(words)
-    stops = ",".join(to_hex(cmap(x / 10)) for x in range(11))
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{esc(title or 'impact map')}</title>",
-           "<style>" + _CSS % {"gold": GOLD_COLOUR, "nan": NAN_COLOUR, "stops": stops} + "</style>",
-           "</head><body>"]
-    if title:
-        out.append(f"<h1>{esc(title)}</h1>")
-    noun, labels = unit_noun(unit), unit_labels(words, unit) if unit != "word" else words
-    out.append(f'<p class="note">Cell (i, j) = impact of masking {noun} j (column) on {noun} i (row). '
-               "Hover a cell for its value.")
-    if heads is not None:
-        out.append(f' <span style="color:{GOLD_COLOUR}">Outlined cells: gold arc (column = gold head of the '
-                   f"row's {noun}); dashed row: gold root.</span>")
-    if pred is not None:
-        out.append(" Dots: predicted head (on the diagonal: predicted root).")
-    out.append("</p>")
-    out.append('<div id="readout"></div><table class="hm" id="hm"><thead><tr>'
-               '<th class="axis">i (measured) \\ j (masked)</th>')
-    for j, w in enumerate(labels):   # a shortened label keeps its unit's whole text on hover
-        out.append(f'<th class="col" id="c{j}" title="{esc(words[j])}"><span>{esc(w)}</span></th>')
-    out.append("</tr></thead><tbody>")
-    gold = {(k - 1, h - 1) for k, h in enumerate(heads or [], start=1) if h}
-    roots = {k - 1 for k, h in enumerate(heads or [], start=1) if h == 0}
-    predicted = {(k - 1, (h or k) - 1) for k, h in enumerate(pred or [], start=1) if h != NO_HEAD}
-    for i, wi in enumerate(words):
-        cls = ' class="root"' if i in roots else ""
-        out.append(f'<tr data-i="{i}"{cls}><th class="row" id="r{i}" title="{esc(wi)}">{esc(labels[i])}</th>')
-        for j, wj in enumerate(words):
-            v = float(arr[i, j])
-            tip = esc(f"{j + 1} {wj} → {i + 1} {wi}: {_fmt_value(v)}", quote=True)
-            classes = ((["gold"] if (i, j) in gold else []) + (["pred"] if (i, j) in predicted else [])
-                       + (["nan"] if math.isnan(v) else []))
-            attr = f' class="{" ".join(classes)}"' if classes else ""
-            style = "" if math.isnan(v) else f' style="background:{to_hex(cmap(norm(v)))}"'
-            out.append(f'<td data-j="{j}"{attr}{style} title="{tip}"></td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    out.append(f'<div class="scale"><span>{_fmt_value(lo)}</span><div class="bar"></div>'
-               f"<span>{_fmt_value(hi)}</span><span>impact f(i, j)</span></div>")
-    out.append(f"<p class=\"note\">{plural(n, noun)}.</p><script>{_JS}</script></body></html>")
-    return "\n".join(out) + "\n"
-
-
 # --------------------------------------------------------------------------- public API
 
 def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
@@ -319,7 +226,7 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
                    cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None,
                    pred_heads: Sequence[int] | None = None, unit: str = "word") -> Path:
     """Draw the n×n impact matrix ``F`` (rows = measured word i, columns = masked word j; ``unit`` "edu": a
-    document's EDUs, labelled by index and first words, :func:`pmask.common.labels.unit_labels`).
+    document's EDUs, labelled by index and first words: :meth:`pmask.common.units.UnitEntry.labels`).
 
     The format comes from the suffix: .png (150 dpi, size from :func:`heatmap_figsize`),
     .svg, .pdf, or .html (one self-contained file, hover values). NaN cells are grey.
@@ -341,9 +248,11 @@ def render_heatmap(F: Any, words: Sequence[str], path: str | os.PathLike, *,
     pred = _check_heads(pred_heads, len(words), where, "predicted")
     lo, hi = _value_range(arr, vmin, vmax, where)
     if fmt == "html":
-        return atomic_write(path, _html(arr, words, heads, title, _colormap(cmap, where), lo, hi, pred, unit))
-    return save_figure(_draw(arr, unit_labels(words, unit), heads, title, _colormap(cmap, where), lo, hi, pred,
-                             unit_noun(unit)), path, dpi=HEATMAP_DPI)
+        page = heatmap_page(arr, words, heads, title, _colormap(cmap, where), lo, hi, pred, unit,
+                            colours=(GOLD_COLOUR, NAN_COLOUR))
+        return atomic_write(path, page)
+    return save_figure(_draw(arr, unit_entry(unit).labels(words), heads, title, _colormap(cmap, where), lo, hi, pred,
+                             unit_entry(unit).noun), path, dpi=HEATMAP_DPI)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import PmaskError, SettingError
-from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import HEATMAP_FORMATS, SPAN_PROBES
+from pmask.common.output_checks import Output, check_output, make_output_folder
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import read_provenance
 from pmask.corpora.read import detect_format

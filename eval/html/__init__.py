@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.files import atomic_write, check_output
+from pmask.common.files import atomic_write
 from pmask.common.labels import run_label
+from pmask.common.output_checks import check_output
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +105,8 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     from pmask.eval.html import trees as html_trees
 
     inputs = html_data.load_inputs(pred, gold, punct=options.punct, seed=options.seed, max_words=options.max_words)
-    if inputs.task == "dependency":
+    heads = task_entry(inputs.task).per_word   # heads are drawn as arcs, other trees as trees
+    if heads:
         sentences = html_data.dependency_sentences(inputs)
         breakdowns = html_data.dependency_breakdowns(inputs, sentences)
     else:
@@ -112,7 +115,7 @@ def report_data(pred: Path, gold: Path, options: ReportOptions = ReportOptions()
     data: dict[str, Any] = {
         "title": options.title or default_title(pred, inputs.meta),
         "task": inputs.task,
-        "undirected": inputs.task == "dependency" and html_data.undirected(inputs.meta),   # no arrowheads
+        "undirected": heads and html_data.undirected(inputs.meta),   # no arrowheads
         "summary": html_data.summary(inputs, gold=gold),
         "breakdowns": breakdowns,
         "sentences": sentences,

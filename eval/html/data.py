@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import CorpusError, PmaskError
-from pmask.common.labels import absolute_layer, probe_label, unit_labels, unit_noun
+from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import PUNCT_MODES, check_choice
-from pmask.corpora.provenance import read_provenance
-from pmask.corpora.sentence import NO_HEAD, is_documents
+from pmask.common.units import unit_entry, unit_of
+from pmask.corpora.provenance import read_provenance, recorded_impact
+from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.comparison.compare import evaluate_files
 from pmask.eval.scores.dependency_score import (
     SENTENCE_LENGTH_BUCKETS,
@@ -25,6 +26,7 @@ from pmask.eval.scores.dependency_score import (
     sentence_length_bucket,
 )
 from pmask.eval.scores.percent import percent
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +78,7 @@ def load_inputs(pred: Path, gold: Path, *, punct: str = "include", seed: int = 0
     notes = []
     try:   # max_words=None: meta.json's
         evaluation = evaluate_files(pred, gold, punct=punct, baselines=True, seed=seed, max_words=max_words,
-                                    hoover_uuas=undirected(meta))
+                                    scores=("hoover_uuas",) if undirected(meta) else ())
     except CorpusError as err:
         if not undirected(meta):
             raise
@@ -205,7 +207,7 @@ def dependency_sentences(inputs: ReportInputs) -> list[dict[str, Any]]:
                     "gold": [int(h) for h in gold.heads], "rel": list(gold.deprels or []),
                     "score": round(s.uuas if undirected_trees else s.uas, 2), "uuas": round(s.uuas, 2),
                     "correct": s.correct_undirected if undirected_trees else s.correct, "scored": s.n,
-                    **({"labels": unit_labels(gold.words, gold.unit)} if is_documents([gold]) else {})})
+                    **({"labels": unit_entry(gold.unit).labels(gold.words)} if unit_entry(gold.unit).long else {})})
     return out
 
 
@@ -220,7 +222,8 @@ def dependency_breakdowns(inputs: ReportInputs, sentences: Sequence[dict[str, An
                  [{"label": r, **_cell(int(v["correct"]), int(v["total"]))}
                   for r, v in score.by_relation(subtypes=subtypes).items()])
     first = inputs.pairs[0][1] if inputs.pairs else None   # a corpus is sentences of words or documents of EDUs
-    record, unit = (first.noun, unit_noun(first.unit)) if first is not None else ("sentence", "word")
+    entry = unit_of([first] if first is not None else [])
+    record, unit = entry.record, entry.noun
     lengths = by_sentence_length([len(s["words"]) for s in sentences], [s["correct"] for s in sentences],
                                  [s["scored"] for s in sentences])
     return [
@@ -240,9 +243,9 @@ def punct_note(task: str, punct: str) -> str:
     keeps only leaves with a word tag (:data:`pmask.corpora.ptb.WORD_TAGS`), in the gold trees and so
     in the predicted ones, which must have the same words.
     """
-    if task == "constituency":
-        return ("removed on reading the treebank (only word POS tags are kept: no punctuation, -NONE- traces, "
-                "$ or #; the WSJ10 convention); --punct has no effect")
+    entry = task_entry(task)
+    if "punct" not in entry.scoring:
+        return entry.punctuation
     if punct == "exclude":
         return "not scored (--punct exclude: words tagged PUNCT or SYM, or with a PTB punctuation tag)"
     return "scored (--punct include, the paper's setting)"
@@ -257,7 +260,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
     table = json.loads(inputs.evaluation.table.to_json())
     first = headline(inputs.meta, inputs.task)
     scores = [first, *(k for k in inputs.evaluation.table.score_keys() if k != first)]
-    counts = {**({"total": label("words")} if inputs.task == "dependency" else {}), "sentences": label("sentences")}
+    words = {"total": label("words")} if task_entry(inputs.task).per_word else {}   # a score of words counts them
+    counts = {**words, "sentences": label("sentences")}
     meta = inputs.meta
     settings = dict(meta.get("settings") or {})
     model = meta.get("model") or {}
@@ -270,7 +274,8 @@ def summary(inputs: ReportInputs, *, gold: Path) -> dict[str, Any]:
         "settings": {"model": model.get("name"),
                      "layer": absolute_layer(settings.get("layer"), model.get("num_layers")),
                      "decoder": settings.get("decoder"),
-                     "root": settings.get("root"), "probe": probe_label(impact) if impact else None,
+                     "root": settings.get("root"),
+                     "probe": probe_label({**impact, "probe": recorded_impact(impact)["probe"]}) if impact else None,
                      "metric": impact.get("metric"), "subword": impact.get("subword"),
                      "punct": punct_note(inputs.task, inputs.punct),
                      **{key: settings.get(key, impact.get(key)) for key in ("context", "tokenize", "symmetrize",

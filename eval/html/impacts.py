@@ -19,6 +19,7 @@ import numpy as np
 from pmask.common.errors import PmaskError
 from pmask.common.labels import plural, probe_label
 from pmask.common.options import SPAN_PROBES
+from pmask.common.units import unit_of
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def impacts_for(store_dir: Path, sentences: Sequence[dict[str, Any]], *, chosen_
                        store_dir, plural(len(mismatched), "sentence"), ", ".join(mismatched[:5]))
     if absent and items:   # e.g. a store made with --limit 200 for a prediction of 1000 sentences
         logger.warning("%s: the store holds no impacts for %d of the report's %s, shown without impact maps: %s",
-                       store_dir, len(absent), plural(len(sentences), "sentence"),
+                       store_dir, len(absent), unit_of(sentences).records(len(sentences)),
                        ", ".join(absent[:5]) + (" …" if len(absent) > 5 else ""))
     if not items:
         raise PmaskError(f"{store_dir}: the store holds none of the report's sentences (matched by sentence id)")

@@ -24,7 +24,6 @@ from pmask.common.errors import PmaskError
 from pmask.common.files import atomic_write
 from pmask.common.options import FIGURE_FORMATS
 
-Task = Literal["dependency", "constituency"]
 Kind = Literal["model", "baseline"]
 
 KINDS = ("model", "baseline")

@@ -31,7 +31,7 @@ from pmask.common.errors import DecodeError
 from pmask.corpora.brackets import node_spans
 from pmask.corpora.sentence import Sentence
 from pmask.eval.scores.percent import f1, percent
-from pmask.eval.scores.score import Column, Score
+from pmask.eval.scores.score import SCORES, Column, Score
 
 Span = tuple[int, int]
 
@@ -106,6 +106,7 @@ class BracketScore(Score):
     Its columns: sentence-level F1 (the headline), corpus F1, and in ``eval``'s comparison the
     corpus-level precision and recall."""
 
+    name = "brackets"
     task = "constituency"
     columns = (Column("f1_sentence", "Sentence F1", short="F1"), Column("f1_corpus", "Corpus F1"),
                Column("precision", "P", per_layer=False), Column("recall", "R", per_layer=False))
@@ -252,3 +253,5 @@ class BracketScore(Score):
 
         return score_frame(self, table)
 
+
+SCORES.register(BracketScore)

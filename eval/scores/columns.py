@@ -3,12 +3,13 @@
 ``eval``'s comparison (:class:`pmask.eval.comparison.tables.Comparison`), the layer sweep
 (:mod:`pmask.eval.studies.sweep`), ``bench``'s rows and ``results.csv`` (:mod:`pmask.eval.studies.bench`), the
 notebook tables and the data frames take their score columns, labels and headline from here; and
-the comparison, the sweep and ``bench`` fill every score of their task that :data:`SCORES` lists
+the comparison, the sweep and ``bench`` fill every score of their task that :data:`SCORES` holds
 (:class:`pmask.eval.scores.score_set.ScoreSet`): nothing else lists them. A score class says its
-``task``, its ``columns`` (the first the headline) and whether it is ``optional`` (computed and shown
-only when asked, by that name: ``hoover_uuas``). The first score of a task that is not optional is
-the task's own (its headline is the task's). Adding a score is writing its class and naming it in
-:data:`SCORES`.
+``name``, its ``task``, its ``columns`` (the first the headline) and whether it is ``optional`` (computed and
+shown only when asked, by its name: ``hoover_uuas``). The first score of a task that is not optional is
+the task's own (its headline is the task's). Adding a score is writing its class, registering it in
+:data:`SCORES` at the end of its module, and importing that module in :mod:`pmask.eval.scores` (its place among
+the imports there is its place in the tables).
 
 Example:
     >>> percent_keys("constituency"), layer_keys("constituency"), headline_key("dependency")
@@ -23,14 +24,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from pmask.common.errors import OptionError, SettingError
-from pmask.eval.scores.bracket_score import BracketScore
-from pmask.eval.scores.dependency_score import DependencyScore
-from pmask.eval.scores.hoover_uuas import HooverUuasScore
-from pmask.eval.scores.score import Column, Score
-
-#: The score classes the tables show, in table order (dependency columns first); a task's own score
-#: (the first of its task that is not optional) comes before its optional ones.
-SCORES: list[type[Score]] = [DependencyScore, HooverUuasScore, BracketScore]
+from pmask.eval.scores.score import SCORES, Column, Score
 
 #: Labels of the count columns the tables add after the scores.
 COUNT_LABELS = {"words": "Words", "sentences": "Sentences"}
@@ -38,7 +32,7 @@ COUNT_LABELS = {"words": "Words", "sentences": "Sentences"}
 
 def optional_scores() -> dict[str, type[Score]]:
     """``{name: class}`` of the scores computed only when asked (``{"hoover_uuas": HooverUuasScore}``)."""
-    return {cls.optional: cls for cls in SCORES if cls.optional}
+    return {cls.name: cls for cls in SCORES.values() if cls.optional}
 
 
 def check_asked(scores: Iterable[str], task: str | None = None, what: str = "the prediction") -> tuple[str, ...]:
@@ -48,15 +42,15 @@ def check_asked(scores: Iterable[str], task: str | None = None, what: str = "the
     Example:
         >>> check_asked(["hoover_uuas"], "constituency", "p.txt")
         Traceback (most recent call last):
-        pmask.common.errors.SettingError: hoover_uuas needs dependency trees, and the trees of p.txt are ...
+        pmask.common.errors.SettingError: scores hoover_uuas needs dependency trees, and the trees of p.txt are ...
     """
     asked, known = tuple(scores), optional_scores()
     for name in asked:
         if name not in known:
             raise OptionError(f"unknown optional score '{name}' (choose from {', '.join(known) or 'none'})")
         if task is not None and known[name].task != task:
-            raise SettingError(f"{{{name}}} needs {known[name].task} trees, and the trees of {what} are {task} "
-                               f"trees; leave {{{name}}} out")
+            raise SettingError(f"{{scores}} {name} needs {known[name].task} trees, and the trees of {what} are "
+                               f"{task} trees; leave it out")
     return asked
 
 
@@ -64,7 +58,7 @@ def score_classes(task: str, scores: Iterable[str] = ()) -> tuple[type[Score], .
     """The score classes a row of ``task`` holds, in :data:`SCORES` order: the task's own, every other one
     that is not optional, and the optional ones named in ``scores`` (unknown names refused)."""
     asked = check_asked(scores)
-    chosen = tuple(cls for cls in SCORES if cls.task == task and (not cls.optional or cls.optional in asked))
+    chosen = tuple(cls for cls in SCORES.values() if cls.task == task and (not cls.optional or cls.name in asked))
     if not chosen or chosen[0].optional:
         raise KeyError(f"no score for task {task!r} (scored tasks: {', '.join(tasks())})")
     return chosen
@@ -77,7 +71,7 @@ def score_class(task: str) -> type[Score]:
 
 def tasks() -> tuple[str, ...]:
     """The tasks that have a score, in table order."""
-    return tuple(dict.fromkeys(cls.task for cls in SCORES if not cls.optional))
+    return tuple(dict.fromkeys(cls.task for cls in SCORES.values() if not cls.optional))
 
 
 def percent_keys(task: str, scores: Iterable[str] = ()) -> tuple[str, ...]:
@@ -113,14 +107,14 @@ def decoder_headline(decoder: str) -> str:
 
 def all_percent_keys() -> tuple[str, ...]:
     """Every score's percentage columns, score after score (:data:`SCORES` order), optional ones included."""
-    return tuple(c.key for cls in SCORES for c in cls.columns)
+    return tuple(c.key for cls in SCORES.values() for c in cls.columns)
 
 
 def all_layer_keys(scores: Iterable[str] = ()) -> tuple[str, ...]:
     """Every score's per-layer columns, score after score (``bench``'s ``results.csv``); optional scores'
     when named in ``scores``."""
     asked = check_asked(scores)
-    return tuple(key for cls in SCORES if not cls.optional or cls.optional in asked for key in cls.layer_keys())
+    return tuple(key for cls in SCORES.values() if not cls.optional or cls.name in asked for key in cls.layer_keys())
 
 
 def asked_in(rows: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
@@ -131,7 +125,7 @@ def asked_in(rows: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
 
 
 def _column(key: str) -> Column | None:
-    return next((c for cls in SCORES for c in cls.columns if c.key == key), None)
+    return next((c for cls in SCORES.values() for c in cls.columns if c.key == key), None)
 
 
 def score_key(key: str) -> str:
@@ -165,4 +159,4 @@ def row_headline(row: Mapping[str, Any]) -> str:
 
 def labels() -> dict[str, str]:
     """Every column's label: the scores' columns, then the counts' (what ``LABELS`` was)."""
-    return {**{c.key: c.label for cls in SCORES for c in cls.columns}, **COUNT_LABELS}
+    return {**{c.key: c.label for cls in SCORES.values() for c in cls.columns}, **COUNT_LABELS}

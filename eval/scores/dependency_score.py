@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pmask.common.errors import DecodeError, PmaskError
 from pmask.corpora.sentence import NO_HEAD, Sentence
 from pmask.eval.scores.percent import percent
-from pmask.eval.scores.score import Column, Score
+from pmask.eval.scores.score import SCORES, Column, Score
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,6 +140,7 @@ class DependencyScore(Score):
     """Accumulated UAS/UUAS counts; ``a + b``, ``a += b`` and ``sum(scores)`` merge (:class:`Score`).
     Its columns: UAS (the headline), UUAS."""
 
+    name = "attachment"
     task = "dependency"
     columns = (Column("uas", "UAS"), Column("uuas", "UUAS"))
 
@@ -268,3 +269,5 @@ class DependencyScore(Score):
 
         return score_frame(self, table, subtypes=subtypes)
 
+
+SCORES.register(DependencyScore)

@@ -13,8 +13,9 @@
   two or fewer non-punctuation words (only their word-pair tables leave them out; the ``_long``
   figures of :class:`HooverUuasScore` leave them out too).
 
-:class:`HooverUuasScore` is the score the tables show when asked (``optional = "hoover_uuas"``:
-``pmask eval --hoover-uuas``, ``evaluate_files(..., hoover_uuas=True)``), for the prediction and
+:class:`HooverUuasScore` is the score the tables show when asked (``optional``, by its name ``hoover_uuas``:
+``pmask eval --score hoover_uuas`` or ``--hoover-uuas``, ``evaluate_files(..., scores=["hoover_uuas"])``), for
+the prediction and
 every baseline. pmask's own ``eval`` scores every word's head (UAS/UUAS over all words by default,
 ``--punct exclude`` for UPOS PUNCT and SYM) and needs no spanning-tree reconstruction of the gold edges.
 
@@ -39,7 +40,7 @@ import numpy as np
 from pmask.common.errors import CorpusError, DecodeError
 from pmask.corpora.sentence import Sentence
 from pmask.eval.scores.percent import percent
-from pmask.eval.scores.score import Column, Score
+from pmask.eval.scores.score import SCORES, Column, Score
 from pmask.trees.undirected import max_spanning_tree
 
 
@@ -119,8 +120,9 @@ class HooverUuasScore(Score):
     Percentages, 0.0 when nothing was counted.
     """
 
+    name = "hoover_uuas"
     task = "dependency"
-    optional = "hoover_uuas"
+    optional = True
     columns = (Column("hoover_uuas", "Hoover UUAS"), Column("hoover_uuas_mean", "Hoover mean UUAS"))
 
     common: int = 0            # common edges, every sentence
@@ -168,3 +170,6 @@ class HooverUuasScore(Score):
                 "hoover_uuas_long": percent(self.common_long, self.gold_long),
                 "hoover_uuas_mean_long": percent(self.uuas_sum_long, self.long),
                 "hoover_common": self.common, "hoover_gold_edges": self.gold, "hoover_sentences": self.sentences}
+
+
+SCORES.register(HooverUuasScore)

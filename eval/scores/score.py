@@ -23,7 +23,7 @@ first one its headline (:attr:`Score.headline`), and whether it is computed only
 (``optional``: the name that asks for it, e.g. ``hoover_uuas``). The comparison, sweep and bench
 fill every listed score of their task (:class:`pmask.eval.scores.score_set.ScoreSet`), and their
 tables, CSV and JSON ask :mod:`pmask.eval.scores.columns`, which asks the score classes: adding a
-score is one class (and its name in :data:`pmask.eval.scores.columns.SCORES`).
+score is one class registered in :data:`SCORES` (and its module's import in :mod:`pmask.eval.scores.columns`).
 
 Example:
     >>> from pmask.eval.scores.dependency_score import DependencyScore
@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, cast
 
+from pmask.common.registry import Registry
 from pmask.corpora.sentence import Sentence
 
 M = TypeVar("M", bound="Score")
@@ -92,14 +93,16 @@ class Score:
     empty score; a score the tables show sets :attr:`task` and :attr:`columns`.
     """
 
-    #: The task whose trees it scores (``"dependency"``, ``"constituency"``); "" for a score no table shows.
+    #: Its name in :data:`SCORES` (for an optional score, the name that asks for it: ``--score NAME``).
+    name: ClassVar[str] = ""
+    #: The task whose trees it scores (a :data:`pmask.trees.tasks.TASKS` name); "" for a score no table shows.
     task: ClassVar[str] = ""
     #: Its percentage columns in table order, the headline first.
     columns: ClassVar[tuple[Column, ...]] = ()
-    #: "" for a score computed whenever its task is scored; else the name that asks for it (``"hoover_uuas"``:
-    #: ``evaluate_files(..., hoover_uuas=True)``, ``pmask eval --hoover-uuas``): outputs that do not ask stay as
-    #: they were.
-    optional: ClassVar[str] = ""
+    #: Computed only when asked for by its :attr:`name` (``hoover_uuas``: ``evaluate_files(...,
+    #: scores=["hoover_uuas"])``, ``pmask eval --score hoover_uuas``), so that outputs that do not ask stay as they
+    #: were; False: computed whenever its task is scored.
+    optional: ClassVar[bool] = False
 
     @classmethod
     def headline_key(cls) -> str:
@@ -168,3 +171,8 @@ class Score:
             return self + type(self)()
         return NotImplemented
 
+
+#: The score classes the tables show, in table order (the order their modules register them in, imported by
+#: :mod:`pmask.eval.scores.columns`); a task's own score (the first of its task that is not optional) comes
+#: before its optional ones. Each module of :mod:`pmask.eval.scores` registers its class as it is imported.
+SCORES: Registry[type[Score]] = Registry("score")

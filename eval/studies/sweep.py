@@ -4,7 +4,9 @@ The library behind ``pmask sweep`` (:mod:`pmask.cli.commands.sweep`): :func:`swe
 decodes the impacts of each requested layer, scores them, optionally scores the baselines on the
 same sentences, and returns a :class:`SweepResult` holding a
 :class:`~pmask.eval.comparison.tables.LayerSweep` table; :func:`sweep_probes` does it for several
-probes (one column, one plotted line, per probe; the model loaded once).
+probes (one column, one plotted line, per probe; the model loaded once), in two steps: :func:`plan_sweep`
+reads the corpus once, resolves and checks every probe's request (before any model work) and says what it
+will compute (:meth:`SweepPlan.computations`, the cost line), then :meth:`SweepPlan.run` computes.
 
 Example:
     >>> from pmask.corpora.corpus_spec import CorpusSpec
@@ -29,10 +31,11 @@ from pmask.corpora import FORMATS
 from pmask.eval.comparison.compare import baseline_scores, faithful_baselines, score_against_gold
 from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
+from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.induce import check_settings
 from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
 from pmask.trees.registry import decoder_task
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +62,10 @@ class SweepResult(RichDisplay):
 
 def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
     """Refuse, before any model work, a corpus without the gold trees the sweep scores against."""
-    dependency = decoder_task(decoder) == "dependency"
-    lacking = next((s for s in sentences if (s.heads if dependency else s.tree) is None), None)
+    task = task_entry(decoder_task(decoder))
+    lacking = next((s for s in sentences if task.tree_of(s) is None), None)
     if lacking is not None:
-        raise SettingError(f"{lacking.where()}: no gold {'heads' if dependency else 'tree'} to score the "
+        raise SettingError(f"{lacking.where()}: no gold {task.field} to score the "
                            f"{decoder} trees against; a sweep needs a gold corpus "
                            f"({either([f.name for f in FORMATS.values() if f.task])})")
 
@@ -70,7 +73,7 @@ def _check_gold(sentences: Sequence[Any], decoder: str) -> None:
 def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", decoder: str | None = None,
                  root: str | None = None, faithful: bool = False, punct: str = "include", seed: int = 0,
                  baselines: bool = False, label: str | Path | None = None, bias: float = 0.0,
-                 symmetrize: str | None = None, absolute: bool = False, hoover_uuas: bool = False) -> SweepResult:
+                 symmetrize: str | None = None, absolute: bool = False, scores: Sequence[str] = ()) -> SweepResult:
     """Decode and score the impacts of every layer in ``layers``.
 
     Args:
@@ -82,33 +85,31 @@ def sweep_layers(source: ImpactSource, *, layers: Sequence[int] | str = "all", d
         punct: score punctuation words ("include") or not ("exclude").
         baselines: also score every baseline of the task on the scored sentences.
         label: the corpus name recorded in the table's metadata (default: the corpus path).
-        hoover_uuas: add Hoover et al.'s UUAS to every layer and baseline (dependency decoders).
+        scores: optional scores added to every layer and baseline, by name (``hoover_uuas``: Hoover et al.'s
+            UUAS, dependency decoders; :func:`pmask.eval.scores.columns.optional_scores`).
 
     Returns:
         A :class:`SweepResult`; ``result.sweep.rows`` hold one (layer, scores) pair per layer.
     """
     decoding = Decoding(decoder, layers, root, faithful, False, seed, bias, symmetrize, absolute)
     request = prepare(Request(source.model_spec, decoding), source)
-    return _sweep(request, source, punct=punct, baselines=baselines, label=label, hoover_uuas=hoover_uuas)
+    return _sweep(request, source, punct=punct, baselines=baselines, label=label, scores=scores)
 
 
 def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: bool,
-           label: str | Path | None, hoover_uuas: bool = False) -> SweepResult:
+           label: str | Path | None, scores: Sequence[str] = ()) -> SweepResult:
     """The sweep of a resolved and checked ``request`` over ``source`` (see :func:`sweep_layers`)."""
     sentences, decoding = source.sentences, request.decoding
     decoder, root = str(decoding.decoder), str(decoding.root)
     task = decoder_task(decoder)
-    scores = check_asked(("hoover_uuas",) if hoover_uuas else (), task, f"decoder {decoder}")
+    rooted = "root" in task_entry(task).settings
+    scores = check_asked(scores, task, f"decoder {decoder}")
     _check_gold(sentences, decoder)
-    checked = decoding.settings(1)
     per_layer = source.impacts_by_layers(cast(Any, decoding.layers), include_cls=decoding.faithful)
-    probe = str(source.impact_settings().get("probe", "pair"))   # a cache store's own probe
-    check_settings(checked, sentences, probe)
     rows: list[tuple[int, dict[str, Any]]] = []
     golds = sentences
     for layer, impacts in per_layer.items():
-        settings = replace(checked, layer=layer)
-        score, golds = score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
+        score, golds = score_against_gold(sentences, impacts, decoding.at(layer), punct=punct, scores=scores)
         rows.append((layer, score.to_dict()))
     base_scores: dict[str, dict[str, Any]] = {}
     if baselines:   # under Wu et al.'s discourse pipeline, their two chains (as eval shows them)
@@ -121,9 +122,9 @@ def _sweep(request: Request, source: ImpactSource, *, punct: str, baselines: boo
     sweep = LayerSweep(rows=rows, metric_keys=layer_keys(task, scores),
                        meta={"model": (model or {}).get("name"), "metric": impact.get("metric"),
                              "probe": probe_label(impact), "decoder": decoder,
-                             "corpus": str(label or source.corpus), **({"root": root} if task == "dependency" else {}),
+                             "corpus": str(label or source.corpus), **({"root": root} if rooted else {}),
                              **_coverage(source)}, baselines=base_scores)
-    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if task == "dependency" else "")
+    title = f"{run_label(model, impact)} · {decoder}" + (f" · root {root}" if rooted else "")
     return SweepResult(sweep=sweep, task=task, baselines=base, title=title)
 
 
@@ -136,7 +137,7 @@ def _coverage(source: ImpactSource) -> dict[str, str]:
 def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
                  corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
                  allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
-                 hoover_uuas: bool = False) -> SweepResult:
+                 scores: Sequence[str] = ()) -> SweepResult:
     """Sweep the layers of one probe, or of several with one line (one column) per probe.
 
     Args:
@@ -150,22 +151,69 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
         progress: progress bars.
         label: the corpus name in the table (default: the corpus path).
         allow_incomplete: sweep an unfinished store's sentences (refused by default; the table says so).
-        punct, baselines, hoover_uuas: see :func:`sweep_layers`.
+        punct, baselines, scores: see :func:`sweep_layers`.
 
     Returns:
         A :class:`SweepResult`; with several probes its columns are ``"<probe> <score>"`` (the task's
         headline score: uas, or sentence-level F1), and the model is loaded once for all of them.
     """
+    return plan_sweep(request, probes, store=store, corpus=corpus, progress=progress, label=label,
+                      allow_incomplete=allow_incomplete, punct=punct, baselines=baselines,
+                      scores=scores).run()
+
+
+@dataclass
+class SweepPlan:
+    """A sweep read, resolved and checked, not run yet (:func:`plan_sweep`): one resolved request and impact
+    source per probe, and how each is scored."""
+
+    requests: list[Request]
+    sources: list[ImpactSource]
+    scoring: dict[str, Any]        # punct, baselines, label, scores
+    store: str | Path | None = None
+
+    def computations(self) -> list[Computation]:
+        """What the run computes: each probe's records with its resolved model (none from a store, or from a
+        cache store read without a model), into the cache store if given."""
+        return [computation(one.model, source.sentences, store=self.store, faithful=one.decoding.faithful)
+                for one, source in zip(self.requests, self.sources) if source.store is None and source.computes]
+
+    def run(self) -> SweepResult:
+        """Compute and score (the model loaded once for every probe)."""
+        if len(self.requests) == 1:
+            return _sweep(self.requests[0], self.sources[0], **self.scoring)
+        from pmask.perturb.probes.support import check_support  # lazy: imports torch
+
+        loaded = self.requests[0].model.load()
+        for one in self.requests:
+            impact = one.impact
+            check_support(loaded, str(impact.probe), str(impact.metric), subword=str(impact.subword),
+                          head=one.model.head)
+        results = {}
+        for one, source in zip(self.requests, self.sources):
+            source.use_model(loaded)
+            results[str(one.impact.probe)] = _sweep(one, source, **self.scoring)
+        return merge_sweeps(results)
+
+
+def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: str | Path | None = None,
+               corpus: str | Path | None = None, progress: bool = True, label: str | Path | None = None,
+               allow_incomplete: bool = False, punct: str = "include", baselines: bool = False,
+               scores: Sequence[str] = ()) -> SweepPlan:
+    """Read the gold corpus once, resolve and check each probe's request (every refusal before any model
+    work): the :class:`SweepPlan` of :func:`sweep_probes` (whose arguments these are)."""
     if request.corpus is None:
         raise SettingError("a sweep needs a gold corpus (request.corpus)")
     source, label = request.corpus, label or request.corpus.path
+    scoring = {"punct": punct, "baselines": baselines, "label": label, "scores": tuple(scores)}
     chosen_probes: list[str | None] = list(probes) if probes else [request.impact.probe]   # None: a store's own
     if len(chosen_probes) == 1:
         one = replace(request, model=replace(request.model, impact=replace(request.impact, probe=chosen_probes[0])))
         opened = ImpactSource.open(source, model=one.model, store=store, corpus=corpus, progress=progress,
                                    allow_incomplete=allow_incomplete)
-        return _sweep(prepare(one, opened), opened, punct=punct, baselines=baselines, label=label,
-                      hoover_uuas=hoover_uuas)
+        done = prepare(one, opened)
+        _check_gold(opened.sentences, str(done.decoding.decoder))
+        return SweepPlan([done], [opened], scoring, store)
     if store is not None or is_store(source.path):
         raise SettingError("a store holds one probe; sweep several {probe} values from a corpus, without {store}")
     sentences = source.read()
@@ -177,19 +225,9 @@ def sweep_probes(request: Request, probes: Sequence[str] | None = None, *, store
     if request.model.head is not None and all(one.model.head is None for one in requests):
         raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "
                            "and none of them is swept")
-    from pmask.perturb.probes.support import check_support  # lazy: imports torch
-
-    loaded = request.model.named().load()
-    for one in requests:
-        impact = one.impact
-        check_support(loaded, str(impact.probe), impact.metric, subword=str(impact.subword), head=one.model.head)
-    results = {}
-    for one in requests:
-        opened = ImpactSource(list(sentences), source.path, model=one.model, progress=progress, loaded_model=loaded,
-                              selection=source)
-        results[str(one.impact.probe)] = _sweep(one, opened, punct=punct, baselines=baselines, label=label,
-                                                hoover_uuas=hoover_uuas)
-    return merge_sweeps(results)
+    sources = [ImpactSource(list(sentences), source.path, model=one.model, progress=progress, selection=source)
+               for one in requests]
+    return SweepPlan(requests, sources, scoring)
 
 
 def merge_sweeps(results: dict[str, SweepResult]) -> SweepResult:

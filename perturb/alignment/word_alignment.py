@@ -17,6 +17,9 @@ class WordAlignment:
         n_words: number of words n (default: ``max(word_index) + 1``).
         word_pieces: optional explicit piece positions of each word (n lists of token
             positions); needed when words share pieces. Default: derived from ``word_index``.
+        key_pieces: optional positions at which a word is attended to, where they are not its own read
+            pieces (the first copy of an echo layout, :mod:`pmask.perturb.alignment.echo`: word i is read in
+            the second copy, attending to word j's first copy). Default: its pieces.
 
     Every word must own at least one piece (:func:`align` maps a word the tokenizer drops to
     the unk token).
@@ -31,6 +34,7 @@ class WordAlignment:
     word_index: list[int]
     n_words: int = 0
     word_pieces: list[list[int]] | None = None
+    key_pieces: list[list[int]] | None = None
 
     def __post_init__(self) -> None:
         if len(self.input_ids) != len(self.word_index):
@@ -48,6 +52,8 @@ class WordAlignment:
         for k, pcs in enumerate(self.word_pieces):
             if not pcs or not all(0 <= p < len(self.input_ids) and self.word_index[p] >= 0 for p in pcs):
                 raise ModelError(f"word {k} has no model piece (or a piece outside the sentence's word tokens)")
+        if self.key_pieces is not None and (len(self.key_pieces) != self.n_words or not all(self.key_pieces)):
+            raise ModelError(f"alignment lists keys for {len(self.key_pieces)} of {self.n_words} words")
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -56,6 +62,10 @@ class WordAlignment:
         """Token positions (into ``input_ids``) of word ``k``'s pieces, in order."""
         assert self.word_pieces is not None   # set by __post_init__
         return self.word_pieces[k]
+
+    def keys(self, k: int) -> list[int]:
+        """Token positions at which word ``k`` is attended to: its :attr:`key_pieces`, else its pieces."""
+        return self.key_pieces[k] if self.key_pieces is not None else self.pieces(k)
 
     @property
     def first_pieces(self) -> list[int]:

@@ -1,17 +1,18 @@
 """Word ↔ word-piece alignment: which model tokens each word of a sentence owns.
 
-The engine reads a sentence's model input only through a :class:`WordAlignment`, made by one
-of the aligners registered in :data:`pmask.perturb.alignment.ALIGNERS` (``impact_matrices(..., tokenize=NAME)``):
+The engine reads a sentence's model input only through a :class:`WordAlignment`, made by the aligner of one
+of the tokenisation modes (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`, ``impact_matrices(...,
+tokenize=NAME)``):
 
 - ``"words"`` (:func:`align`, the paper's scheme): each pre-split word is tokenised on its own
   (``is_split_into_words``) and pieces are assigned with the fast tokenizer's ``word_ids()``
   (never ``##`` heuristics).
 
-A new tokenisation mode is one function ``(tokenizer, sentence) -> WordAlignment`` added to
-``pmask.perturb.alignment.ALIGNERS``. A sentence is a list of words or an object with ``.words`` (and, for modes that
-rebuild the running text, ``.space_after``). Several words may share pieces (the syntactic words
-of one multiword token): masking any of them masks all its pieces, so two words whose pieces
-coincide have impact 0 on each other.
+A new tokenisation mode is one :class:`~pmask.common.tokenization.TokenizeMode` registered with its aligner
+``(tokenizer, sentence, *, warn) -> WordAlignment`` (:mod:`pmask.perturb.alignment`). A sentence is a list of
+words or an object with ``.words`` (and, for modes that rebuild the running text, ``.space_after``). Several
+words may share pieces (the syntactic words of one multiword token): masking any of them masks all its pieces,
+so two words whose pieces coincide have impact 0 on each other.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ class Segment:
 
 
 @dataclass
-class Work:
+class ForwardWork:
     """What one forward computed: tokens through full layers, Σ length² of their attention,
     top-layer query slots and their query·key pairs (0 when the top layer ran in full)."""
 
@@ -62,6 +62,8 @@ class PackedBatch:
         read_pos: [N] position of each read inside its row.
         read_slot: [N] query slot of each read on a partial top layer.
         query_token: [Q] packed token of each query slot (rows with fewer reads repeat a token).
+        hidden: [tokens] bool, a token hidden from every query of its row (its key masked in every layer: how a
+            causal model's word is hidden, :class:`pmask.perturb.engine.perturbation.Hiding`); None: none is.
     """
 
     input_ids: torch.Tensor
@@ -70,6 +72,7 @@ class PackedBatch:
     read_pos: torch.Tensor
     read_slot: torch.Tensor
     query_token: torch.Tensor
+    hidden: torch.Tensor | None = None
 
     @property
     def n_reads(self) -> int:
@@ -79,17 +82,24 @@ class PackedBatch:
         """The segment's input ids as [rows, length]."""
         return self.input_ids[segment.tokens].view(segment.rows, segment.length)
 
-    def work(self, partial_top: bool) -> Work:
+    def hidden_rows(self, segment: Segment) -> torch.Tensor | None:
+        """The segment's hidden tokens as [rows, length] bool, None when none of them is hidden."""
+        if self.hidden is None:
+            return None
+        hidden = self.hidden[segment.tokens].view(segment.rows, segment.length)
+        return hidden if bool(hidden.any()) else None
+
+    def work(self, partial_top: bool) -> ForwardWork:
         segs = self.segments
         if not partial_top:
-            return Work(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs), 0, 0)
-        return Work(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs),
+            return ForwardWork(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs), 0, 0)
+        return ForwardWork(sum(s.rows * s.length for s in segs), sum(s.rows * s.length ** 2 for s in segs),
                     sum(s.rows * s.slots_per_row for s in segs),
                     sum(s.rows * s.slots_per_row * s.length for s in segs))
 
 
 def pack(input_ids: np.ndarray, row_length: np.ndarray, read_row: np.ndarray, read_pos: np.ndarray,
-         device: torch.device) -> PackedBatch:
+         device: torch.device, hidden: np.ndarray | None = None) -> PackedBatch:
     """Build a :class:`PackedBatch`.
 
     Args:
@@ -98,6 +108,7 @@ def pack(input_ids: np.ndarray, row_length: np.ndarray, read_row: np.ndarray, re
         read_row: [N] row of each read, non-decreasing.
         read_pos: [N] position of each read in its row.
         device: where the tensors go.
+        hidden: [tokens] bool, the tokens hidden from their row's queries (None: none).
 
     Returns:
         The packed batch with its segments and query slots.
@@ -136,4 +147,5 @@ def pack(input_ids: np.ndarray, row_length: np.ndarray, read_row: np.ndarray, re
         return torch.as_tensor(a, dtype=torch.long, device=device)
 
     return PackedBatch(input_ids=to(input_ids), segments=segments, read_token=to(row_first[read_row] + read_pos),
-                       read_pos=to(read_pos), read_slot=to(read_slot), query_token=to(np.concatenate(query_token)))
+                       read_pos=to(read_pos), read_slot=to(read_slot), query_token=to(np.concatenate(query_token)),
+                       hidden=None if hidden is None else torch.as_tensor(hidden, dtype=torch.bool, device=device))

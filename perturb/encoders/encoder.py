@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.perturb.encoders.batch import PackedBatch, Work
+from pmask.perturb.encoders.batch import ForwardWork, PackedBatch
 from pmask.perturb.encoders.mlm_head import MlmHead, gather_probs
 
 
@@ -19,6 +19,7 @@ class Encoder(ABC):
     """
 
     fast: bool = False
+    hides_keys: bool = False     # honours PackedBatch.hidden (a causal model's attention mask)
     no_prob: str | None = None   # why metric 'prob' is refused (a checkpoint without a trained head)
 
     def __init__(self, model: torch.nn.Module, head: MlmHead | None, num_layers: int, name: str):
@@ -27,7 +28,7 @@ class Encoder(ABC):
         self.head = head
         self.num_layers = num_layers
         self.name = name
-        self.work = Work(0, 0, 0, 0)   # what the last call computed
+        self.work = ForwardWork(0, 0, 0, 0)   # what the last call computed
 
     @abstractmethod
     def states(self, batch: PackedBatch, layers: Sequence[int]) -> torch.Tensor:

@@ -15,53 +15,50 @@ Units: the n EDUs, and with ``include_cls`` (stores, ``--faithful``) unit 0 = th
 masked serves F[i][j], read at i, and F[j][i], read at j, and {i, i} is {i}). There is no unmasked
 sequence. The result is ``[L, U, U]`` with a zero diagonal, the store layout when ``include_cls``.
 
-A document longer than the model's positions is never truncated: :func:`check_document_lengths` refuses
-them all in one line before any model work.
+A document longer than the model's positions is never truncated (its unit's ``skips_long`` is False):
+:func:`pmask.perturb.engine.units.check_record_lengths` refuses them all in one line (the cost estimate,
+before any model work; the engine again, for a library call).
+
+The unit ``edu`` is registered here, beside its job (:data:`EDU`: the engine runs a document of EDUs as a
+:class:`DocumentJob` in place of the probe's job). Torch is imported where a job first uses it.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import torch
 
-from pmask.common.errors import PmaskError
-from pmask.common.labels import plural
-from pmask.corpora.sentence import is_documents
-from pmask.perturb.alignment import WordAlignment, get_aligner
-from pmask.perturb.engine.impact_settings import DOCUMENT_METRICS, document_sequences
+from pmask.common.units import UNITS, UnitEntry
+from pmask.corpora.scidtb import authors_documents
+from pmask.perturb.alignment import WordAlignment
 from pmask.perturb.engine.jobs import NO_WORD, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
 
-__all__ = ["DocumentJob", "GroupReads", "check_document_lengths", "document_run", "document_sequences"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["EDU", "DocumentJob", "GroupReads", "document_sequences"]
 
 
-def check_document_lengths(tokenizer: Any, max_length: int, name: str, aligner: Callable, documents: Sequence[Any]
-                           ) -> list[WordAlignment]:
-    """Every document's model input; a :class:`PmaskError` naming all that exceed ``max_length`` positions.
+def document_sequences(units: int) -> int:
+    """Forward sequences of the pair probe over a document of ``units`` masked units: U(U+1)/2 (each unit
+    alone, each pair u < v once: the input with {u, v} masked serves F[u][v] and F[v][u]); the unit's
+    :attr:`~pmask.common.units.UnitEntry.sequences`, so that the cost of a run (:mod:`pmask.perturb.probes.cost`)
+    is counted by the engine's own formula.
 
-    Raises:
-        PmaskError: "N documents exceed the 512 positions of MODEL: D14-1030 (530 pieces), …".
+    Example:
+        >>> document_sequences(15)   # 14 EDUs and the [CLS] unit
+        120
     """
-    alignments = [aligner(tokenizer, doc) for doc in documents]
-    long = [(getattr(d, "id", str(k)), len(a)) for k, (d, a) in enumerate(zip(documents, alignments))
-            if len(a) > max_length]
-    if long:
-        listed = ", ".join(f"{doc} ({length} pieces)" for doc, length in long[:10])
-        more = f" and {len(long) - 10} more" if len(long) > 10 else ""
-        verb = "exceeds" if len(long) == 1 else "exceed"
-        raise PmaskError(f"{plural(len(long), 'document')} {verb} the {max_length} positions of {name}: "
-                         f"{listed}{more}; "
-                         f"pmask never truncates a document: split it, leave it out (--limit, --max-words) or use a "
-                         f"model with more positions")
-    return alignments
+    return units * (units + 1) // 2
 
 
 def _pool(values: torch.Tensor, counts: np.ndarray) -> torch.Tensor:
     """[G, L, D] float64 means of consecutive runs of ``counts`` rows of ``values`` [R, L, D]: differences of
     a running sum (index_add_ in float64 on CPU is about 500x slower for a batch's few hundred reads)."""
+    import torch
+
     running = torch.cumsum(values.to(torch.float64), dim=0)
     running = torch.cat([torch.zeros_like(running[:1]), running])
     ends = torch.as_tensor(np.cumsum(counts), device=values.device)
@@ -87,6 +84,8 @@ class DocumentJob(SentenceJob):
 
     def __init__(self, index: int, alignment: WordAlignment, mask_id: int, n_layers: int, include_cls: bool,
                  value_shape: tuple[int, ...], value_dtype: torch.dtype, device: torch.device):
+        import torch
+
         n = self._take_input(index, alignment, mask_id, include_cls)
         self.n_units = units = n + int(include_cls)
         self.covers = np.zeros((units, self.length), dtype=bool)
@@ -134,6 +133,8 @@ class DocumentJob(SentenceJob):
     @classmethod
     def take(cls, batch: ReadOut) -> Callable[[], None]:
         """Pool each group's reads (float64 mean), keep the bases, compare the others with their unit's base."""
+        import torch
+
         device = batch.values.device
         targets = []
         for p, r, lo, hi in zip(batch.parts, batch.ranges, batch.first[:-1].tolist(), batch.first[1:].tolist()):
@@ -158,33 +159,22 @@ class DocumentJob(SentenceJob):
                 job.values[:, rows, cols] = impacts.T
         return record
 
-    def result(self, subword: str = "pool") -> np.ndarray:
+    def result(self, subword: str) -> np.ndarray:
         """Impacts float32 ``[L, U, U]`` (U = n, or n + 1 with the [CLS] unit 0), diagonal 0."""
         return self.values.astype(np.float32)
 
 
-def document_run(model: Any, sentences: Any, metric: str, subword: str, tokenize: str,
-                 job_type: type[SentenceJob]) -> tuple[Any, type[SentenceJob]]:
-    """The engine's inputs and job class: documents (the first input has ``unit == "edu"``) run as
-    :class:`DocumentJob` after every one is checked against the model's positions; anything else as given.
+def _edus(text: str) -> list[str]:
+    """The EDUs of a document given as one string: one a line, blank lines left out (as a ``.edus`` block)."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
-    Raises:
-        PmaskError: a metric or subword policy that does not pool, or documents too long for the model.
-    """
-    if isinstance(sentences, Sequence):
-        first = sentences[:1]
-    else:
-        iterator = iter(sentences)
-        first = list(itertools.islice(iterator, 1))
-        sentences = itertools.chain(first, iterator)
-    if not is_documents(first):
-        return sentences, job_type
-    if metric not in DOCUMENT_METRICS:
-        raise PmaskError(f"documents of EDUs take metric {' or '.join(DOCUMENT_METRICS)} (on the mean of each EDU's "
-                         f"piece states), not {metric}")
-    if subword != "avg" or job_type is not SentenceJob:
-        raise PmaskError("documents of EDUs pool each EDU's pieces by the mean of their states (Wu et al.): they "
-                         f"take subword avg and probe pair only, not subword {subword}")
-    sentences = list(sentences)
-    check_document_lengths(model.tokenizer, model.max_length, model.name, get_aligner(tokenize), sentences)
-    return sentences, DocumentJob
+
+#: Documents of elementary discourse units (SciDTB, ``.edus``): the pair probe over whole EDUs, their pieces'
+#: states pooled by the mean, as Wu et al. (2020) probe discourse.
+EDU: UnitEntry = UNITS.register(UnitEntry(
+    "edu", "a document of elementary discourse units (SciDTB, .edus): Wu et al.'s discourse probe",
+    record="document", noun="EDU", split=_edus, least=2, why_least="a discourse tree needs at least two", long=True,
+    marked=True, job=DocumentJob,
+    sequences=document_sequences, authors_texts=authors_documents, probes=("pair",), subwords=("avg",),
+    tokenize=("words",), takes_context=False, pooled=True, pooling="on the mean of each EDU's piece states",
+    discourse=True, skips_long=False))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from pmask.perturb.alignment import WordAlignment
-from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
+from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads, Sequences
 
 if TYPE_CHECKING:
     import torch
@@ -56,7 +56,7 @@ class SentenceJob:
         masked = self._masked_units()   # [S, K]: may add rows to covers (units other than whole words)
         self.masked_first = masked[:, 0]
         self.masked_second = masked[:, 1] if masked.shape[1] > 1 else np.full(len(masked), NO_WORD)
-        self.sequences = Masking(self.input_ids, self.covers, masked, mask_id)
+        self.sequences: Sequences = Masking(self.input_ids, self.covers, masked, mask_id)
         self.n_sequences = len(masked)
         self.slot_start = np.concatenate([[0], np.cumsum([len(alignment.pieces(k)) for k in range(n)])]).astype(int)
         self.cls_slot = int(self.slot_start[-1])

@@ -13,7 +13,9 @@ A job's sequences are one of two kinds, both described here as data:
   sequence; a unit is any set of token positions (a word's pieces, the pieces k… of a word for
   CPMI's chain rule, a span). Pair: {i} and {i, j}; single: {} and {j}.
 - :class:`pmask.perturb.engine.rewrite.Rewriting`: the sentence rewritten from its words' pieces, masks
-  and commas (a span replaced by one mask, a span alone between masks, spans moved).
+  and commas (a span replaced by one mask, a span alone between masks, spans moved);
+- :class:`Hiding`: the sentence's own tokens with units hidden from the model's attention (their keys
+  masked in every layer; a causal model's way to hide a word) and/or replaced by a replacement token.
 
 Their reads (:class:`Reads`) say which token of which sequence is read; what a read is *for*
 (the base state of a piece, a comparison for column j, a word unit to pool) is the job's own
@@ -77,6 +79,51 @@ class Masking:
         for k in range(1, units.shape[1]):
             mask = mask | self._covers[units[:, k]]
         return np.where(mask, self.mask_id, self.input_ids[None, :]).reshape(-1)
+
+
+class Hiding:
+    """Sequences that hide units of one tokenised sentence from the model: their keys masked in every layer
+    (no query attends to them) and, with ``replacement``, their tokens replaced by it.
+
+    Args:
+        input_ids: [T] the sentence's model input.
+        covers: [U, T] bool, unit u is the tokens ``covers[u]``.
+        hidden: [S, K] int, the units hidden in sequence s; -1 = none.
+        keys: hide the units' keys (the attention mask); False: only replace their tokens.
+        replacement: the token written in place of a hidden unit's tokens (None: the tokens stay).
+
+    Example:
+        >>> covers = np.array([[0, 1, 0], [0, 0, 1]], dtype=bool)
+        >>> seqs = Hiding(np.array([1, 7, 8]), covers, np.array([[-1], [0]]))
+        >>> seqs.tokens(0, 2).tolist(), seqs.hidden(0, 2).astype(int).tolist()
+        ([1, 7, 8, 1, 7, 8], [0, 0, 0, 0, 1, 0])
+    """
+
+    def __init__(self, input_ids: np.ndarray, covers: np.ndarray, hidden: np.ndarray, *, keys: bool = True,
+                 replacement: int | None = None):
+        self._masking = Masking(input_ids, covers, hidden, -1 if replacement is None else replacement)
+        self.keys = keys
+        self.replacement = replacement
+        self.offsets = self._masking.offsets
+
+    def _hidden_tokens(self, start: int, stop: int) -> np.ndarray:
+        masking = self._masking
+        units = masking.masked[start:stop]
+        mask = masking._covers[units[:, 0]]
+        for k in range(1, units.shape[1]):
+            mask = mask | masking._covers[units[:, k]]
+        return mask
+
+    def tokens(self, start: int, stop: int) -> np.ndarray:
+        if self.replacement is None:
+            return np.tile(self._masking.input_ids, stop - start)
+        return self._masking.tokens(start, stop)
+
+    def hidden(self, start: int, stop: int) -> np.ndarray:
+        """[tokens] bool of sequences ``start`` … ``stop - 1`` end to end: the tokens whose keys are masked."""
+        if not self.keys:
+            return np.zeros(int(self.offsets[stop] - self.offsets[start]), dtype=bool)
+        return self._hidden_tokens(start, stop).reshape(-1)
 
 
 @dataclass
@@ -155,3 +202,17 @@ class ReadOut:
 def last_fitting(offsets: np.ndarray, start: int, room: int) -> int:
     """The largest ``stop`` ≥ ``start`` whose sequences ``start`` … ``stop - 1`` hold at most ``room`` tokens."""
     return int(np.searchsorted(offsets, offsets[start] + room, side="right")) - 1
+
+
+def hidden_tokens(parts: Sequence[BatchPart], hides_keys: bool, name: str) -> np.ndarray | None:
+    """A batch's tokens hidden from attention, end to end (:class:`Hiding` sequences; None when none hides any);
+    a one-line ``ModelError`` when they would go to an encoder that cannot hide them (``hides_keys`` False)."""
+    hiding = [hasattr(p.job.sequences, "hidden") for p in parts]
+    if not any(hiding):
+        return None
+    if not hides_keys:
+        from pmask.common.errors import ModelError
+
+        raise ModelError(f"model {name!r}: its encoder cannot hide tokens from attention")
+    return np.concatenate([p.job.sequences.hidden(p.start, p.stop) if hides else np.zeros(p.tokens, dtype=bool)
+                           for p, hides in zip(parts, hiding)])

@@ -36,18 +36,19 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Size
 import numpy as np
 import torch
 
-from pmask.common.errors import ModelError
-from pmask.common.options import PROBE_METRICS, check_choice, default_subword, metric_entry, resolve_layers
+from pmask.common.errors import ModelError, SettingError
+from pmask.common.options import SUBWORD_POLICIES, check_choice, metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
-from pmask.perturb.encoders import Encoder, make_encoder, pack
-from pmask.perturb.engine.documents import document_run
+from pmask.perturb.encoders.batch import pack
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.jobs import SentenceJob, SkippedSentence
-from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, last_fitting
+from pmask.perturb.engine.perturbation import BatchPart, Job, ReadOut, hidden_tokens, last_fitting
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.stats import ImpactStats
+from pmask.perturb.engine.units import unit_run
 from pmask.perturb.models.load import LoadedModel
 
 logger = logging.getLogger(__name__)
@@ -68,10 +69,9 @@ class RunSettings:
 
 
 def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any],
-                    layers: Sequence[int] | int | str = (-1,),
-                    metric: str = "dist", subword: str | None = None, *, batch_tokens: int | None = None,
-                    include_cls: bool = False, progress: bool = False, stats: ImpactStats | None = None,
-                    fast_path: bool | None = None, tokenize: str = "words",
+                    layers: Sequence[int] | int | str = (-1,), *, metric: str, subword: str, tokenize: str,
+                    batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False,
+                    stats: ImpactStats | None = None, fast_path: bool | None = None,
                     job_type: type[SentenceJob] = SentenceJob, checkpoint: Any = None,
                     done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield one impact array per input sentence, in input order (streaming).
@@ -85,8 +85,8 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         metric: ``dist`` | ``cos`` | ``prob`` | ``cpmi`` (:data:`pmask.common.options.METRICS`), computed by its
             entry's ``compare``; ``cpmi`` with its entry's ``job`` (:mod:`pmask.perturb.probes.cpmi`, its own
             sequences and reads).
-        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`);
-            None = the metric's default (``sum`` for ``cpmi``, which takes no other, else ``avg``).
+        subword: ``avg`` | ``first`` | ``sum`` | ``max`` (:data:`pmask.common.options.SUBWORD_POLICIES`; ``cpmi``
+            takes ``sum`` only).
         batch_tokens: tokens per forward batch (default 2048 on CPU, 32768 on CUDA).
         include_cls: add row/column 0 for the first special token (row 0 = impact of word j on
             that token's state, unmasked vs j masked; column 0 = 0).
@@ -94,7 +94,7 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         stats: an :class:`ImpactStats` to accumulate counters into.
         fast_path: None = the verified fast path where available, False = force the generic path,
             True = require the fast path (``ModelError`` if the model has none).
-        tokenize: a tokenisation mode registered in :data:`pmask.perturb.alignment.ALIGNERS`
+        tokenize: a tokenisation mode registered in :data:`pmask.common.tokenization.TOKENIZE_ENTRIES`
             (``"words"``: each word tokenised on its own, the paper's scheme).
         job_type: which sequences are run and read per sentence: :class:`SentenceJob` (the paper's
             pairs) or a subclass (``pmask.perturb.probes.single.SingleMaskJob`` for probe single).
@@ -118,24 +118,30 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    # OptionError, a ValueError like every bad argument here; the engine runs probes pair and single
-    metric = check_choice("metric", metric, PROBE_METRICS["pair"])
-    impact = ImpactSettings(metric, subword or default_subword(metric), tokenize).check()
+    # OptionError, a ValueError like every bad argument here; the engine runs the masking probes (pair, single)
+    entry = metric_entry(metric)
+    check_choice("subword policy", subword, SUBWORD_POLICIES)
+    if entry.subword and subword != entry.subword:
+        raise SettingError(f"metric {metric} takes subword {entry.subword} only, not {subword} "
+                           f"({entry.subword_reason})")
+    get_aligner(tokenize)
+    impact = ImpactSettings(metric, subword, tokenize, None, 0)   # the engine's: no probe of its own
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)
     if int(batch_tokens) < 1:
         raise ValueError(f"batch_tokens must be positive, got {batch_tokens}")
     stats = stats if stats is not None else ImpactStats()
-    encoder = make_encoder(model.model, model.paths(), model.num_layers, model.name, fast_path)
+    encoder = model.encoder(fast_path)
     stats.fast_path = encoder.fast
-    entry = metric_entry(metric)
     if entry.mlm_head:
         encoder.check_prob(settings.layers)
-    if entry.job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
-        job_type = entry.job
+    own_job = model.family.job(metric, entry.job)   # the family's reading of the metric, else the metric's own
+    if own_job and job_type is SentenceJob:   # a metric with its own sequences and reads (cpmi's chain rule)
+        job_type = own_job
+    job_type = model.family.reading(job_type)   # how the family hides a word (causal: the attention mask)
     entry.comparison()   # a metric the masking jobs cannot compute is refused before any batch
-    sentences, job_type = document_run(model, sentences, metric, impact.subword or "avg", tokenize, job_type)
+    sentences, job_type = unit_run(model, sentences, impact, job_type)   # documents of EDUs run as their unit's job
     return BatchRunner(model, encoder, settings, int(batch_tokens), stats, job_type, checkpoint).run(sentences,
                                                                                                 progress, done)
 
@@ -149,7 +155,7 @@ def _where(sentence: Any, index: int) -> str:
 
 def checked_alignment(lm: LoadedModel, aligner: Any, index: int, sentence: Any, stats: ImpactStats,
                       include_cls: bool) -> WordAlignment | None:
-    """The model input of sentence ``index`` (``aligner``: one of ``pmask.perturb.alignment.ALIGNERS``),
+    """The model input of sentence ``index`` (``aligner``: one of ``pmask.common.tokenization.TOKENIZE_ENTRIES``),
     counted in ``stats``; None, logged and counted as skipped, when it is too long for the model.
 
     Raises:
@@ -353,7 +359,7 @@ class BatchRunner:
         read_pos = np.concatenate([p.job.reads.position[r] for p, r in zip(parts, ranges)])
         batch = pack(np.concatenate([p.job.sequences.tokens(p.start, p.stop) for p in parts]),
                      np.concatenate([np.diff(p.job.sequences.offsets[p.start:p.stop + 1]) for p in parts]),
-                     read_row, read_pos, device)
+                     read_row, read_pos, device, hidden_tokens(parts, self.encoder.hides_keys, self.lm.name))
         with torch.inference_mode():
             if self.metric.mlm_head:
                 tokens = torch.as_tensor(np.concatenate([p.job.reads.token[r] for p, r in zip(parts, ranges)]),

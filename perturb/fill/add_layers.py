@@ -20,11 +20,13 @@ from pmask.perturb.store.plan import missing_layers
 
 logger = logging.getLogger(__name__)
 
+#: The tokenisation mode of :func:`pmask.perturb.alignment.align`, the one added layers can be aligned with.
+WORDS = "words"
+
 __all__ = ["add_layers", "extend_store"]
 
 
-def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: int | None,
-              probe: str = "pair") -> ComputeLayers:
+def _computer(model: Any, path: Path, impact: ImpactSettings, batch_tokens: int | None) -> ComputeLayers:
     """The callback :func:`extend_layers` calls for each shard: the store's probe at the missing layers."""
     from pmask.perturb.probes import probe_matrices  # lazy: the engine imports torch
 
@@ -34,8 +36,8 @@ def _computer(model: Any, path: Path, metric: str, subword: str, batch_tokens: i
                 raise StoreError(f"{path}: the model's tokenizer splits the stored sentence "
                                  f"'{' '.join(words[:6])} …' differently; it cannot add layers to this store")
         kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-        out = list(probe_matrices(model, [words for words, _ in items], probe, layers=layers, metric=metric,
-                                  subword=subword, include_cls=True, progress=False, **kwargs))
+        out = list(probe_matrices(model, [words for words, _ in items], impact, layers=layers, include_cls=True,
+                                  progress=False, **kwargs))
         done = [m for m in out if m is not None]
         if len(done) < len(out):
             raise StoreError(f"{path}: a stored sentence is too long for the model; it cannot add layers")
@@ -78,7 +80,7 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
     """:func:`add_layers` for layers already resolved for ``model`` (absolute hidden-state indices)."""
     manifest = read_manifest(path)
     stored = StoreSettings.from_manifest(manifest)
-    words = ImpactSettings().tokenize   # the mode added layers are aligned with (align): a store keeps only words
+    words = WORDS   # the mode added layers are aligned with (align): a store keeps only words
     if stored.impact.tokenize != words:
         raise StoreError(f"{path}: layers can be added only to stores made with tokenize {words!r}, this one used "
                          f"{stored.impact.tokenize!r}; compute a new store with every layer you need")
@@ -95,7 +97,7 @@ def extend_store(model: Any, path: Path, wanted: Sequence[int], *, batch_tokens:
     n_stored = sum(1 for e in manifest["sentences"] if "skipped" not in e)
     logger.info("%s: adding layers %s to %d stored sentences", path, missing_layers(manifest, wanted), n_stored)
     impact = stored.impact
-    compute = _computer(model, path, str(impact.metric), str(impact.subword), batch_tokens, str(impact.probe))
+    compute = _computer(model, path, impact, batch_tokens)
     with progress_bar(total=n_stored, desc="adding layers", unit="sent", enabled=progress) as bar:
         return extend_layers(path, wanted, compute, progress=bar.update,
                              run_info={"versions": versions(), "device": str(getattr(model, "device", None))})

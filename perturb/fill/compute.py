@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from pmask.common.errors import LayerError, StoreError
-from pmask.common.labels import plural
 from pmask.common.options import check_attention_layers, probe_entry, resolve_layers
+from pmask.common.units import unit_of
 from pmask.perturb.alignment import align_sentence
 from pmask.perturb.alignment.neighbours import add_context
-from pmask.perturb.engine.impact_settings import ImpactSettings
+from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.fill.add_layers import extend_store
 from pmask.perturb.fill.distributed import GlobalProgress, Group, RankInfo, rank_info
@@ -58,7 +58,7 @@ class FillRequest:
     sentences: Sequence[Any]                   # pmask.corpora.Sentence objects (.id, .words)
     output: Path                               # the store directory
     layers: Sequence[int] | str = (-1,)        # as requested: 0 = embeddings, negative from the top, or "all" (1..L)
-    impact: ImpactSettings = ImpactSettings()  # metric, subword policy, tokenisation mode, probe (all set)
+    impact: ImpactSettings = UNSET             # metric, subword policy, tokenisation mode, probe, context (resolved)
     corpus_path: Path | None = None            # the corpus file, recorded in the manifest
     batch_tokens: int | None = None            # padded tokens per forward batch (None: the engine's default)
     resume: bool = False                       # continue a store made with the same settings and corpus
@@ -73,10 +73,9 @@ class FillRequest:
 
     @classmethod
     def for_model(cls, spec: ModelSpec, sentences: Sequence[Any], output: str | Path, **options: Any) -> FillRequest:
-        """A request that computes impacts as ``spec`` says (its impact settings, defaults filled in, and
-        batch budget); ``options`` are the other fields."""
-        return cls(sentences, Path(output), impact=spec.impact_defaults(), batch_tokens=spec.batch_tokens,
-                   **options)
+        """A request that computes impacts as the resolved ``spec`` says (its impact settings and batch budget);
+        ``options`` are the other fields."""
+        return cls(sentences, Path(output), impact=spec.impact, batch_tokens=spec.batch_tokens, **options)
 
 
 @dataclass
@@ -137,7 +136,7 @@ class _KeepUnderWay:
     def __init__(self, writer: StoreWriter, positions: Sequence[int], impact: ImpactSettings, layers: Sequence[int]):
         self.writer, self.positions = writer, list(positions)   # the corpus position of each engine input
         self.meta = {"metric": impact.metric, "subword": impact.subword, "tokenize": impact.tokenize,
-                     "probe": impact.probe, "context": impact.context or 0,
+                     "probe": impact.probe, "context": impact.context,
                      "layers": [int(k) for k in layers]}
         self.kept = writer.read_partial()
         if self.kept is not None and self.kept[2] != self.meta:
@@ -182,13 +181,13 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
     positions = list(range(todo[-1] + 1)) if writer.world_size == 1 and todo else todo
     if len(positions) > len(todo):
         kwargs["done"] = sorted(set(positions) - set(todo))
-    inputs = add_context([sentences[i] for i in positions], impact.context or 0)   # the neighbours' words, if asked
+    # the neighbours' words, if asked: added here, where the stored inputs need them too
+    inputs = add_context([sentences[i] for i in positions], impact.context_words)
     keeper = None
     if probe_entry(impact.probe).checkpoint and writer.world_size == 1:
         kwargs["checkpoint"] = keeper = _KeepUnderWay(writer, positions, impact, layers)
-    matrices = probe_matrices(model, inputs, str(impact.probe), layers=list(layers),
-                              metric=impact.metric, subword=str(impact.subword), include_cls=True,
-                              tokenize=impact.tokenize, **kwargs)
+    matrices = probe_matrices(model, inputs, replace(impact, context=0), layers=list(layers), include_cls=True,
+                              **kwargs)
     computed = 0
     tokenizer = model.tokenizer
     wanted = set(todo)
@@ -198,7 +197,7 @@ def _fill(model: Any, request: FillRequest, writer: StoreWriter, todo: Sequence[
             if matrix is None:   # the engine has said which sentence, and why
                 writer.skip(index, sent.id, len(sent.words))
             else:
-                al = align_sentence(tokenizer, sent, impact.tokenize, warn=False)   # the engine already warned
+                al = align_sentence(tokenizer, sent, str(impact.tokenize), warn=False)   # the engine already warned
                 ids = [int(t) for t in al.input_ids]
                 writer.add(index, sent.id, list(sent.words), matrix, input_ids=ids, word_index=list(al.word_index),
                            pieces=[str(p) for p in tokenizer.convert_ids_to_tokens(ids)])
@@ -272,7 +271,8 @@ def _compute_distributed(model: Any, request: FillRequest, settings: StoreSettin
         assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if info.is_main and todo:
             logger.info("%s: computing %d of %s (%d already stored) on %d ranks, layers %s", out,
-                        len(todo), plural(len(sentences), "sentence"), len(sentences) - len(todo), info.world_size,
+                        len(todo), unit_of(sentences).records(len(sentences)), len(sentences) - len(todo),
+                        info.world_size,
                         list(writer.settings.layers_resolved))
         logger.debug("%s: %s computes %d sentences", out, info, len(share))
         bar = GlobalProgress(group, len(todo), enabled=request.progress and bool(todo))
@@ -330,7 +330,7 @@ def compute_store(model: Any, request: FillRequest, *, rank: int | None = None,
     if hasattr(model, "check_metric"):   # e.g. prob with a checkpoint that has no trained head
         model.check_metric(impact.metric)
     # before any forward pass: never a store of nothing but sentences skipped as too long
-    check_some_fit(model, request.sentences, str(impact.tokenize), impact.context or 0)
+    check_some_fit(model, request.sentences, str(impact.tokenize), impact.context_words)
     t0 = time.perf_counter()
     settings = store_settings(model, impact, request.layers)   # the requested layers resolved, once
     check_attention_layers(impact.probe, impact.metric, settings.layers_resolved or (), settings.num_layers)
@@ -368,14 +368,14 @@ def _compute_here(model: Any, request: FillRequest, settings: StoreSettings, cor
         assert writer.settings.layers_resolved is not None   # a writer's settings are resolved
         if todo:
             logger.info("%s: computing %d of %s (%d already stored), layers %s", out, len(todo),
-                        plural(n, "sentence"), n - len(todo), list(writer.settings.layers_resolved))
+                        unit_of(request.sentences).records(n), n - len(todo), list(writer.settings.layers_resolved))
             stats = _new_stats()
             computed = _fill(model, request, writer, todo, progress=request.progress, stats=stats)
     return _summary(request, writer.manifest, computed, reused, t0, stats, added)
 
 
 def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] | str = (-1,),
-                 impact: ImpactSettings = ImpactSettings(), include_cls: bool = False,
+                 impact: ImpactSettings, include_cls: bool = False,
                  batch_tokens: int | None = None, progress: bool = True,
                  stats: Any = None) -> Iterator[tuple[Any, np.ndarray | None]]:
     """``(sentence, matrix or None)`` in input order, computed without storing.
@@ -390,9 +390,8 @@ def iter_impacts(model: Any, sentences: Sequence[Any], *, layers: Sequence[int] 
 
     absolute = list(resolve_layers(layers, int(model.num_layers)))
     kwargs: dict[str, Any] = {"batch_tokens": batch_tokens} if batch_tokens else {}
-    check_some_fit(model, sentences, str(impact.tokenize), impact.context or 0)   # before any forward pass
-    inputs = add_context(list(sentences), impact.context or 0)   # the neighbours' words, if asked
-    matrices = probe_matrices(model, inputs, str(impact.probe), layers=absolute, metric=impact.metric,
-                              subword=str(impact.subword), include_cls=include_cls, progress=progress, stats=stats,
-                              tokenize=str(impact.tokenize), **kwargs)
+    check_some_fit(model, sentences, str(impact.tokenize), impact.context_words)   # before any forward pass
+    inputs = add_context(list(sentences), impact.context_words)   # the neighbours' words, if asked
+    matrices = probe_matrices(model, inputs, replace(impact, context=0), layers=absolute, include_cls=include_cls,
+                              progress=progress, stats=stats, **kwargs)
     yield from zip(sentences, matrices)

@@ -7,7 +7,7 @@ import importlib.metadata
 import platform
 from typing import Any, Sequence
 
-from pmask.common.options import has_heads, resolve_layers
+from pmask.common.options import has_attention_heads, resolve_layers
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import StoreSettings
 from pmask.perturb.store.store_settings import norm_model
@@ -51,4 +51,4 @@ def store_settings(model: Any, impact: ImpactSettings, layers: Sequence[int] | s
         layers_resolved=tuple(resolved) if resolved is not None else resolve_layers(layers, num_layers),
         num_layers=num_layers, max_length=getattr(model, "max_length", None),
         model_info=describe if isinstance(describe, dict) else None,
-        heads=attention_heads(model) if has_heads(impact.probe, impact.metric) else None)
+        heads=attention_heads(model) if has_attention_heads(impact.probe, impact.metric) else None)

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pmask.common.errors import SettingError
-from pmask.common.files import Output, check_output
+from pmask.common.output_checks import Output, check_output
 from pmask.common.progress import progress_bar
+from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.fill.compute import FillRequest, StoreSummary, compute_store
 from pmask.perturb.fill.distributed import init_distributed, is_main_rank
@@ -110,7 +111,8 @@ def fill_stores(requests: Sequence[FillRequest], spec: ModelSpec,
 
 def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, layers: Sequence[int] | str = (-1,),
                 resume: bool = False, overwrite: bool = False, progress: bool = True,
-                shard_seconds: float | None = DEFAULT_SHARD_SECONDS) -> StoreRun:
+                shard_seconds: float | None = DEFAULT_SHARD_SECONDS,
+                sentences: Sequence[Sentence] | None = None) -> StoreRun:
     """Compute the impact matrices of ``corpus`` into the store directory ``output``.
 
     A complete store resumed with the same settings costs nothing (not even loading the model);
@@ -118,21 +120,24 @@ def build_store(corpus: CorpusSpec, model: ModelSpec, output: str | Path, *, lay
 
     Args:
         corpus: the corpus and its filters.
-        model: the model, probe, metric, subword policy, device, dtype and batch budget (no head:
-            a store keeps every head, the reader picks one); no name: the bundled default model.
+        model: the model, probe, metric, subword policy, device, dtype and batch budget, resolved
+            (:func:`pmask.pipeline.request.resolve`; no head: a store keeps every head, the reader picks one).
         output: the store directory.
         layers: layers kept (0 = embeddings, negative from the end) or "all".
         resume: continue a store made with the same settings; overwrite: replace any store there.
         shard_seconds: a shard is closed (saved) after this much work at the latest, so a hard kill loses
             at most that much (None: only after 64 sentences).
+        sentences: the corpus's sentences when they were read already (a command reads its corpus once);
+            None: read now.
 
     Returns:
         A :class:`StoreRun`.
     """
     if model.head is not None:
         raise SettingError("{head} is chosen when a store is read (it keeps every head); leave it out here")
-    spec = model.or_default().with_defaults()   # unchanged when resolved (pmask.pipeline.request.resolve)
-    request = FillRequest.for_model(spec, corpus.read(), output, corpus_path=corpus.path, layers=layers,
+    model.impact.check(model.head)
+    request = FillRequest.for_model(model, corpus.read() if sentences is None else list(sentences), output,
+                                    corpus_path=corpus.path, layers=layers,
                                     resume=resume, overwrite=overwrite, progress=progress,
                                     selection=corpus.record(), shard_seconds=shard_seconds)
-    return fill_stores([request], spec)[0]
+    return fill_stores([request], model)[0]

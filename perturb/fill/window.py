@@ -93,7 +93,7 @@ def _tokens(tokenizer: Any, sentence: Any, tokenize: str) -> int | None:
         return None
 
 
-def check_some_fit(model: Any, sentences: Sequence[Any], tokenize: str, context: int = 0) -> None:
+def check_some_fit(model: Any, sentences: Sequence[Any], tokenize: str, context: int) -> None:
     """Refuse, before any forward pass, a run in which no sentence's input fits ``model``'s window.
 
     ``sentences`` are those the engine will run, given ``context`` words of their neighbours

@@ -78,7 +78,7 @@ class CheckpointParts:
         return (f"model {name!r} is {self._what()}; metrics dist and cos use only the encoder and work, "
                 "metric prob is refused")
 
-    def refusal(self, name: str, metric: str | None = None) -> str | None:
+    def refusal(self, name: str, metric: str | None) -> str | None:
         """Why ``metric`` (a metric read from the MLM head; None: every such metric) cannot be computed with
         these weights, in one line (None when it can).
 

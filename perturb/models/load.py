@@ -1,4 +1,8 @@
-"""Loading a masked language model + fast tokenizer (hub name or local directory).
+"""Loading a language model + fast tokenizer (hub name or local directory), by its model family.
+
+The family (:class:`pmask.common.model_families.ModelFamily`) is recognised from the config before any
+weights load; it names the transformers class that loads the model, whether the tokenizer needs a mask
+token, and the encoder paths a run uses (:meth:`LoadedModel.encoder`).
 
 Default dtype (``dtype=None``): ``float32`` on every device. Measured with
 ``benchmarks/impact_speed.py`` on the 2-core development CPU (AVX-512 with BF16 but no AMX): a
@@ -10,25 +14,22 @@ reproduce published numbers exactness wins, so CUDA users opt in with ``dtype="b
 """
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import socket
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
-from urllib.parse import urlparse
+from typing import Any
 
 import torch
 
 from pmask.common.errors import ModelError
-from pmask.common.library_output import CapturedOutput, capture_library_output, relay
+from pmask.common.library_output import CapturedOutput, relay
+from pmask.common.model_families import ModelFamily
 from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import metric_entry, split_random
-from pmask.perturb.encoders import ModelPaths, inspect_model
-from pmask.perturb.models.bundled import bundled_model
 from pmask.perturb.models.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
-from pmask.perturb.models.tokenizer import load_tokenizer, one_line
+from pmask.perturb.models.config import load_config, locate, quiet_transformers
+from pmask.perturb.models.gguf import is_gguf, model_folder
+from pmask.perturb.models.tokenizer import load_tokenizer, one_line, prepare_tokenizer
 
 __all__ = ["LoadedModel", "load_model", "load_tokenizer", "set_threads", "resolve_device", "resolve_dtype", "DTYPES",
            "RANDOM_SEED"]
@@ -38,22 +39,22 @@ RANDOM_SEED = 0  # torch.manual_seed used before random initialisation (the "ran
 # float64 is accepted for exactness checks (tests); it is never a default
 DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in DTYPE_NAMES if name != "auto"}
 DTYPES.update({"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16})
-HUB_TIMEOUT_S = 2.0     # how long to wait for the hub before treating it as unreachable
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class LoadedModel:
-    """A masked LM ready for the impact engine.
+    """A language model ready for the impact engine.
 
     ``num_layers`` = number of encoder layers L (valid engine layers are 0 = embeddings … L);
     ``max_length`` = most tokens (special tokens included) one input may have; ``checkpoint`` =
     which parts hold the checkpoint's trained weights (an encoder-only checkpoint has no trained
-    masked-LM head: metric ``prob`` is refused); ``threads`` = torch's CPU threads set at load.
+    masked-LM head: metric ``prob`` is refused); ``threads`` = torch's CPU threads set at load;
+    ``family`` = its model family (how it is run: :meth:`encoder`).
     """
 
-    model: torch.nn.Module          # a transformers *ForMaskedLM, eval mode, on ``device``
+    model: torch.nn.Module          # the family's transformers class (a *ForMaskedLM), eval mode, on ``device``
     tokenizer: Any                  # fast tokenizer (a transformers TokenizersBackend)
     name: str                       # as requested (without the ``random:`` prefix)
     revision: str | None            # requested revision
@@ -62,23 +63,26 @@ class LoadedModel:
     dtype: torch.dtype
     num_layers: int
     max_length: int
+    family: ModelFamily
     random_init: bool = False
     seed: int | None = None         # seed of the random initialisation (None for trained weights)
     model_type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-    encoder_paths: ModelPaths | None = field(default=None, repr=False)
+    encoder_paths: Any = field(default=None, repr=False)   # what the family's inspect verified
     checkpoint: CheckpointParts | None = None
     threads: int | None = None
 
-    def paths(self) -> ModelPaths:
-        """The verified fast-path family and MLM head (probed once, at load time or on first use)."""
+    def paths(self) -> Any:
+        """The encoder paths its family verified (the masked family's fast path and MLM head), probed once, at
+        load time or on first use."""
         if self.encoder_paths is None:
-            paths = inspect_model(self.model, self.tokenizer, self.num_layers, self.name)
-            refusal = self.checkpoint.refusal(self.name) if self.checkpoint else None
-            if refusal:   # the head transformers made up is no head of this model
-                paths = replace(paths, head=None, no_prob=refusal)
-            self.encoder_paths = paths
+            self.encoder_paths = self.family.inspect(self)
         return self.encoder_paths
+
+    def encoder(self, fast: bool | None = None) -> Any:
+        """The ``pmask.perturb.encoders.encoder.Encoder`` of one run, as its family makes it: the verified fast
+        path unless ``fast`` is False (True requires it)."""
+        return self.family.encoder(self, fast)
 
     def check_metric(self, metric: str) -> None:
         """Raise ``ModelError`` now if this model cannot compute impact ``metric`` (before any work)."""
@@ -121,6 +125,8 @@ class LoadedModel:
             "tokenizer": tok_info,
             "transformers_version": transformers.__version__,
             "torch_version": torch.__version__,
+            **({"family": self.family.name} if self.family.recorded else {}),
+            **({"gguf": self.extra["gguf"]} if "gguf" in self.extra else {}),
         }
 
 
@@ -160,7 +166,7 @@ def _max_length(model, tokenizer) -> int:
     config = model.config
     limits = []
     n_pos = getattr(config, "max_position_embeddings", None)
-    if n_pos:
+    if n_pos and n_pos > 0:   # XLNet's -1: relative positions, no table
         emb = getattr(model.base_model, "embeddings", None)
         # RoBERTa-style position ids start after padding_idx
         pad_idx = getattr(emb, "padding_idx", None)
@@ -186,48 +192,6 @@ def attention_heads(model: Any) -> int | None:
     return int(value) if value else None
 
 
-def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
-    """False when ``HF_HUB_OFFLINE`` is set or the hub's host cannot be reached within ``timeout`` seconds."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return False
-    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    try:
-        with socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _load_config(name: str, revision: str | None, local_files_only: bool) -> Any:
-    """The model's config; refuses remote-code, decoder-only and encoder-decoder models in one line."""
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    folder = Path(name).expanduser()
-    if folder.is_dir() and not (folder / "config.json").is_file():   # transformers would blame `model_type`
-        raise ModelError(f"model folder {name!r} has no config.json (a model folder holds config.json, the "
-                         "tokenizer files and the weights, as save_pretrained writes them)")
-    try:
-        config = AutoConfig.from_pretrained(name, revision=revision, local_files_only=local_files_only)
-    except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
-        if "trust_remote_code" in str(err):
-            raise ModelError(f"model {name!r} needs its own code (trust_remote_code), "
-                             "which pmask does not run") from err
-        if local_files_only and not Path(name).expanduser().is_dir():
-            raise ModelError(f"model {name!r} is not in the local Hugging Face cache and the hub cannot be reached "
-                             "(offline or HF_HUB_OFFLINE set); download it where there is network and give its "
-                             "local directory (config.json, tokenizer and weights) as the model") from err
-        raise ModelError(f"cannot load the configuration of model {name!r}: {one_line(err)}") from err
-    kind = getattr(config, "model_type", "?")
-    if getattr(config, "auto_map", None) and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
-        raise ModelError(f"model {name!r} needs its own code (trust_remote_code), which pmask does not run")
-    if (kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES or getattr(config, "is_decoder", False)
-            or getattr(config, "is_encoder_decoder", False)):
-        raise ModelError(f"model {name!r} (type {kind!r}) is not a masked language model encoder (decoder-only, "
-                         "encoder-decoder or without a masked-LM class); pmask needs a *ForMaskedLM encoder")
-    return config
-
-
 def set_threads(threads: int | None) -> None:
     """Use ``threads`` CPU threads for torch's work in this process (None: leave torch's default).
 
@@ -240,36 +204,21 @@ def set_threads(threads: int | None) -> None:
     torch.set_num_threads(threads)
 
 
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[CapturedOutput]:
-    """transformers' and the hub's chatter captured (see :mod:`pmask.common.library_output`), its bars off."""
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.get_logger("transformers")   # its handlers exist before the capture (not bound to captured streams)
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        with capture_library_output(("transformers", "huggingface_hub")) as captured:
-            yield captured
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def _load_weights(name: str, config: Any, revision: str | None, local_only: bool,
+def _load_weights(name: str, config: Any, family: ModelFamily, revision: str | None, local_only: bool,
                   random_init: bool) -> tuple[torch.nn.Module, CheckpointParts]:
-    """The ``*ForMaskedLM`` with the checkpoint's weights (or seeded random ones) and what it provided."""
-    from transformers import AutoModelForMaskedLM
+    """The family's model class with the checkpoint's weights (or seeded random ones) and what it provided."""
+    import transformers
 
+    loader = getattr(transformers, family.loader)
     try:
         if random_init:
             with torch.random.fork_rng(devices=[]):  # seeded, without disturbing the caller's RNG
                 torch.manual_seed(RANDOM_SEED)
-                return AutoModelForMaskedLM.from_config(config), randomly_initialised(config)
-        model, info = AutoModelForMaskedLM.from_pretrained(name, config=config, revision=revision,
-                                                           local_files_only=local_only, output_loading_info=True)
+                return loader.from_config(config), randomly_initialised(config)
+        model, info = loader.from_pretrained(name, config=config, revision=revision, local_files_only=local_only,
+                                             output_loading_info=True)
     except Exception as err:  # noqa: BLE001 - any loading failure becomes a one-line ModelError
-        raise ModelError(f"cannot load masked language model {name!r}: {one_line(err)}") from err
+        raise ModelError(f"cannot load {family.noun} {name!r}: {one_line(err)}") from err
     return model, inspect_loading(model, info, name)
 
 
@@ -300,7 +249,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
         an encoder-only checkpoint is said in one INFO line), the fast path verified against the
         model's own forward, and the MLM head identified (``LoadedModel.paths()``). What
         transformers says while loading is logged at DEBUG level (one INFO line for anything
-        pmask has not explained). An unreachable hub is detected within ``HUB_TIMEOUT_S``
+        pmask has not explained). An unreachable hub is detected within ``pmask.perturb.models.config.HUB_TIMEOUT_S``
         seconds and only the local cache is used.
 
     Raises:
@@ -317,18 +266,20 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     dev = resolve_device(device)
     dt = resolve_dtype(dtype)
     set_threads(threads)
-    bundled = bundled_model(name)   # pmask-tiny-en & co.: a folder inside the package, named by its name
-    where = str(bundled.path) if bundled is not None else name
-    local_dir = Path(where).expanduser().is_dir()
-    if not local_dir and (name.startswith(("/", "./", "../", "~", "\\")) or Path(name).exists()):
-        raise ModelError(f"model directory {name!r} does not exist")
-    local_only = not local_dir and not hub_reachable()
+    bundled, where, local_only = locate(name)
+    gguf = None
+    if is_gguf(where):   # checked, then de-quantised once into a cached model folder
+        with quiet_transformers():
+            folder, gguf = model_folder(where)
+        where = str(folder)
     captured, checkpoint = CapturedOutput(), None
     try:
-        with _quiet_transformers() as captured:
-            config = _load_config(where, revision, local_only)
-            tokenizer = load_tokenizer(where, revision, local_files_only=local_only)
-            model, checkpoint = _load_weights(where, config, revision, local_only, random_init)
+        with quiet_transformers() as captured:
+            config, family = load_config(where, revision, local_only)
+            tokenizer = load_tokenizer(where, revision, local_files_only=local_only,
+                                       needs_mask_token=family.needs_mask_token)
+            prepare_tokenizer(tokenizer, family, name)
+            model, checkpoint = _load_weights(where, config, family, revision, local_only, random_init)
     finally:   # also when loading failed: what the library said is then the best clue (-vv)
         relay(captured, logger, f"loading model {name!r}",
               explained=lambda message: checkpoint is not None and checkpoint.explains(message.text))
@@ -342,9 +293,10 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     lm = LoadedModel(
         model=model, tokenizer=tokenizer, name=name, revision=revision,
         commit=getattr(config, "_commit_hash", None) or (bundled.commit if bundled else None), device=dev, dtype=dt,
-        num_layers=_num_layers(config), max_length=_max_length(model, tokenizer),
+        num_layers=_num_layers(config), max_length=_max_length(model, tokenizer), family=family,
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
         model_type=str(getattr(config, "model_type", "")), checkpoint=checkpoint, threads=threads,
+        extra={"gguf": gguf.describe()} if gguf is not None else {},
     )
     lm.paths()
     return lm

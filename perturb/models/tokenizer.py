@@ -40,6 +40,16 @@ def _fix_pre_tokenizer(spec: Any) -> bool:
     return changed
 
 
+def _splits_before_bytes(spec: Any) -> bool:
+    """A pre-tokenizer that splits the text by a pattern, then maps bytes without splitting again (Llama-3's,
+    Qwen2's): a word-start space must be in the text before the split, not added to the first piece after it."""
+    steps = spec.get("pretokenizers", []) if isinstance(spec, dict) and spec.get("type") == "Sequence" else []
+    kinds = [step.get("type") for step in steps]
+    return ("Split" in kinds and "ByteLevel" in kinds and kinds.index("Split") < kinds.index("ByteLevel")
+            and not steps[kinds.index("ByteLevel")].get("use_regex", True)
+            and not steps[kinds.index("ByteLevel")].get("add_prefix_space", False))
+
+
 def configure_for_words(tokenizer: Any) -> None:
     """Set the word-start marker options on the tokenizer's backend itself (where the fast
     tokenizer records ``add_prefix_space`` but its backend ignores it)."""
@@ -50,7 +60,13 @@ def configure_for_words(tokenizer: Any) -> None:
         return
     # only the pre-tokenizer's own state: serialising the whole tokenizer would copy the vocabulary
     pre = json.loads(backend.pre_tokenizer.__getstate__())
-    if _fix_pre_tokenizer(pre):
+    if _splits_before_bytes(pre):   # Llama-3, Qwen2: the space must come before the split (contractions)
+        spec = json.loads(backend.to_str())
+        prepend = {"type": "Prepend", "prepend": " "}
+        old = spec.get("normalizer")
+        spec["normalizer"] = prepend if old is None else {"type": "Sequence", "normalizers": [old, prepend]}
+        tokenizer._tokenizer = Tokenizer.from_str(json.dumps(spec))
+    elif _fix_pre_tokenizer(pre):
         spec = json.loads(backend.to_str())
         spec["pre_tokenizer"] = pre
         tokenizer._tokenizer = Tokenizer.from_str(json.dumps(spec))
@@ -75,16 +91,19 @@ def check_words_match_text(tokenizer: Any, name: str, words: list[str] = PROBE_T
                          f"({'|'.join(a[k:k + 3])} vs {'|'.join(b[k:k + 3])}); pmask cannot align its words")
 
 
-def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_only: bool = False) -> Any:
+def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_only: bool = False,
+                   needs_mask_token: bool = True) -> Any:
     """The fast tokenizer of ``name_or_dir``, configured and checked for pre-split words.
 
     Args:
         name_or_dir: a hub name or local directory.
         revision: a hub revision.
         local_files_only: never contact the hub.
+        needs_mask_token: refuse a tokenizer without a mask token (the model family hides words with it,
+            :attr:`pmask.common.model_families.ModelFamily.needs_mask_token`).
 
     Returns:
-        A fast tokenizer with a mask token whose pre-split words tokenise as running text does.
+        A fast tokenizer (with a mask token, if needed) whose pre-split words tokenise as running text does.
 
     Raises:
         ModelError: missing directory, no fast tokenizer, no mask token, or an unfixable mismatch.
@@ -101,8 +120,19 @@ def load_tokenizer(name_or_dir: str, revision: str | None = None, local_files_on
     if not getattr(tok, "is_fast", False):
         raise ModelError(f"model {name_or_dir!r} has no fast tokenizer ({type(tok).__name__}); "
                          "pmask needs word_ids() from a fast tokenizer")
-    if tok.mask_token_id is None:
+    if needs_mask_token and tok.mask_token_id is None:
         raise ModelError(f"tokenizer of model {name_or_dir!r} has no mask token; pmask needs a masked LM")
     configure_for_words(tok)
     check_words_match_text(tok, str(name_or_dir))
     return tok
+
+
+def prepare_tokenizer(tokenizer: Any, family: Any, name: str) -> None:
+    """Set a loaded tokenizer up for its model family: the family's own preparation (a causal LM's inputs start
+    with a start token, :attr:`~pmask.common.model_families.ModelFamily.prepare_tokenizer`) and which of Hoover et
+    al.'s classes ``words-ptb`` tokenises as (:func:`pmask.perturb.alignment.subword_lists.use_subword_lists`)."""
+    from pmask.perturb.alignment.subword_lists import use_subword_lists
+
+    if family.prepare_tokenizer is not None:
+        family.prepare_tokenizer(tokenizer, name)
+    use_subword_lists(tokenizer, family.subword_lists)

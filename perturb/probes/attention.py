@@ -25,14 +25,14 @@ def merged_attention(run: OnePass, pool: WordPooling, output: torch.Tensor) -> t
     return pool.mean_rows @ output @ pool.sum_cols.T
 
 
-def attention_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                       metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
+def attention_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                       subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``attention``'s arrays, one per sentence (None = too long); ``kwargs`` as for
     :func:`pmask.perturb.probes.onepass.one_pass_matrices`."""
     from pmask.perturb.probes.onepass import one_pass_matrices
 
     return one_pass_matrices(model, sentences, probe="attention", word_matrix=merged_attention, layers=layers,
-                             metric=metric, subword=subword, **kwargs)
+                             metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def sequences(n: int) -> int:
@@ -48,5 +48,5 @@ WEIGHT = METRIC_ENTRIES.register(MetricEntry(
 PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "attention", "attention weights merged to words as Clark et al. 2019: F[i][j] = attention of word i to word j, "
                  "the mean over i's pieces of the sum over j's pieces; 1 sequence",
-    metrics=("weight",), subwords=("avg",), head_metrics=("weight",), runner=attention_matrices,
+    metrics=("weight",), subwords=("avg",), attention_head_metrics=("weight",), runner=attention_matrices,
     sequences=sequences))

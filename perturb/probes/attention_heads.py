@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmask.common.errors import SettingError
-from pmask.common.options import parse_head
+from pmask.common.options import parse_attention_head
 
 
 def select_head(matrix: np.ndarray, head: str | int | None, where: str = "") -> np.ndarray:
@@ -29,7 +29,7 @@ def select_head(matrix: np.ndarray, head: str | int | None, where: str = "") -> 
     matrix = np.asarray(matrix)
     if matrix.ndim == 2:
         return matrix
-    head = parse_head(head)
+    head = parse_attention_head(head)
     if head is None or head == "mean":
         return matrix.mean(axis=0, dtype=np.float64).astype(matrix.dtype)
     if head == "max":
@@ -40,9 +40,9 @@ def select_head(matrix: np.ndarray, head: str | int | None, where: str = "") -> 
     return matrix[head]
 
 
-def check_head(head: str | int | None, n_heads: int | None, where: str = "") -> None:
+def check_attention_head(head: str | int | None, n_heads: int | None, where: str = "") -> None:
     """A :class:`SettingError` now (before any work) for a head number outside ``0..n_heads-1``."""
-    head = parse_head(head)
+    head = parse_attention_head(head)
     if isinstance(head, int) and n_heads is not None and head >= n_heads:
         raise SettingError(f"{where}{{head}} {head} does not exist: the model has {n_heads} heads per layer "
                            f"(0..{n_heads - 1})")

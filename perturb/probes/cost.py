@@ -8,10 +8,12 @@ pieces: its metric entry's ``sequences``, :func:`pmask.perturb.probes.cpmi.cpmi_
 sentence's model input length
 (every sequence of a sentence is that long: a masked word keeps one mask per piece; not so for
 probe ``distortion``, whose ``sub`` and ``dc`` rewrites are shorter: its tokens are an upper bound,
-about 1.25x on PUD). A document of EDUs (``Sentence.unit == "edu"``) runs the pair probe over whole
-units: U(U+1)/2 sequences for U units (its EDUs, and the [CLS] unit 0 that a store and ``--faithful``
-mask like an EDU: :func:`pmask.perturb.engine.impact_settings.document_sequences`), each its whole input
-long. The time is a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`)
+about 1.25x on PUD). A record whose unit runs a job of its own (``UnitEntry.job``: a document of EDUs)
+is counted by its unit's ``sequences``: U(U+1)/2 for U units (its EDUs, and the [CLS] unit 0 that a store and
+``--faithful`` mask like an EDU: :func:`pmask.perturb.engine.documents.document_sequences`), each its whole
+input long. A sentence longer than the model's positions is left out by the engine, so it costs nothing: the
+estimate names it; a record the unit never leaves out (a document) is refused here, before any model work.
+The time is a FLOP estimate: the encoder's multiply-adds for those tokens (:func:`encoder_flop`)
 divided by the float32 matrix-multiply rate this machine reaches in a short numpy measurement shaped as
 the engine's batches are (:func:`matmul_rate`: ``batch_tokens`` rows, the median of many products, about
 0.2 s), times :data:`OVERHEAD`; rough (a factor of about 2 either way): it leaves out the MLM head, the
@@ -26,10 +28,11 @@ Example:
     '2 sentences to compute: 13 sequences, 91 tokens, about 3 min 20 s on this machine'
     >>> Estimate(sentences=1, sequences=120, tokens=9000, record="document").describe()
     '1 document to compute: 120 sequences, 9,000 tokens'
+    >>> Estimate(sentences=1, sequences=7, tokens=35, too_long=("s2",)).describe()
+    '1 sentence to compute: 7 sequences, 35 tokens; 1 sentence too long for the model is left out: s2'
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -39,7 +42,8 @@ import numpy as np
 
 from pmask.common.labels import plural
 from pmask.common.options import metric_entry, probe_entry
-from pmask.perturb.engine.impact_settings import document_sequences
+from pmask.common.units import unit_entry, unit_of
+from pmask.perturb.engine.units import refuse_long
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +62,7 @@ class Estimate:
         seconds: rough wall time on this machine (None: unknown).
         rate: the measured float32 FLOP/s the time was computed from (None: unknown).
         record: what one of ``sentences`` is: ``"sentence"``, or ``"document"`` (of EDUs).
+        too_long: the ids of the sentences longer than the model's positions, which the engine leaves out.
     """
 
     sentences: int
@@ -66,20 +71,28 @@ class Estimate:
     seconds: float | None = None
     rate: float | None = None
     record: str = "sentence"
+    too_long: tuple[str, ...] = ()
 
     def __add__(self, other: Estimate) -> Estimate:
         secs = None if self.seconds is None or other.seconds is None else self.seconds + other.seconds
-        record = self.record if not other.sentences else other.record if not self.sentences else \
-            self.record if self.record == other.record else "record"
+        records = {e.record for e in (self, other) if e.sentences or e.too_long} or {other.record}
+        record = records.pop() if len(records) == 1 else "record"
         return Estimate(self.sentences + other.sentences, self.sequences + other.sequences,
-                        self.tokens + other.tokens, secs, self.rate or other.rate, record)
+                        self.tokens + other.tokens, secs, self.rate or other.rate, record,
+                        self.too_long + other.too_long)
 
     def describe(self) -> str:
-        """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min …``."""
+        """One line: ``1000 sentences to compute: 238,512 sequences, 7.1 M tokens, about 2 h 40 min …``, and the
+        sentences too long for the model, which are left out."""
         tokens = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 1_000_000 else f"{self.tokens:,} tokens"
         line = f"{plural(self.sentences, self.record)} to compute: {self.sequences:,} sequences, {tokens}"
         if self.sentences and self.seconds is not None:
             line += f", about {duration(self.seconds)} on this machine"
+        if self.too_long:
+            more = f" and {len(self.too_long) - 10} more" if len(self.too_long) > 10 else ""
+            verb = "is" if len(self.too_long) == 1 else "are"
+            line += (f"; {plural(len(self.too_long), self.record)} too long for the model {verb} left out: "
+                     f"{', '.join(self.too_long[:10])}{more}")
         return line
 
 
@@ -99,7 +112,8 @@ def duration(seconds: float) -> str:
     return f"{sec} s"
 
 
-def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length: int) -> tuple[int, int]:
+def sentence_cost(probe: str, metric: str, pieces: Sequence[int], length: int,
+                  family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens ``probe`` runs for one sentence.
 
     Args:
@@ -107,17 +121,19 @@ def sentence_cost(probe: str, metric: str | None, pieces: Sequence[int], length:
         metric: its metric (``cpmi``'s sequences depend on the pieces; distortion's on the metric).
         pieces: the number of pieces of each word.
         length: the model input length (pieces, context and special tokens).
+        family: the model's :class:`~pmask.common.model_families.ModelFamily` (None: the masked LMs'): a family
+            that reads the probe or metric its own way counts its own (``ModelFamily.sequences``).
 
     Returns:
         ``(sequences, tokens)``; tokens = sequences x ``length``.
     """
-    own = metric_entry(metric).sequences if metric is not None else None
-    if own is not None:   # a metric with its own sequences (cpmi's chain rule counts pieces)
-        sequences = own(list(pieces))
-    else:
-        formula: Any = probe_entry(probe).sequences   # distortion's takes its metric too
-        takes_metric = metric is not None and "metric" in inspect.signature(formula).parameters
-        sequences = formula(len(pieces), metric) if takes_metric else formula(len(pieces))
+    counted = family.sequences(probe, metric) if family is not None else None
+    if counted is not None:   # a model family's own reading of the probe or metric counts its own inputs
+        sequences = counted(list(pieces))
+        return sequences, sequences * length
+    own = metric_entry(metric).sequences
+    # a metric with its own count (cpmi's chain rule counts pieces; distortion's each its rewrites), else the probe's
+    sequences = own(list(pieces)) if own is not None else probe_entry(probe).sequences(len(pieces))
     return sequences, sequences * length
 
 
@@ -150,37 +166,45 @@ def matmul_rate(d: int = 768, ff: int = 3072, seconds: float = 0.2, rows: int = 
     return 2 * rows * d * ff / max(float(np.median(times)), 1e-9)
 
 
-def record_cost(sentence: Any, alignment: Any, probe: str, metric: str | None, include_cls: bool) -> tuple[int, int]:
+def record_cost(sentence: Any, alignment: Any, probe: str, metric: str, include_cls: bool,
+                family: Any = None) -> tuple[int, int]:
     """Forward sequences and tokens of one record: a sentence by its probe's formula (:func:`sentence_cost`),
-    a document of EDUs (``unit == "edu"``) by the document job's, U(U+1)/2 for its U units (its EDUs, and
-    the [CLS] unit with ``include_cls``), every sequence its whole input long."""
+    a record whose unit runs a job of its own by its unit's (``UnitEntry.sequences``: a document of EDUs,
+    U(U+1)/2 for its U units, its EDUs and the [CLS] unit with ``include_cls``), every sequence its whole input
+    long."""
     length = len(alignment)
-    if getattr(sentence, "unit", "word") == "edu":
-        sequences = document_sequences(alignment.n_words + int(include_cls))
+    unit = unit_entry(getattr(sentence, "unit", "word"))
+    if unit.sequences is not None:
+        sequences = unit.sequences(alignment.n_words + int(include_cls))
         return sequences, sequences * length
     pieces = [len(alignment.pieces(i)) for i in range(alignment.n_words)]
-    return sentence_cost(probe, metric, pieces, length)
+    return sentence_cost(probe, metric, pieces, length, family)
 
 
-def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer: Any, *, tokenize: str = "words",
-             context: int = 0, config: Any = None, max_length: int | None = None,
-             rate: float | None = None, include_cls: bool = True, kept: int = 0) -> Estimate:
+def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, *, tokenize: str, context: int,
+             config: Any = None, max_length: int | None = None, rate: float | None = None, include_cls: bool = True,
+             kept: int = 0, model: str = "the model") -> Estimate:
     """The cost of computing ``sentences`` (all of them: pass only those still to compute) with ``probe``.
 
     Args:
         sentences: :class:`pmask.corpora.Sentence` objects or lists of words.
         probe, metric: the probe and its metric.
         tokenizer: the model's fast tokenizer (:func:`pmask.perturb.models.tokenizer.load_tokenizer`).
-        tokenize: the tokenisation mode (:data:`pmask.perturb.alignment.ALIGNERS`).
+        tokenize: the tokenisation mode (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`).
         context: words of neighbouring sentences (``--context``): counted in each input's length.
         config: the model config (hidden sizes, layers); None: no time.
-        max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing.
+        max_length: sentences longer than this (tokens) are skipped by the engine and cost nothing (named in
+            :attr:`Estimate.too_long`); a record its unit never leaves out is refused.
         rate: FLOP/s; None: :func:`matmul_rate` at the config's sizes.
         include_cls: documents of EDUs run with the [CLS] unit (a store, ``--faithful``).
         kept: sequences of the first of ``sentences`` a resumed store kept (its part done: not run again).
+        model: the model's name, for the refusal of records too long for it.
 
     Returns:
         An :class:`Estimate`.
+
+    Raises:
+        PmaskError: records longer than ``max_length`` that their unit never leaves out (documents), all named.
     """
     from pmask.perturb.alignment import align_sentence, get_aligner
     from pmask.perturb.alignment.neighbours import add_context
@@ -193,39 +217,51 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str | None, tokenizer
     def aligner(tokenizer: Any, sentence: Any) -> Any:   # quietly: the run says each warning once, grouped
         return align_sentence(tokenizer, sentence, tokenize, warn=False)
 
+    from pmask.common.model_families import detect_family
+
+    family = detect_family(config) if config is not None else None   # its own readings cost their own
+    unit = unit_of(chosen)
+    alignments = [aligner(tokenizer, sentence) for sentence in chosen]
+    ids = [str(getattr(sentence, "id", k + 1)) for k, sentence in enumerate(chosen)]
+    if max_length is not None and not unit.skips_long:   # never truncated nor left out: refused, all named
+        refuse_long([(i, len(a)) for i, a in zip(ids, alignments)], max_length, model, unit)
     n = sequences = tokens = 0
     flop = 0.0
-    for k, sentence in enumerate(chosen):
-        alignment = aligner(tokenizer, sentence)
+    too_long: list[str] = []
+    for k, (sentence, alignment) in enumerate(zip(chosen, alignments)):
         length = len(alignment)
-        if max_length is not None and length > max_length:
+        if max_length is not None and length > max_length:   # as the engine: longer than the positions, left out
+            too_long.append(ids[k])
             continue
-        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls)
+        seqs, _ = record_cost(sentence, alignment, probe, metric, include_cls, family)
         seqs -= min(kept, seqs) if k == 0 else 0
         n, sequences, tokens = n + 1, sequences + seqs, tokens + seqs * length
         if config is not None:
             flop += seqs * encoder_flop(length, config)
-    record = str(getattr(chosen[0], "noun", "sentence")) if chosen else "sentence"
     if config is None:
-        return Estimate(n, sequences, tokens, record=record)
+        return Estimate(n, sequences, tokens, record=unit.record, too_long=tuple(too_long))
     d = int(getattr(config, "hidden_size", 768))
     rate = rate or matmul_rate(d, int(getattr(config, "intermediate_size", 4 * d)))
-    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate, record)
+    return Estimate(n, sequences, tokens, flop / rate * OVERHEAD, rate, unit.record, tuple(too_long))
 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
-    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, ``random:NAME``),
-    read without its weights."""
-    from transformers import AutoConfig
-
+    """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, a GGUF file,
+    ``random:NAME``), read without its weights, the tokenizer set up for the model's family as a run sets it up."""
     from pmask.common.options import split_random
-    from pmask.perturb.models.bundled import bundled_model
-    from pmask.perturb.models.tokenizer import load_tokenizer
+    from pmask.perturb.models.config import load_config, locate, quiet_transformers
+    from pmask.perturb.models.gguf import is_gguf, model_folder
+    from pmask.perturb.models.tokenizer import load_tokenizer, prepare_tokenizer
 
     name = split_random(name)[0]
-    bundled = bundled_model(name)
-    where = str(bundled.path) if bundled is not None else name
-    return load_tokenizer(where), AutoConfig.from_pretrained(where)
+    _, where, local_only = locate(name)
+    with quiet_transformers():
+        if is_gguf(where):   # its de-quantised folder holds the tokenizer (made once, kept for the run)
+            where = str(model_folder(where)[0])
+        config, family = load_config(where, None, local_only)
+        tokenizer = load_tokenizer(where, local_files_only=local_only, needs_mask_token=family.needs_mask_token)
+        prepare_tokenizer(tokenizer, family, name)   # a causal input's start token is in its length
+    return tokenizer, config
 
 
 def max_input(tokenizer: Any, config: Any) -> int | None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pmask.common.probe_entries import METRIC_ENTRIES, Faithful, MetricEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, AuthorsRecipe, MetricEntry
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 
 if TYPE_CHECKING:
@@ -108,4 +108,5 @@ CPMI = METRIC_ENTRIES.register(MetricEntry(
     mlm_head=True, log_prob=True, subword="sum",
     subword_reason="the chain rule sums the log-probabilities of word i's pieces",
     compare=log_probability_drop, job=CpmiJob, sequences=cpmi_sequences,
-    faithful=Faithful("Hoover et al.", ("mst-projective", "mst"), tokenize="words-ptb", context=30, symmetrize="sum")))
+    faithful=AuthorsRecipe("Hoover et al.", ("mst-projective", "mst"), tokenize="words-ptb", context=30,
+                           symmetrize="sum")))

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from pmask.common.options import check_probe, default_metric, metric_entry
-from pmask.common.probe_entries import PROBE_ENTRIES, Faithful, ProbeEntry
+from pmask.common.options import check_probe, metric_entry
+from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe, ProbeEntry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,17 +40,16 @@ def word_distances(run: OnePass, pool: WordPooling, output: torch.Tensor) -> tor
     return measure(pooling @ output)                                                   # [L, m, m]
 
 
-def distance_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                      metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
+def distance_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                      subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``distance``'s arrays, one per sentence (None = too long); ``kwargs`` as for
     :func:`pmask.perturb.probes.onepass.one_pass_matrices`."""
     from pmask.perturb.probes.onepass import one_pass_matrices
 
-    metric = metric or default_metric("distance")
     check_probe("distance", metric, subword)
     metric_entry(metric).measure()   # a metric that measures no two words: refused before any model work
     return one_pass_matrices(model, sentences, probe="distance", word_matrix=word_distances, layers=layers,
-                             metric=metric, subword=subword, **kwargs)
+                             metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def sequences(n: int) -> int:
@@ -64,6 +63,6 @@ PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "distance", "syntactic distance (Kim et al. 2020), low = close: F[i][j] = distance between words i and j, their "
                 "unmasked hidden states (cos, l1, l2) or attention distributions (jsd, hellinger); 1 sequence",
     metrics=("l2", "l1", "cos", "jsd", "hellinger", "cossim"), subwords=("avg", "first"),
-    head_metrics=("jsd", "hellinger"), distance=True, decodes_layer_zero=True, bare_input=True,
+    attention_head_metrics=("jsd", "hellinger"), distance=True, decodes_layer_zero=True, bare_input=True,
     runner=distance_matrices, sequences=sequences,
-    faithful=Faithful("Kim et al.", ("distance-split",), renames={"cos": "cossim"}, tokenize="bare")))
+    faithful=AuthorsRecipe("Kim et al.", ("distance-split",), renames={"cos": "cossim"}, tokenize="bare")))

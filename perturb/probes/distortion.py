@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator,
 import numpy as np
 
 from pmask.common.errors import ModelError
-from pmask.common.options import check_choice, check_probe, default_metric, resolve_layers
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, Faithful, MetricEntry, ProbeEntry
+from pmask.common.options import check_choice, check_probe, resolve_layers
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, AuthorsRecipe, MetricEntry, ProbeEntry
 from pmask.perturb.alignment import WordAlignment, get_aligner
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.perturbation import ReadOut, Reads
@@ -96,7 +96,7 @@ class SpanPlan:
             self.unit_term.extend([term] * len(part))
 
 
-def span_plan(n: int, metric: str = "all") -> SpanPlan:
+def span_plan(n: int, metric: str) -> SpanPlan:
     """The rewrites and terms of a sentence of n words (the unperturbed sentence is not in it)."""
     chosen = perturbations(metric)
     plan = SpanPlan()
@@ -228,7 +228,7 @@ class DistortionJob:
                 job.squared[units] = squared
         return record
 
-    def result(self, subword: str = "avg") -> np.ndarray:
+    def result(self, subword: str) -> np.ndarray:
         """The chart, float32 ``[L, n, n]`` (``[L, n+1, n+1]`` with ``include_cls``)."""
         chart = chart_from_squared(self.n_words, self.plan, self.squared)
         if self.include_cls:
@@ -236,35 +236,36 @@ class DistortionJob:
         return chart.astype(np.float32)
 
 
-def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                      metric: str | None = None, subword: str = "avg", **kwargs: Any) -> Iterator[np.ndarray | None]:
+def distortion_charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                      subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Yield probe ``distortion``'s span chart for each sentence, in input order.
 
     Args:
         model: a ``pmask.perturb.models.load.LoadedModel``.
         sentences: lists of words, or objects with ``.words``.
         layers: hidden-state indices or "all" (0 = embeddings).
-        metric: ``all`` (default), ``sub``, ``dc`` or ``move`` (see the module docstring).
+        metric: ``all``, ``sub``, ``dc`` or ``move`` (see the module docstring).
         subword: ``avg`` (a word's vector is the mean of its pieces' states).
-        kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``tokenize``,
-            ``done``, as for :func:`pmask.perturb.engine.runner.impact_matrices`.
+        tokenize: the tokenisation mode (:data:`pmask.common.tokenization.TOKENIZE_ENTRIES`).
+        kwargs: ``batch_tokens``, ``include_cls``, ``progress``, ``stats``, ``fast_path``, ``done``, as for
+            :func:`pmask.perturb.engine.runner.impact_matrices`.
 
     Returns:
         An iterator of float32 ``[len(layers), n, n]`` charts (``n + 1`` with ``include_cls``, index 0
         unused), ``F[.., l, r-1]`` = the distortion of span l..r-1; None for a sentence too long.
 
     Example:
-        >>> F = next(distortion_charts(lm, [["The", "cat", "sat"]], layers=[2]))   # doctest: +SKIP
+        >>> F = next(distortion_charts(lm, [["The", "cat", "sat"]], layers=[2], metric="all", subword="avg",
+        ...                            tokenize="words"))   # doctest: +SKIP
         >>> F.shape                                                                # doctest: +SKIP
         (1, 3, 3)
     """
-    return _charts(model, sentences, layers=layers, metric=metric or default_metric("distortion"), subword=subword,
-                   **kwargs)
+    return _charts(model, sentences, layers=layers, metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def _charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str, subword: str,
-            batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False, stats: Any = None,
-            fast_path: bool | None = None, tokenize: str = "words",
+            tokenize: str, batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False,
+            stats: Any = None, fast_path: bool | None = None,
             done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, BatchRunner, ImpactStats, RunSettings
     from pmask.perturb.probes.support import probe_encoder
@@ -283,7 +284,7 @@ def _charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int
                          f"every perturbed input")
     comma = comma_pieces(model.tokenizer)
     mask_id = model.tokenizer.mask_token_id
-    settings = RunSettings(run_layers, ImpactSettings(metric, subword, tokenize, "distortion"), False)
+    settings = RunSettings(run_layers, ImpactSettings(metric, subword, tokenize, "distortion", 0), False)
 
     def make_job(index: int, alignment: WordAlignment) -> DistortionJob:
         return DistortionJob(index, alignment, mask_id, comma, metric, len(run_layers), include_cls)
@@ -292,23 +293,38 @@ def _charts(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int
         sentences, progress, done)
 
 
-def sequences(n: int, metric: str = "all") -> int:
-    """Forward sequences for a sentence of n words: the unperturbed one and each span's rewrites."""
+def sequences(n: int, metric: str) -> int:
+    """Forward sequences for a sentence of n words with ``metric``: the unperturbed one and each span's rewrites."""
     per_span = sum(2 if p == "move" else 1 for p in perturbations(metric))
     return 1 + per_span * len(spans(n))
+
+
+def all_sequences(n: int) -> int:
+    """The probe's count for a sentence of n words: metric ``all``'s (each metric's entry counts its own)."""
+    return sequences(n, ALL.name)
+
+
+def _metric_sequences(metric: str) -> Callable[[list[int]], int]:
+    """A metric entry's count, from the pieces of each word (only their number matters here)."""
+    def count(pieces: list[int]) -> int:
+        return sequences(len(pieces), metric)
+    return count
 
 
 # ---------------------------------------------------------------------------- entries
 
 ALL = METRIC_ENTRIES.register(MetricEntry(
     "all", "the mean of every distortion term of a span: substitution, decontextualization and movement (probe "
-           "distortion)"))
+           "distortion)", sequences=_metric_sequences("all")))
 SUB = METRIC_ENTRIES.register(MetricEntry(
-    "sub", "substitution: the span replaced by one mask, distortion of the words outside it (probe distortion)"))
+    "sub", "substitution: the span replaced by one mask, distortion of the words outside it (probe distortion)",
+    sequences=_metric_sequences("sub")))
 DC = METRIC_ENTRIES.register(MetricEntry(
-    "dc", "decontextualization: the span alone between masks, distortion of its words (probe distortion)"))
+    "dc", "decontextualization: the span alone between masks, distortion of its words (probe distortion)",
+    sequences=_metric_sequences("dc")))
 MOVE = METRIC_ENTRIES.register(MetricEntry(
-    "move", "movement: the span moved to the front and to the end, distortion of every part (probe distortion)"))
+    "move", "movement: the span moved to the front and to the end, distortion of every part (probe distortion)",
+    sequences=_metric_sequences("move")))
 
 #: The perturbations each metric of the probe averages.
 AVERAGED: dict[str, tuple[str, ...]] = {ALL.name: PERTURBATIONS, SUB.name: ("sub",), DC.name: ("dc",),
@@ -319,4 +335,4 @@ PROBE = PROBE_ENTRIES.register(ProbeEntry(
                   "words' states move when span l..r-1 is substituted, decontextualized or moved; about 2n(n+1) "
                   "sequences",
     metrics=(ALL.name, SUB.name, DC.name, MOVE.name), subwords=("avg",), yields=SPAN_CHART, decodes_layer_zero=True,
-    runner=distortion_charts, sequences=sequences, faithful=Faithful("Li & Lu", ("cky",))))
+    runner=distortion_charts, sequences=all_sequences, faithful=AuthorsRecipe("Li & Lu", ("cky",))))

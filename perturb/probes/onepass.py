@@ -3,7 +3,7 @@
 Sentences are packed into batches of at most ``batch_tokens`` tokens (never padded; rows of equal
 length share one attention call), run once through the model's encoder path, and read at every
 token: hidden states ``[L, T, D]``, or attention weights ``[L, H, T, T]`` for a probe and metric that
-keep every head (:func:`pmask.common.options.has_heads`). :mod:`.pooling` gives each sentence its
+keep every head (:func:`pmask.common.options.has_attention_heads`). :mod:`.pooling` gives each sentence its
 pooling matrices, and the probe's *word matrix* (``OnePass.word_matrix``, given by the probe's
 module: :mod:`.attention`, :mod:`.distance`) turns the token-level output into the sentence's array.
 
@@ -22,11 +22,12 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Size
 import numpy as np
 import torch
 
-from pmask.common.options import check_probe, default_metric, has_heads, resolve_layers
+from pmask.common.options import check_probe, has_attention_heads, resolve_layers
 from pmask.common.progress import progress_bar
 from pmask.common.tokenization import tokenize_mode
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner
-from pmask.perturb.encoders import Encoder, pack
+from pmask.perturb.encoders.batch import pack
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.engine.resume import ResumePlan
 from pmask.perturb.engine.runner import checked_alignment
 from pmask.perturb.probes.pooling import WordPooling, word_pooling
@@ -52,15 +53,14 @@ class OnePass:
 
     @property
     def needs_attention(self) -> bool:
-        return has_heads(self.probe, self.metric)
+        return has_attention_heads(self.probe, self.metric)
 
 
 def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str,
                       word_matrix: Callable[[OnePass, WordPooling, torch.Tensor], torch.Tensor],
-                      layers: Sequence[int] | int | str = (-1,), metric: str | None = None, subword: str = "avg",
+                      layers: Sequence[int] | int | str, metric: str, subword: str, tokenize: str,
                       batch_tokens: int | None = None, include_cls: bool = False, progress: bool = False,
                       stats: Any = None, fast_path: bool | None = None,
-                      tokenize: str = "words",
                       done: Collection[int] = ()) -> Iterator[np.ndarray | None]:
     """Yield a one-pass probe's array for each sentence, in input order.
 
@@ -71,7 +71,7 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str,
         word_matrix: the probe's computation of one sentence's array (see :class:`OnePass`).
         layers, batch_tokens, include_cls, progress, stats, fast_path, tokenize, done: as for
             :func:`pmask.perturb.engine.runner.impact_matrices`.
-        metric: one of the probe's metrics (None: its default).
+        metric: one of the probe's metrics.
         subword: ``avg`` (or ``first`` for distance between hidden states).
 
     Returns:
@@ -82,20 +82,20 @@ def one_pass_matrices(model: Any, sentences: Iterable[Any], *, probe: str,
     Example:
         >>> from pmask.perturb.probes.attention import merged_attention
         >>> F = next(one_pass_matrices(lm, [["The", "cat", "sat"]], probe="attention",         # doctest: +SKIP
-        ...                            word_matrix=merged_attention, layers=[1]))
+        ...                            word_matrix=merged_attention, layers=[1], metric="weight", subword="avg",
+        ...                            tokenize="words"))
         >>> F.shape                                                                            # doctest: +SKIP
         (1, 12, 3, 3)
     """
     from pmask.perturb.engine.runner import DEFAULT_BATCH_TOKENS, ImpactStats
 
-    metric = metric or default_metric(probe)
     check_probe(probe, metric, subword)
     get_aligner(tokenize)
     pad = include_cls and not tokenize_mode(tokenize).special_tokens
     run = OnePass(probe, metric, subword, resolve_layers(layers, model.num_layers), include_cls and not pad, tokenize,
                   word_matrix, pad)
     if run.needs_attention:
-        check_support(model, probe, metric, run.layers)   # layer 0 and a model without attention weights refused
+        check_support(model, probe, metric, run.layers, subword=subword)   # layer 0, no attention weights: refused
     budget = int(batch_tokens or DEFAULT_BATCH_TOKENS.get(model.device.type, 4096))
     if budget < 1:
         raise ValueError(f"batch_tokens must be positive, got {batch_tokens}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, Faithful, MetricEntry, ProbeEntry
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe, MetricEntry, ProbeEntry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,13 +60,13 @@ def probability_drop(base: torch.Tensor, current: torch.Tensor) -> torch.Tensor:
     return base - current
 
 
-def pair_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                  metric: str = "dist", subword: str | None = None, **kwargs: Any) -> Iterator[np.ndarray | None]:
+def pair_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                  subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``pair``'s impact arrays, one per sentence (None = too long): the engine's
     :func:`~pmask.perturb.engine.runner.impact_matrices`, whose ``kwargs`` it takes."""
     from pmask.perturb.engine.runner import impact_matrices
 
-    return impact_matrices(model, sentences, layers, metric, subword, **kwargs)
+    return impact_matrices(model, sentences, layers, metric=metric, subword=subword, tokenize=tokenize, **kwargs)
 
 
 def sequences(n: int) -> int:
@@ -78,17 +78,17 @@ def sequences(n: int) -> int:
 
 DIST = METRIC_ENTRIES.register(MetricEntry(
     "dist", "Euclidean distance between H(x without word i)_p and H(x without words i, j)_p at each piece p of "
-            "word i", compare=euclidean))
+            "word i", compare=euclidean, pools=True))
 PROB = METRIC_ENTRIES.register(MetricEntry(
     "prob", "p(original piece at p | x without word i) - p(original piece at p | x without words i, j) under the "
             "MLM head applied to the layer's state, at each piece p of word i", mlm_head=True,
     compare=probability_drop))
 COS = METRIC_ENTRIES.register(MetricEntry(
     "cos", "1 - cosine similarity between H(x without word i)_p and H(x without words i, j)_p at each piece p of "
-           "word i", compare=cosine, between_words=cosine_between_words))
+           "word i", compare=cosine, between_words=cosine_between_words, pools=True))
 
 PROBE = PROBE_ENTRIES.register(ProbeEntry(
     "pair", "perturbed masking (Wu et al. 2020), the default: F[i][j] = d(H(x without i)_i, H(x without i, j)_i); "
             "1 + n + n(n-1)/2 sequences per sentence",
     metrics=("dist", "cos", "prob", "cpmi"), runner=pair_matrices, sequences=sequences, checkpoint=True,
-    faithful=Faithful("Wu et al.", ("eisner", "cle", "mst-projective", "mst"), metric="dist")))
+    faithful=AuthorsRecipe("Wu et al.", ("eisner", "cle", "mst-projective", "mst"), metric="dist")))

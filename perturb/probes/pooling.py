@@ -4,7 +4,8 @@ Each sentence gets three small matrices over its T tokens (``m`` = n words, or n
 first special token as index 0 in the ``include_cls`` layout):
 
 - ``mean_rows`` [m, T]: row k averages the pieces of word k (a query side, or hidden states);
-- ``sum_cols`` [m, T]: row k sums the pieces of word k (the key side of attention);
+- ``sum_cols`` [m, T]: row k sums the pieces at which word k is attended to (the key side of attention: its
+  pieces, or its first copy's in an echo layout, ``WordAlignment.keys``);
 - ``units`` [U, T]: a partition of the tokens into words (a shared piece goes to its first word)
   and single special tokens, so that an attention row grouped by unit still sums to 1.
 
@@ -54,6 +55,10 @@ def word_pooling(alignment: WordAlignment, include_cls: bool, dtype: torch.dtype
     for k, positions in enumerate(owners):
         member[k, positions] = 1.0
         first[k, positions[0]] = 1.0
+    keys = member.copy()                      # where each index is attended to (an echo layout's first copy)
+    for k in range(n):
+        keys[k + int(include_cls)] = 0.0
+        keys[k + int(include_cls), alignment.keys(k)] = 1.0
     unit_of = [w if w >= 0 else n + t for t, w in enumerate(alignment.word_index)]
     names = sorted(set(unit_of))
     units = np.zeros((len(names), length))
@@ -64,4 +69,4 @@ def word_pooling(alignment: WordAlignment, include_cls: bool, dtype: torch.dtype
         return torch.as_tensor(a, dtype=dtype, device=device)
 
     return WordPooling(mean_rows=to(member / member.sum(1, keepdims=True)), first_rows=to(first),
-                       sum_cols=to(member), units=to(units), zero=torch.as_tensor(zero, device=device))
+                       sum_cols=to(keys), units=to(units), zero=torch.as_tensor(zero, device=device))

@@ -49,13 +49,14 @@ class SingleMaskJob(SentenceJob):
         return (covers @ covers.T) > 0
 
 
-def single_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                    metric: str = "dist", subword: str | None = None, **kwargs: Any) -> Iterator[np.ndarray | None]:
+def single_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                    subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
     """Probe ``single``'s impact arrays, one per sentence (None = too long); ``kwargs`` as for
     :func:`pmask.perturb.engine.runner.impact_matrices` (include_cls, batch_tokens, ...)."""
     from pmask.perturb.engine.runner import impact_matrices
 
-    return impact_matrices(model, sentences, layers, metric, subword, job_type=SingleMaskJob, **kwargs)
+    return impact_matrices(model, sentences, layers, metric=metric, subword=subword, tokenize=tokenize,
+                           job_type=SingleMaskJob, **kwargs)
 
 
 def sequences(n: int) -> int:

@@ -18,18 +18,15 @@ from pmask.common.errors import ModelError
 from pmask.common.options import (
     check_attention_layers,
     check_probe,
-    default_metric,
-    default_subword,
-    has_heads,
+    has_attention_heads,
     metric_entry,
     resolve_layers,
 )
-from pmask.perturb.encoders import Encoder, make_encoder
 from pmask.perturb.encoders.bert import BertFamilyEncoder
-from pmask.perturb.encoders.generic import GenericEncoder
+from pmask.perturb.encoders.encoder import Encoder
 from pmask.perturb.encoders.select import LOW_PRECISION_TOLERANCE, TOLERANCE, probe_batch
 from pmask.perturb.models.load import attention_heads
-from pmask.perturb.probes.attention_heads import check_head
+from pmask.perturb.probes.attention_heads import check_attention_head
 
 logger = logging.getLogger(__name__)
 
@@ -43,16 +40,17 @@ def attention_path(lm: Any) -> str:
     if _KEY in lm.extra:
         return lm.extra[_KEY]
     paths = lm.paths()
-    batch = probe_batch(lm.tokenizer, lm.device)
+    batch = probe_batch(lm.tokenizer, lm.device) if lm.tokenizer.mask_token_id is not None else \
+        clean_batch(lm.tokenizer, lm.device)   # a model family without a mask token: the sentence as it is
     layers = list(range(1, lm.num_layers + 1))
     with torch.inference_mode():
-        own = GenericEncoder(lm.model, paths.head, lm.num_layers, lm.name).attentions(batch, layers)[0]
+        own = lm.encoder(False).attentions(batch, layers)[0]   # the model's own forward, eager attention
         rows = own.sum(-1)
         if not torch.allclose(rows, torch.ones_like(rows), atol=1e-3):
             raise ModelError(f"model {lm.name!r}: its attention weights do not sum to 1 over the keys, so they are "
                              "not the attention distributions the attention-based probes read")
         path = "generic"
-        if paths.fast_family is not None:
+        if getattr(paths, "fast_family", None) is not None:
             fast = BertFamilyEncoder(lm.model, paths.head, lm.num_layers, lm.name, paths.fast_family)
             error = float((fast.attentions(batch, layers)[0] - own).abs().max())
             tol = TOLERANCE.get(lm.dtype, LOW_PRECISION_TOLERANCE)
@@ -65,42 +63,57 @@ def attention_path(lm: Any) -> str:
     return path
 
 
+def clean_batch(tokenizer: Any, device: torch.device) -> Any:
+    """The probe sentence once, unmasked, every position read (:func:`pmask.perturb.encoders.select.probe_batch`'s
+    first row)."""
+    import numpy as np
+
+    from pmask.perturb.alignment import align
+    from pmask.perturb.encoders.batch import pack
+    from pmask.perturb.encoders.select import PROBE_WORDS
+
+    ids = np.array(align(tokenizer, PROBE_WORDS).input_ids, dtype=np.int64)
+    return pack(ids, np.array([len(ids)]), np.zeros(len(ids), dtype=np.int64), np.arange(len(ids)), device)
+
+
 def probe_encoder(lm: Any, needs_attention: bool, fast_path: bool | None) -> Encoder:
     """The encoder path for a probe run: as the engine's, but for attention only a verified one."""
-    encoder = make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, fast_path)
+    encoder = lm.encoder(fast_path)
     if needs_attention and encoder.fast and attention_path(lm) != "fast":
         if fast_path:
             raise ModelError(f"model {lm.name!r}: the fast path's attention weights differ from the model's own; "
                              "use the generic path")
-        return make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, False)
+        return lm.encoder(False)
     if needs_attention:
         attention_path(lm)   # refuses a model without attention weights before any sentence
     return encoder
 
 
-def check_support(lm: Any, probe: str, metric: str | None = None, layers: Sequence[int] | int | str = (-1,),
-                  subword: str | None = None, head: str | int | None = None) -> None:
+def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int | str = (-1,), *, subword: str,
+                  head: str | int | None = None) -> None:
     """Refuse now, in one line, a probe setting the loaded model cannot compute.
 
     Args:
         lm: a ``pmask.perturb.models.load.LoadedModel``.
-        probe, metric, subword: the probe settings (metric None: the probe's default).
+        probe, metric, subword: the probe settings (resolved).
         layers: the layers it will read.
         head: the head decoded (a head number must exist in the model).
 
     Raises:
-        ModelError: no attention weights (attention, jsd, hellinger) or no MLM head (prob).
+        ModelError: a probe or metric the model's family does not run, no attention weights (attention, jsd,
+            hellinger) or no MLM head (prob).
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
-    metric = metric or default_metric(probe)
-    subword = subword or default_subword(metric)
     check_probe(probe, metric, subword, head)
+    refusal = lm.family.refusal(probe, metric)   # what its model family cannot run
+    if refusal:
+        raise ModelError(f"model {lm.name!r}: {refusal}")
     absolute = resolve_layers(layers, lm.num_layers)
     check_attention_layers(probe, metric, absolute, lm.num_layers)
-    if has_heads(probe, metric):
-        check_head(head, attention_heads(lm))
+    if has_attention_heads(probe, metric):
+        check_attention_head(head, attention_heads(lm))
         attention_path(lm)
     if metric_entry(metric).mlm_head:
         if hasattr(lm, "check_metric"):   # no trained head: one line naming the metric asked for
             lm.check_metric(metric)
-        make_encoder(lm.model, lm.paths(), lm.num_layers, lm.name, None).check_prob(absolute)
+        lm.encoder(None).check_prob(absolute)

@@ -15,7 +15,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from pmask.common.errors import StoreError
-from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.files import atomic_write
+from pmask.common.output_checks import make_output_folder
 from pmask.perturb.store.reader import ImpactStore, StoredImpact
 from pmask.perturb.store.state import check_finished
 

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from pmask.common.labels import plural
+from pmask.corpora.provenance import recorded_impact
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.state import store_state
 
@@ -49,6 +50,7 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
     described = model.pop("describe", None) or {}
     model.pop("tokenizer", None)
     layers, partial = _layers(manifest)
+    recorded = recorded_impact(manifest)   # an older store's settings as it meant them
     return {
         "store": str(path),
         "complete": bool(manifest.get("complete")),
@@ -59,10 +61,10 @@ def store_info(path: str | os.PathLike) -> dict[str, Any]:
         "layers_being_added": partial,
         "model": {**model, "class": described.get("model_class"),
                   **{k: v for k, v in described.items() if k in ("loaded", "parts", "head")}},
-        "settings": {"probe": manifest.get("probe") or "pair", "heads": manifest.get("heads"),
-                     "metric": manifest.get("metric"), "subword": manifest.get("subword"),
-                     "tokenize": manifest.get("tokenize", "words"), "include_cls": manifest.get("include_cls", True),
-                     "context": manifest.get("context", 0)},
+        "settings": {"probe": recorded["probe"], "heads": manifest.get("heads"),
+                     "metric": recorded["metric"], "subword": recorded["subword"],
+                     "tokenize": recorded["tokenize"], "include_cls": manifest.get("include_cls", True),
+                     "context": recorded["context"]},
         "created": manifest.get("created"),
         "updated": manifest.get("updated"),
         "versions": manifest.get("versions") or {},

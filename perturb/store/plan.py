@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from pmask.common.errors import LayerError, StoreError, StoreSettingError
-from pmask.perturb.store.layout import MANIFEST, read_manifest
+from pmask.perturb.store.layout import MANIFEST, PARTIAL, read_manifest
 from pmask.perturb.store.lock import WRITER_NOTE
 from pmask.perturb.store.store_settings import (
     CorpusInfo,
@@ -104,6 +105,39 @@ def remaining(manifest: dict[str, Any] | None, n_sentences: int) -> list[int]:
     """Corpus positions below ``n_sentences`` that ``manifest`` neither stores nor records as skipped."""
     done = {e["index"] for e in manifest["sentences"]} if manifest else set()
     return [i for i in range(n_sentences) if i not in done]
+
+
+def todo_of(store: str | os.PathLike, n_sentences: int, resume: bool = True) -> tuple[list[int], int]:
+    """What a fill of the store at ``store`` still computes for a corpus of ``n_sentences``: the positions it
+    neither stores nor records as skipped (every one without a store, or without ``resume``), and the sequences
+    of the first of them that a killed run kept (``partial.safetensors``; 0: none), which it will not run again.
+
+    Example:
+        >>> todo_of("no-such-store", 3)
+        ([0, 1, 2], 0)
+    """
+    path = Path(store)
+    if not resume or not (path / MANIFEST).is_file():
+        return list(range(n_sentences)), 0
+    left = remaining(read_manifest(path), n_sentences)
+    return left, partial_sequences(path, left[0] if left else None)
+
+
+def partial_sequences(store: str | os.PathLike, first: int | None) -> int:
+    """Sequences a store's ``partial.safetensors`` holds of the record at position ``first`` (0: none, or a part of
+    another record, or a damaged file, which the run recomputes whole)."""
+    part = Path(store) / PARTIAL
+    if first is None or not part.is_file():
+        return 0
+    try:
+        import safetensors
+
+        with safetensors.safe_open(str(part), framework="numpy") as f:
+            index = json.loads((f.metadata() or {})["pmask_partial"])["index"]
+            done = int(f.get_tensor("done_sequences")[0])
+    except Exception:  # noqa: BLE001 - a damaged file is only recomputed by the run: count it whole
+        return 0
+    return done if index == first else 0
 
 
 def missing_layers(manifest: dict[str, Any], layers: Sequence[int]) -> list[int]:

@@ -101,7 +101,7 @@ class ImpactStore:
         self.layers: tuple[int, ...] = self.settings.layers_resolved
         self.num_layers: int | None = self.settings.num_layers
         self.include_cls: bool = bool(self.settings.include_cls)
-        self.probe: str = self.settings.impact.probe or "pair"
+        self.probe: str = str(self.settings.impact.probe)
         self.heads: int | None = self.settings.heads
 
     @classmethod

@@ -24,8 +24,9 @@ from pmask.common.command_line import spell_command
 from pmask.common.errors import UnfinishedStoreError
 from pmask.common.files import read_json
 from pmask.common.labels import plural
-from pmask.common.options import RANDOM_PREFIX, default_metric
+from pmask.common.options import RANDOM_PREFIX
 from pmask.corpora.corpus_spec import CorpusSpec
+from pmask.corpora.provenance import recorded_impact
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.lock import WriterCheck, current_writer
 from pmask.perturb.store.parts import part_files
@@ -101,12 +102,14 @@ def resume_settings(path: str | os.PathLike, manifest: dict[str, Any]) -> dict[s
     spells them).
 
     Built from the manifest: the corpus (``input``) and its selection, the model (``random:NAME``
-    for random weights), every impact setting and dtype that differs from the default, the
-    requested layers, the store (``output``) and ``resume``. Settings at their default are left out.
+    for random weights), every impact setting (each spelled: one left out would be chosen again by the
+    resolver, which may choose otherwise, e.g. the bundled model's metric), the dtype when it is not float32,
+    the requested layers unless [-1], the store (``output``) and ``resume``.
 
     Example:
         >>> resume_settings("st", manifest)   # doctest: +SKIP
-        {'input': 'c.txt', 'limit': 5, 'model': 'bert-base-uncased', 'layers': [1, -1], 'output': 'st', 'resume': True}
+        {'input': 'c.txt', 'limit': 5, 'model': 'bert-base-uncased', 'probe': 'pair', 'metric': 'dist',
+         'subword': 'avg', 'tokenize': 'words', 'context': 0, 'layers': [1, -1], 'output': 'st', 'resume': True}
     """
     corpus, model = manifest["corpus"], manifest["model"]
     selection = corpus.get("selection") or {"limit": corpus.get("n_sentences")}   # older stores: their size
@@ -119,11 +122,10 @@ def resume_settings(path: str | os.PathLike, manifest: dict[str, Any]) -> dict[s
         if selection.get(key):
             settings[key] = selection[key]
     settings["model"] = (RANDOM_PREFIX if model.get("random_init") else "") + str(model.get("name"))
-    probe = manifest.get("probe") or "pair"
-    defaults = {"probe": "pair", "metric": default_metric(probe), "subword": "avg", "tokenize": "words"}
-    for key, default in defaults.items():
-        if manifest.get(key) not in (None, default):
-            settings[key] = manifest[key]
+    recorded = recorded_impact(manifest)   # every impact setting, spelled: a left-out one could resolve otherwise
+    for key in ("probe", "metric", "subword", "tokenize", "context"):
+        if recorded[key] is not None:
+            settings[key] = recorded[key]
     if model.get("dtype") not in (None, "float32"):
         settings["dtype"] = model["dtype"]
     requested = manifest["layers"].get("requested")

@@ -12,6 +12,7 @@ from pmask.common.errors import LayerError
 from pmask.common.files import sha256_file
 from pmask.common.labels import plural
 from pmask.common.options import METRICS, PROBES, SPAN_PROBES, SUBWORD_POLICIES, resolve_layers, split_random
+from pmask.corpora.provenance import recorded_impact
 from pmask.perturb.engine.impact_settings import ImpactSettings
 
 # Written into every manifest so a store documents what its numbers mean (the option tables' text).
@@ -34,7 +35,7 @@ class StoreSettings:
     """
 
     model: str | None
-    impact: ImpactSettings = ImpactSettings()   # metric, subword policy, tokenisation mode, probe
+    impact: ImpactSettings   # metric, subword policy, tokenisation mode, probe, context
     layers: tuple[int, ...] | str = (-1,)
     include_cls: bool = True
     revision: str | None = None                # as requested
@@ -83,7 +84,7 @@ class StoreSettings:
             "heads": self.heads,
             "include_cls": self.include_cls,
             "tokenize": self.impact.tokenize,
-            "context": self.impact.context or 0,
+            "context": self.impact.context,
             "layers": {"requested": self.layers if isinstance(self.layers, str) else list(self.layers),
                        "resolved": None if self.layers_resolved is None else list(self.layers_resolved)},
         }
@@ -93,9 +94,7 @@ class StoreSettings:
         model, layers = manifest["model"], manifest["layers"]
         requested = layers.get("requested")
         resolved = layers.get("resolved")
-        # a store written before probes were recorded holds pair
-        impact = ImpactSettings(manifest.get("metric"), manifest.get("subword"), manifest.get("tokenize", "words"),
-                                manifest.get("probe") or "pair", manifest.get("context", 0))
+        impact = ImpactSettings(**recorded_impact(manifest))   # an older store's as it meant them
         return cls(model=model.get("name"), impact=impact,
                    layers=tuple(requested) if isinstance(requested, list) else requested,
                    include_cls=manifest.get("include_cls", True), revision=model.get("revision"),
@@ -159,7 +158,7 @@ class CorpusInfo:
 
 def corpus_unit(sentences: Sequence[Any]) -> str | None:
     """What the records of ``sentences`` hold: the first one's ``unit`` (``"word"`` when it has none), None
-    for no sentence (one unit per corpus, as :func:`pmask.corpora.sentence.is_documents` reads it)."""
+    for no sentence (one unit per corpus, as :func:`pmask.common.units.unit_of` reads it)."""
     return str(getattr(sentences[0], "unit", "word")) if len(sentences) else None
 
 
@@ -190,7 +189,7 @@ COMPARED = ("probe", "revision", "commit", "random_init", "dtype", "metric", "su
 def _compared(s: StoreSettings) -> tuple[Any, ...]:
     impact = s.impact
     return (impact.probe, s.revision, s.commit, s.random_init, s.dtype, impact.metric, impact.subword, s.include_cls,
-            s.tokenizer, impact.tokenize, s.heads, impact.context or 0)
+            s.tokenizer, impact.tokenize, s.heads, impact.context)
 
 
 def settings_mismatches(stored: StoreSettings, requested: StoreSettings, *, more_layers: bool = False) -> list[str]:

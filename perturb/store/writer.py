@@ -14,7 +14,8 @@ import numpy as np
 import safetensors.numpy
 
 from pmask.common.errors import OutputError, StoreError
-from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.files import atomic_write
+from pmask.common.output_checks import make_output_folder
 from pmask.perturb.store.layout import (
     DEFAULT_SHARD_BYTES,
     DEFAULT_SHARD_SECONDS,

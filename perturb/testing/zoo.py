@@ -1,11 +1,12 @@
 """Tiny random masked LMs of many architectures, with tokenizers trained locally (no downloads).
 
-``make_tiny_family(name, path)`` writes a 2-layer model (hidden size 32) of the family ``name``
-(see :data:`FAMILIES`) plus a fast tokenizer trained with the ``tokenizers`` library on a few
-hundred sentences of English PUD (or :data:`pmask.perturb.testing.TINY_SENTENCES` where the shared data
-is absent): WordPiece (uncased or cased), byte-level BPE (RoBERTa style, or ModernBERT style
-with the backend's prefix space off) or Unigram (SentencePiece style). Used by the
-architecture tests and to reproduce the "Supported models" table of the README.
+``make_tiny_architecture(name, path)`` writes a 2-layer model (hidden size 32) of the architecture ``name``
+(see :data:`ARCHITECTURES`; each belongs to a model family, :mod:`pmask.common.model_families`) plus a fast
+tokenizer trained with the ``tokenizers`` library on a few hundred sentences of English PUD (or
+:data:`pmask.perturb.testing.TINY_SENTENCES` where the shared data is absent): WordPiece (uncased or
+cased), byte-level BPE (RoBERTa style, or ModernBERT style with the backend's prefix space off) or Unigram
+(SentencePiece style). Used by the architecture tests and to reproduce the "Supported models" table of
+the README.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ MAX_POSITIONS = 128
 
 
 @dataclass(frozen=True)
-class Family:
+class Architecture:
     """How to build one architecture: transformers config/model class names, tokenizer kind, config extras."""
 
     config: str
@@ -31,24 +32,24 @@ class Family:
     position_offset: int = 0            # RoBERTa-style position tables start after padding_idx
 
 
-FAMILIES: dict[str, Family] = {
-    "bert": Family("BertConfig", "BertForMaskedLM", "wordpiece"),
-    "bert-cased": Family("BertConfig", "BertForMaskedLM", "wordpiece-cased"),
-    "roberta": Family("RobertaConfig", "RobertaForMaskedLM", "bbpe", {"type_vocab_size": 1}, 2),
-    "xlm-roberta": Family("XLMRobertaConfig", "XLMRobertaForMaskedLM", "unigram", {"type_vocab_size": 1}, 2),
-    "deberta-v2": Family("DebertaV2Config", "DebertaV2ForMaskedLM", "unigram",
+ARCHITECTURES: dict[str, Architecture] = {
+    "bert": Architecture("BertConfig", "BertForMaskedLM", "wordpiece"),
+    "bert-cased": Architecture("BertConfig", "BertForMaskedLM", "wordpiece-cased"),
+    "roberta": Architecture("RobertaConfig", "RobertaForMaskedLM", "bbpe", {"type_vocab_size": 1}, 2),
+    "xlm-roberta": Architecture("XLMRobertaConfig", "XLMRobertaForMaskedLM", "unigram", {"type_vocab_size": 1}, 2),
+    "deberta-v2": Architecture("DebertaV2Config", "DebertaV2ForMaskedLM", "unigram",
                          {"relative_attention": True, "position_biased_input": False, "legacy": False,
                           "pos_att_type": ["p2c", "c2p"], "type_vocab_size": 0}),
-    "electra": Family("ElectraConfig", "ElectraForMaskedLM", "wordpiece", {"embedding_size": 16}),
-    "distilbert": Family("DistilBertConfig", "DistilBertForMaskedLM", "wordpiece"),
-    "albert": Family("AlbertConfig", "AlbertForMaskedLM", "unigram", {"embedding_size": 16}),
-    "modernbert": Family("ModernBertConfig", "ModernBertForMaskedLM", "bbpe-noprefix",
+    "electra": Architecture("ElectraConfig", "ElectraForMaskedLM", "wordpiece", {"embedding_size": 16}),
+    "distilbert": Architecture("DistilBertConfig", "DistilBertForMaskedLM", "wordpiece"),
+    "albert": Architecture("AlbertConfig", "AlbertForMaskedLM", "unigram", {"embedding_size": 16}),
+    "modernbert": Architecture("ModernBertConfig", "ModernBertForMaskedLM", "bbpe-noprefix",
                          {"global_attn_every_n_layers": 1, "local_attention": 16}),
-    "roformer": Family("RoFormerConfig", "RoFormerForMaskedLM", "wordpiece", {"embedding_size": 32}),
-    "megatron-bert": Family("MegatronBertConfig", "MegatronBertForMaskedLM", "wordpiece"),
-    "rembert": Family("RemBertConfig", "RemBertForMaskedLM", "unigram",
+    "roformer": Architecture("RoFormerConfig", "RoFormerForMaskedLM", "wordpiece", {"embedding_size": 32}),
+    "megatron-bert": Architecture("MegatronBertConfig", "MegatronBertForMaskedLM", "wordpiece"),
+    "rembert": Architecture("RemBertConfig", "RemBertForMaskedLM", "unigram",
                       {"input_embedding_size": 16, "output_embedding_size": 16}),
-    "convbert": Family("ConvBertConfig", "ConvBertForMaskedLM", "wordpiece", {"embedding_size": 32}),
+    "convbert": Architecture("ConvBertConfig", "ConvBertForMaskedLM", "wordpiece", {"embedding_size": 32}),
 }
 
 
@@ -117,12 +118,12 @@ def build_tokenizer(kind: str, path: Path, texts: list[list[str]], vocab_size: i
     return tok
 
 
-def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None = None, *, hidden: int = 32,
+def make_tiny_architecture(name: str, path: str | Path, texts: list[list[str]] | None = None, *, hidden: int = 32,
                      layers: int = 2, heads: int = 2, seed: int = 0, init_range: float = 0.2) -> Path:
-    """Write a tiny random ``*ForMaskedLM`` of family ``name`` and its trained tokenizer to ``path``.
+    """Write a tiny random ``*ForMaskedLM`` of architecture ``name`` and its trained tokenizer to ``path``.
 
     Args:
-        name: a key of :data:`FAMILIES`.
+        name: a key of :data:`ARCHITECTURES`.
         path: output directory (created).
         texts: tokenizer training sentences (default :func:`training_texts`).
         hidden, layers, heads: model size; the feed-forward size is 2 × hidden.
@@ -133,17 +134,17 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
         ``path``, loadable with ``pmask.perturb.models.load.load_model``.
 
     Example:
-        >>> make_tiny_family("roberta", tmp / "roberta")        # doctest: +SKIP
+        >>> make_tiny_architecture("roberta", tmp / "roberta")        # doctest: +SKIP
     """
     import torch
     import transformers
 
-    family = FAMILIES[name]
+    arch = ARCHITECTURES[name]
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tok = build_tokenizer(family.tokenizer, path, texts if texts is not None else training_texts())
+    tok = build_tokenizer(arch.tokenizer, path, texts if texts is not None else training_texts())
     common = dict(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                  intermediate_size=2 * hidden, max_position_embeddings=MAX_POSITIONS + family.position_offset,
+                  intermediate_size=2 * hidden, max_position_embeddings=MAX_POSITIONS + arch.position_offset,
                   pad_token_id=tok.pad_token_id, initializer_range=init_range)
     if name == "distilbert":
         common = dict(vocab_size=len(tok), dim=hidden, n_layers=layers, n_heads=heads, hidden_dim=2 * hidden,
@@ -154,8 +155,8 @@ def make_tiny_family(name: str, path: str | Path, texts: list[list[str]] | None 
         token_id = token_id if token_id is not None else getattr(tok, f"{fallback}_token_id", None)
         if token_id is not None:
             common[f"{special}_token_id"] = token_id
-    config = getattr(transformers, family.config)(**common, **family.extra)
+    config = getattr(transformers, arch.config)(**common, **arch.extra)
     torch.manual_seed(seed)
-    model = getattr(transformers, family.model)(config).eval()
+    model = getattr(transformers, arch.model)(config).eval()
     save_model(model, path)
     return path

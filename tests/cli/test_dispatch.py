@@ -61,10 +61,12 @@ def test_parse_corpus_refuses_in_the_library_too(small):
     from pmask.common.errors import PmaskError
     from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.perturb.source import ImpactSource
-    from pmask.pipeline.induce import ParseSettings, parse_corpus
+    from pmask.pipeline.decoding import Decoding
+    from pmask.pipeline.induce import parse_corpus
 
     with pytest.raises(PmaskError, match="would overwrite"):
-        parse_corpus(ImpactSource.open(CorpusSpec(small)), small, ParseSettings(decoder="left-chain"))
+        parse_corpus(ImpactSource.open(CorpusSpec(small)), small, Decoding("left-chain", root="gold",
+                                                                           symmetrize="none"))
 
 
 # ---------------------------------------------------------------------------- defect 4: heatmap file names
@@ -391,7 +393,8 @@ def test_a_late_all_zero_error_closes_the_engine_first(small, tiny_bert_dir):
 
     from pmask.common.errors import SettingError
     from pmask.corpora.corpus_spec import CorpusSpec
-    from pmask.pipeline.induce import ParseSettings, parse_sentences
+    from pmask.pipeline.decoding import Decoding
+    from pmask.pipeline.induce import parse_sentences
 
     closed = []
 
@@ -405,7 +408,7 @@ def test_a_late_all_zero_error_closes_the_engine_first(small, tiny_bert_dir):
     sentences = CorpusSpec(small).read()
     stream = impacts()   # held here too, as a reference cycle would hold it: only an explicit close() ends it
     with pytest.raises(SettingError, match="all zeros"):
-        list(parse_sentences(sentences, stream, ParseSettings(layer=-4)))
+        list(parse_sentences(sentences, stream, Decoding("eisner", -4, "gold", symmetrize="none")))
     assert closed == [True]
 
 

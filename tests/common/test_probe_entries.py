@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import inspect
 import subprocess
 import sys
 import textwrap
@@ -16,16 +15,16 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from resolved import impact_of
 
 from pmask.common import options
 from pmask.common.errors import OptionError, SettingError
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, SPAN_CHART, WORD_PAIRS, MetricEntry, ProbeRunner
-from pmask.perturb.engine.jobs import SentenceJob
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, MetricEntry
 from pmask.perturb.models.load import load_model
-from pmask.perturb.probes import PROBE_MODULES, probe_matrices, sequences_per_sentence
-from pmask.trees.registry import DECODERS
+from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 
 from authors_reference import reference
+from entry_checks import probe_is_whole, runner_misfits
 from naive_probes import Naive
 
 WORDS = [["She", "walked", "home", "."], ["He", "said", "the", "decision", "was", "unbelievable", "."]]
@@ -38,39 +37,7 @@ def bert(tiny_bert_dir):
 
 
 # ---------------------------------------------------------------------------- the entries as they are
-
-@pytest.mark.parametrize("name", list(PROBE_ENTRIES))
-def test_every_probe_entry_is_consistent(name):
-    entry = PROBE_ENTRIES[name]
-    assert entry.name == name and entry.description.split(":", 1)[0].strip()
-    assert entry.metrics and set(entry.metrics) <= set(METRIC_ENTRIES)
-    assert set(entry.head_metrics) <= set(entry.metrics)
-    assert set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
-    assert entry.yields in (WORD_PAIRS, SPAN_CHART)
-    cost = entry.sequences(5)
-    assert isinstance(cost, int) and cost >= 1
-    if entry.faithful:
-        for decoder in entry.faithful.decoders:                  # its pipeline's decoders exist and read what it yields
-            assert decoder in DECODERS and DECODERS[decoder].needs_model and DECODERS[decoder].supports_faithful
-            assert DECODERS[decoder].spans == entry.spans
-        assert entry.faithful.metric in (None, *entry.metrics)
-        assert set(entry.faithful.renames) <= set(entry.metrics) >= set(entry.faithful.renames.values())
-        assert entry.faithful.tokenize in (None, *options.TOKENIZE_MODES)
-
-
-@pytest.mark.parametrize("name", list(METRIC_ENTRIES))
-def test_every_metric_entry_is_consistent(name):
-    entry = METRIC_ENTRIES[name]
-    assert entry.name == name and entry.description
-    assert any(name in p.metrics for p in PROBE_ENTRIES.values()), f"no probe takes metric {name}"
-    assert entry.mlm_head or not entry.log_prob
-    assert entry.subword in (None, *options.SUBWORD_POLICIES) and bool(entry.subword) == bool(entry.subword_reason)
-    if entry.job:
-        assert issubclass(entry.job, SentenceJob)
-    if entry.faithful:
-        assert all(d in DECODERS and not DECODERS[d].spans for d in entry.faithful.decoders)
-        assert entry.faithful.symmetrize in (None, *options.SYMMETRIZE_MODES)
-
+# (every entry's contract, whole and beside its code: tests/entry_checks.py, run by tests/common/test_registry.py)
 
 def test_every_metric_has_the_computation_its_probes_run():
     for probe, computation in (("pair", "compare"), ("single", "compare"), ("distance", "between_words")):
@@ -83,48 +50,24 @@ def test_every_metric_has_the_computation_its_probes_run():
         METRIC_ENTRIES["dist"].measure()
 
 
-def test_each_entry_lives_beside_its_code():
-    """A probe's runner and cost are in the module that registers it, one module of perturb/probes/ per probe;
-    a metric's computation in a module of perturb/probes/ (its own, or its probe's)."""
-    modules = {m.__name__ for m in PROBE_MODULES}
-    for name, entry in PROBE_ENTRIES.items():
-        assert entry.runner.__module__ == entry.sequences.__module__ == f"pmask.perturb.probes.{name}"
-        assert importlib.import_module(entry.runner.__module__).PROBE is entry
-    for name, entry in METRIC_ENTRIES.items():
-        for code in (entry.compare, entry.between_words, entry.job):
-            assert code is None or code.__module__ in modules, (name, code)
+def test_cpmi_s_job_lives_beside_its_comparison():
     assert METRIC_ENTRIES["cpmi"].job.__module__ == METRIC_ENTRIES["cpmi"].compare.__module__ == \
         "pmask.perturb.probes.cpmi"
 
 
-def _misfits(fn, protocol=ProbeRunner) -> list[str]:
-    """How ``fn``'s signature fails ``protocol.__call__``'s: each parameter of the protocol must be taken by
-    name and kind (positional, keyword-only, ``**kwargs``), and every other parameter of ``fn`` needs a default."""
-    want = [p for p in inspect.signature(protocol.__call__).parameters.values() if p.name != "self"]
-    have = inspect.signature(fn).parameters
-    wrong = [f"{p.name} ({p.kind.description})" for p in want if p.kind is not p.VAR_KEYWORD
-             and (p.name not in have or have[p.name].kind is not p.kind)]
-    if any(p.kind is p.VAR_KEYWORD for p in want) and not any(p.kind is p.VAR_KEYWORD for p in have.values()):
-        wrong.append("**kwargs")
-    wrong += [f"{name} (not in the protocol, no default)" for name, p in have.items()
-              if name not in {w.name for w in want} and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL,
-                                                                                              p.VAR_KEYWORD)]
-    return wrong
-
-
-def test_every_probe_runner_satisfies_the_runner_protocol():
+def test_the_runner_protocol_check_sees_what_it_must():
     """One runner signature (:class:`ProbeRunner`), written down as a type: mypy checks it where each
-    entry is made (``ProbeEntry.runner: ProbeRunner``); this checks the functions themselves."""
-    for name, entry in PROBE_ENTRIES.items():
-        assert _misfits(entry.runner) == [], name
+    entry is made (``ProbeEntry.runner: ProbeRunner``); ``entry_checks.runner_misfits`` checks the functions
+    themselves (every registered probe's, in the contract test)."""
+    _misfits = runner_misfits
 
-    def no_subword(model, sentences, *, layers, metric, **kwargs): ...
+    def no_subword(model, sentences, *, layers, metric, tokenize, **kwargs): ...
 
-    def positional_layers(model, sentences, layers, *, metric, subword, **kwargs): ...
+    def positional_layers(model, sentences, layers, *, metric, subword, tokenize, **kwargs): ...
 
-    def no_kwargs(model, sentences, *, layers, metric, subword): ...
+    def no_kwargs(model, sentences, *, layers, metric, subword, tokenize): ...
 
-    def needs_more(model, sentences, *, layers, metric, subword, window, **kwargs): ...
+    def needs_more(model, sentences, *, layers, metric, subword, tokenize, window, **kwargs): ...
 
     assert _misfits(no_subword) == ["subword (keyword-only)"]
     assert _misfits(positional_layers) == ["layers (keyword-only)"]
@@ -132,16 +75,16 @@ def test_every_probe_runner_satisfies_the_runner_protocol():
     assert _misfits(needs_more) == ["window (not in the protocol, no default)"]
 
 
-def test_the_option_tables_are_views_of_the_entries_in_documentation_order():
-    assert list(options.PROBES) == list(PROBE_ENTRIES) == ["pair", "single", "attention", "distance", "distortion"]
-    assert list(options.METRICS) == list(METRIC_ENTRIES) == ["dist", "prob", "cos", "cpmi", "l1", "l2", "jsd",
-                                                             "hellinger", "cossim", "weight", "all", "sub", "dc",
-                                                             "move"]
-    assert options.PROBE_METRICS["single"] == ("dist", "cos", "prob")
-    assert options.PROBE_SUBWORDS["pair"] == tuple(options.SUBWORD_POLICIES)
-    assert dict(options.METRIC_SUBWORDS) == {"cpmi": "sum"}
-    assert tuple(options.HEAD_METRICS) == (("attention", "weight"), ("distance", "jsd"), ("distance", "hellinger"))
-    assert tuple(options.DISTANCE_PROBES) == ("distance",) and tuple(options.SPAN_PROBES) == ("distortion",)
+def test_the_option_tables_are_views_of_the_entries_in_their_order():
+    assert list(options.PROBES) == list(PROBE_ENTRIES) and list(options.METRICS) == list(METRIC_ENTRIES)
+    assert dict(options.PROBE_METRICS) == {n: e.metrics for n, e in PROBE_ENTRIES.items()}
+    assert dict(options.PROBE_SUBWORDS) == {n: e.subwords or tuple(options.SUBWORD_POLICIES)
+                                            for n, e in PROBE_ENTRIES.items()}
+    assert dict(options.METRIC_SUBWORDS) == {n: e.subword for n, e in METRIC_ENTRIES.items() if e.subword}
+    assert tuple(options.ATTENTION_HEAD_METRICS) == tuple((n, m) for n, e in PROBE_ENTRIES.items()
+                                                          for m in e.attention_head_metrics)
+    assert tuple(options.DISTANCE_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.distance)
+    assert tuple(options.SPAN_PROBES) == tuple(n for n, e in PROBE_ENTRIES.items() if e.spans)
 
 
 def test_importing_pmask_registers_everything_without_torch():
@@ -166,12 +109,12 @@ PROBE_MODULE = '''
     from pmask.common.probe_entries import PROBE_ENTRIES, ProbeEntry
 
 
-    def transposed_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str = (-1,),
-                            metric: str = "dist", subword: str | None = None,
-                            **kwargs: Any) -> Iterator[np.ndarray | None]:
+    def transposed_matrices(model: Any, sentences: Iterable[Any], *, layers: Sequence[int] | int | str, metric: str,
+                            subword: str, tokenize: str, **kwargs: Any) -> Iterator[np.ndarray | None]:
         from pmask.perturb.engine.runner import impact_matrices
 
-        for F in impact_matrices(model, sentences, layers, metric, subword, **kwargs):
+        for F in impact_matrices(model, sentences, layers, metric=metric, subword=subword, tokenize=tokenize,
+                                 **kwargs):
             yield None if F is None else np.ascontiguousarray(F.swapaxes(-1, -2))
 
 
@@ -194,7 +137,10 @@ def transposed(tmp_path, monkeypatch):
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(PROBE_MODULE), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     with PROBE_ENTRIES.registered(), METRIC_ENTRIES.registered():
-        yield importlib.import_module(name).PROBE
+        probe = importlib.import_module(name).PROBE
+        probe_is_whole(probe)   # its kind's contract (its module is a test's, not one of PROBE_MODULES)
+        assert runner_misfits(probe.runner) == []
+        yield probe
     sys.modules.pop(name, None)
 
 
@@ -209,20 +155,20 @@ def _choices(command: str, flag: str) -> tuple[list[str], str]:
 def test_a_new_probe_reaches_the_cli_validation_manifests_and_decoders(transposed):
     from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.store.store_settings import StoreSettings
-    from pmask.pipeline.induce import check_pairing
+    from pmask.pipeline.checks import check_pairing
 
     for command in ("impact", "parse", "heatmap", "sweep", "bench"):
         probes, probe_help = _choices(command, "--probe")   # sweep and bench take a list: no choices to show
         assert probes[-1:] in ([], ["transposed"]) and "transposed = transposed masking" in probe_help
         assert "transposed: cos, dist" in _choices(command, "--metric")[1]
     assert options.split_probes("pair,transposed") == ["pair", "transposed"]
-    assert options.default_metric("transposed") == "cos"
+    assert impact_of("transposed").metric == "cos"   # the probe's first metric, chosen by the resolver
     options.check_probe("transposed", "dist", "first")
     with pytest.raises(SettingError, match="probe transposed takes metric cos or dist, not prob"):
         options.check_probe("transposed", "prob", "avg")
     with pytest.raises(SettingError, match="takes subword avg or first, not max"):
         options.check_probe("transposed", "cos", "max")
-    definitions = StoreSettings("m", ImpactSettings("cos", "avg", "words", "transposed")).manifest_fields()
+    definitions = StoreSettings("m", ImpactSettings("cos", "avg", "words", "transposed", 0)).manifest_fields()
     assert definitions["definitions"]["probe"].startswith("transposed masking")
     check_pairing("transposed", "eisner")
     with pytest.raises(SettingError, match="cky reads span charts"):
@@ -234,7 +180,7 @@ def test_a_new_probe_runs_through_its_runner_and_the_impact_command(transposed, 
     from pmask.cli import main
     from pmask.perturb.store import ImpactStore
 
-    got = list(probe_matrices(bert, WORDS, "transposed", layers=[1, -1], metric="dist"))
+    got = list(probe_matrices(bert, WORDS, impact_of("transposed", metric="dist"), layers=[1, -1]))
     for F, words in zip(got, WORDS):
         want = reference(bert, words, [1, -1], "dist", "avg").swapaxes(-1, -2)
         np.testing.assert_allclose(F, want, rtol=RTOL, atol=ATOL)
@@ -277,7 +223,7 @@ def new_metrics():
 def test_a_new_metric_reaches_the_cli_and_validation(new_metrics):
     metrics, metric_help = _choices("parse", "--metric")
     assert metrics[-2:] == ["halfdist", "linf"] and "pair: dist, cos, prob, cpmi, halfdist" in metric_help
-    assert list(options.PROBES) == ["pair", "single", "attention", "distance", "distortion"]   # stood in, in place
+    assert list(options.PROBES) == list(PROBE_ENTRIES) and list(PROBE_ENTRIES)[0] == "pair"   # stood in, in place
     options.check_probe("pair", "halfdist", "max")
     with pytest.raises(SettingError, match="probe single takes metric dist or cos or prob, not halfdist"):
         options.check_probe("single", "halfdist", "avg")
@@ -285,13 +231,26 @@ def test_a_new_metric_reaches_the_cli_and_validation(new_metrics):
 
 
 def test_a_new_metric_is_computed_by_the_real_engine(new_metrics, bert):
-    for F, words in zip(probe_matrices(bert, WORDS, "pair", layers=[1, 2], metric="halfdist"), WORDS):
+    for F, words in zip(probe_matrices(bert, WORDS, impact_of("pair", metric="halfdist"), layers=[1, 2]), WORDS):
         np.testing.assert_allclose(F, reference(bert, words, [1, 2], "dist", "avg") / 2, rtol=RTOL, atol=ATOL)
-    for F, words in zip(probe_matrices(bert, WORDS, "distance", layers=[1, 2], metric="linf"), WORDS):
+    for F, words in zip(probe_matrices(bert, WORDS, impact_of("distance", metric="linf"), layers=[1, 2]), WORDS):
         hidden = Naive(bert, words).run()[0]
         for a, layer in enumerate([1, 2]):
             v = np.stack([hidden[layer, p].mean(0).numpy() for p in Naive(bert, words).pieces])
             np.testing.assert_allclose(F[a], np.abs(v[:, None] - v[None]).max(-1), rtol=RTOL, atol=ATOL)
+
+
+def test_a_new_metric_of_a_probe_other_than_pair_is_computed_by_its_entry_alone(bert):
+    """The recipe for any probe: one entry with its computation, named in the metrics of probe single alone
+    (the engine refused it before: "unknown metric 'halfdist' (choose from dist, cos, prob, cpmi)", pair's)."""
+    single = PROBE_ENTRIES["single"]
+    with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
+            dataclasses.replace(single, metrics=(*single.metrics, "halfdist"))):
+        halves = list(probe_matrices(bert, WORDS, impact_of("single", metric="halfdist"), layers=[1, 2]))
+        with pytest.raises(SettingError, match="probe pair takes metric .* not halfdist"):
+            options.check_probe("pair", "halfdist", "avg")
+    for F, words in zip(halves, WORDS):   # single's dist by one naive forward per input, halved
+        np.testing.assert_allclose(F, Naive(bert, words).single("dist", [1, 2]) / 2, rtol=RTOL, atol=ATOL)
 
 
 def test_a_metric_without_its_probe_s_computation_is_refused_in_one_line(bert):
@@ -299,4 +258,4 @@ def test_a_metric_without_its_probe_s_computation_is_refused_in_one_line(bert):
     with METRIC_ENTRIES.registered(HALF), PROBE_ENTRIES.registered(
             dataclasses.replace(distance, metrics=(*distance.metrics, "halfdist"))), \
             pytest.raises(OptionError, match="^metric halfdist measures no two words of one pass"):
-        probe_matrices(bert, WORDS, "distance", metric="halfdist")
+        probe_matrices(bert, WORDS, impact_of("distance", metric="halfdist"), layers=[1])

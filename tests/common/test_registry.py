@@ -1,14 +1,15 @@
 """Registries (``pmask.common.registry``): ordered, a second entry of one name refused, one-line lookups;
-and no library code branches on a name any registry holds (behaviour is asked of the entry).
+every registered entry of every registry keeps its kind's contract (``tests/entry_checks.py``, one test
+parametrised over every entry, as scikit-learn's ``parametrize_with_checks``); and no library code branches
+on a name any registry holds (behaviour is asked of the entry).
 
 The guard reads the code (``ast``): a comparison (``==``, ``!=``, ``in``, ``not in``) or a ``match`` case
-between a string constant that names an entry of a registry (a probe, a metric, a decoder, a corpus format
-or one of its suffixes, a tokenisation mode, a score's column, a command) and any expression is a branch on that name,
-except in the module that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A
-name that is also an ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other
-side speaks of the registry's kind (``metric == "all"``, not ``layers == "all"``). The two tasks
-(``dependency``, ``constituency``) are no registry's entries but the two kinds of tree (heads or brackets)
-every layer is written for; code may branch on them.
+between a string constant that names an entry of a registry (every registry the library creates: a probe, a
+metric, a decoder, a task, a model family, a unit, a corpus format or one of its suffixes, a tokenisation mode, a
+score or a score's column, a command, ...) and any expression is a branch on that name, except in the module
+that creates the entry (``ProbeEntry("pair", ...)``, ``Decoder("cky", ...)``). A name that is also an
+ordinary word of another setting (:data:`AMBIGUOUS`) counts only when the other side speaks of the
+registry's kind (``metric == "all"``, not ``layers == "all"``).
 """
 from __future__ import annotations
 
@@ -22,15 +23,21 @@ import pytest
 from pmask.common.errors import OptionError
 from pmask.common.registry import EntryNames, EntryTable, Registry
 
+from entry_checks import every_check, library_registries
 from library_files import library_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The classes whose instances are registry entries: a call of one names its entry (its first argument).
-ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command"}
+ENTRY_TYPES = {"ProbeEntry", "MetricEntry", "Decoder", "CorpusFormat", "TokenizeMode", "Column", "Command",
+               "ModelFamily", "TaskEntry", "UnitEntry"}
+
+#: Words besides a registry's own kind that speak of its entries (for the names of :data:`AMBIGUOUS`).
+KIND_WORDS = {"metric": ("measure",), "decoder": ("dec",), "corpus format": ("fmt", "suffix"),
+              "tokenisation mode": ("tokeni",), "score column": ("key", "column")}
 
 #: Registered names that are also ordinary words of other settings, and why.
-AMBIGUOUS = {"all": "--layers all (every layer)"}
+AMBIGUOUS = {"all": "--layers all (every layer)", "word": "a word of a sentence (a unit only where code says unit)"}
 
 
 # ---------------------------------------------------------------------------- the registry itself
@@ -74,23 +81,24 @@ class Kind:
 
 
 def registries() -> list[Kind]:
-    """Every registry of the library, read after ``import pmask`` has registered every entry."""
-    import pmask  # noqa: F401  registers the probes and metrics
-    from pmask.cli.commands import COMMANDS
-    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
-    from pmask.common.tokenization import TOKENIZE_ENTRIES
-    from pmask.corpora.formats import FORMATS
-    from pmask.eval.scores.columns import SCORES
-    from pmask.trees.registry import DECODERS
+    """Every registry the library creates (:func:`entry_checks.library_registries`), with its entries' names
+    (a corpus format's suffixes too) and the score columns, read after every entry is registered."""
+    found = library_registries()
+    kinds = []
+    for kind, registry in found.items():
+        names = set(registry)
+        if kind == "corpus format":   # its suffixes select it as its name does
+            names |= {s for f in registry.values() for s in (*f.suffixes, f.folder_suffix) if s}
+        kinds.append(Kind(kind, frozenset(names), (*kind.split(), *KIND_WORDS.get(kind, ()))))
+    columns = frozenset(c.key for score in found["score"].values() for c in score.columns)
+    return [*kinds, Kind("score column", columns, ("score", *KIND_WORDS["score column"]))]
 
-    formats = {*FORMATS, *(s for f in FORMATS.values() for s in (*f.suffixes, f.folder_suffix) if s)}
-    return [Kind("probe", frozenset(PROBE_ENTRIES), ("probe",)),
-            Kind("metric", frozenset(METRIC_ENTRIES), ("metric", "measure")),
-            Kind("decoder", frozenset(DECODERS), ("decoder", "dec")),
-            Kind("corpus format", frozenset(formats), ("format", "fmt", "suffix")),
-            Kind("tokenisation mode", frozenset(TOKENIZE_ENTRIES), ("tokeni",)),
-            Kind("score column", frozenset(c.key for s in SCORES for c in s.columns), ("key", "score", "column")),
-            Kind("command", frozenset(c.name for c in COMMANDS), ("command",))]
+
+# ---------------------------------------------------------------------------- every entry's contract
+
+@pytest.mark.parametrize("kind, name, check", every_check(), ids=lambda v: getattr(v, "__name__", v))
+def test_every_registered_entry_keeps_its_kinds_contract(kind, name, check):
+    check(library_registries()[kind][name])
 
 
 def _strings(node: ast.AST) -> list[str]:
@@ -184,11 +192,16 @@ if layers == "all" or text == "all" or colour == "red" or name == "words of a ki
     pass
 if metric == "all":
     pass
+if task == "dependency" or tb.task != "constituency" or lm.family.name == "masked" or command == "eval":
+    pass
+if sent.unit == "edu" or getattr(s, "unit", "word") == "word" or text == "word":
+    pass
 '''
     wrong = _check_source(code, kinds)
     found = sorted({w.split(" vs ")[1].split()[0] for w in wrong})
-    assert found == ["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'conllu'", "'distance-split'",
-                     "'l1'", "'l2'", "'ptb'", "'uas'"], wrong
+    assert found == sorted(["'.conll'", "'.conllu'", "'all'", "'attention'", "'bare'", "'constituency'",
+                            "'conllu'", "'dependency'", "'distance-split'", "'edu'", "'eval'", "'l1'", "'l2'",
+                            "'masked'", "'ptb'", "'uas'", "'word'"]), wrong
     assert not any("layers" in w or "text ==" in w for w in wrong)
     own = "ProbeEntry('pair', 'x', ('dist',), runner=None, sequences=None)\nif probe == 'pair' or probe == 'single':\n"
     assert [w.split(" vs ")[1].split()[0] for w in _check_source(own + "    pass\n", kinds)] == ["'single'"]

@@ -14,7 +14,7 @@ from pmask.common import display
 from pmask.common.display import ImpactMap
 from pmask.common.errors import PmaskError
 from pmask.corpora import Sentence, read_corpus
-from pmask.eval.comparison.compare import comparison, dependency_baseline_scores, evaluate_files
+from pmask.eval.comparison.compare import baseline_scores, comparison, evaluate_files
 from pmask.eval.comparison.tables import Comparison, ComparisonRow, LayerSweep
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.studies.sweep import SweepResult
@@ -125,7 +125,7 @@ def test_comparison_shows_its_table_with_the_best_in_bold():
     score = DependencyScore()
     for g in golds:
         score.add(g.heads, g.heads, sent_id=g.id)
-    table = comparison("dependency", score, dependency_baseline_scores(golds), pred_name="<gold> & co",
+    table = comparison("dependency", score, baseline_scores("dependency", golds, root="gold"), pred_name="<gold> & co",
                        meta={"gold": "mini.conllu"}, settings={"layer": 7})
     markup = table._repr_html_()
     assert_static(markup, ["<gold> & co", "right-chain", "left-chain", "layer=7", "mini.conllu"])

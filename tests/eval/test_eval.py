@@ -3,7 +3,7 @@ the registry's per-task table changes ``sweep``, ``bench`` and ``eval`` alike (i
 from __future__ import annotations
 
 from dataclasses import replace
-from types import MappingProxyType, SimpleNamespace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,12 +22,12 @@ GOLD = [Sentence(id=f"s{k}", words=list("abcde")[: 3 + k], heads=[2, 0, 2, 3, 4]
 
 
 @pytest.fixture()
-def other_table(monkeypatch):
+def other_table():
     """The registry with other dependency defaults and baselines than the shipped ones."""
-    dep = replace(tasks.TASK_TABLE["dependency"], default_decoders=("cle",),
+    dep = replace(tasks.TASKS["dependency"], default_decoders=("cle",),
                   short_baselines=("left-chain", "random-eisner"), primary_baseline="left-chain")
-    monkeypatch.setattr(tasks, "TASK_TABLE", MappingProxyType({**tasks.TASK_TABLE, "dependency": dep}))
-    return dep
+    with tasks.TASKS.registered(dep):
+        yield dep
 
 
 class Source:
@@ -39,6 +39,9 @@ class Source:
 
     def held_settings(self):   # impacts as a store holds them: nothing is computed
         return self.model_spec.impact
+
+    def use(self, spec):   # the resolved settings (pmask.pipeline.request.prepare)
+        self.model_spec = spec
 
     def impacts_by_layers(self, layers, include_cls=False):
         rng = np.random.default_rng(0)
@@ -63,7 +66,7 @@ def test_sweep_decodes_with_the_registry_default(other_table):
 def test_bench_scores_the_registry_short_baselines(other_table):
     scores = scoring.score_baselines(GOLD, "dependency", root="gold", punct="include", seed=0)
     assert list(scores) == ["left-chain", "random-eisner"]
-    direct = compare.dependency_baseline_scores(GOLD, names=["left-chain"])["left-chain"]
+    direct = compare.baseline_scores("dependency", GOLD, root="gold", names=["left-chain"])["left-chain"]
     assert scores["left-chain"].to_dict() == direct.to_dict()
 
 
@@ -83,4 +86,4 @@ def test_bench_summary_compares_with_the_registry_primary_baseline(other_table):
 def test_eval_scores_every_baseline_of_the_task(task):
     golds = GOLD if task == "dependency" else [
         Sentence(id="p1", words=["a", "b", "c"], tree=registry.decode_constituency("balanced", "abc"), path="p")]
-    assert list(compare.baseline_scores(task, golds)) == list(tasks.task_info(task).baselines)
+    assert list(compare.baseline_scores(task, golds, root="gold")) == list(registry.decoder_names(task, baseline=True))

@@ -1,6 +1,6 @@
 """Every supported masked-LM family against a naive reference (one full forward per masked input).
 
-Tiny random 2-layer models of each family in ``pmask.perturb.testing.zoo.FAMILIES`` are built once per
+Tiny random 2-layer models of each architecture in ``pmask.perturb.testing.zoo.ARCHITECTURES`` are built once per
 session with tokenizers trained here (WordPiece, byte-level BPE, Unigram). For each, pmask's
 impacts (dist at every layer, prob at every layer) equal the naive computation to 1e-5
 relative in float64; pre-split words tokenise as running text; a too-long sentence is skipped.
@@ -16,7 +16,7 @@ import torch
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
-from pmask.perturb.testing.zoo import FAMILIES, make_tiny_family, training_texts
+from pmask.perturb.testing.zoo import ARCHITECTURES, make_tiny_architecture, training_texts
 
 RTOL, ATOL = 1e-5, 1e-9
 FAST = {"bert", "bert-cased", "roberta", "xlm-roberta", "electra", "distilbert"}
@@ -35,7 +35,7 @@ def zoo(tmp_path_factory, zoo_texts):
 
     def get(name: str):
         if name not in cache:
-            cache[name] = load_model(str(make_tiny_family(name, base / name, zoo_texts)), device="cpu",
+            cache[name] = load_model(str(make_tiny_architecture(name, base / name, zoo_texts)), device="cpu",
                                      dtype="float64")
         return cache[name]
 
@@ -88,7 +88,7 @@ def naive_impacts(lm, words, metric):
     return F
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", list(ARCHITECTURES))
 def test_family_matches_naive_reference(zoo, zoo_texts, family, caplog):
     lm = zoo(family)
     sents = short_sentences(zoo_texts)
@@ -101,7 +101,7 @@ def test_family_matches_naive_reference(zoo, zoo_texts, family, caplog):
         stats = ImpactStats()
         with caplog.at_level(logging.WARNING):
             got = list(impact_matrices(lm, sents + [too_long], layers=layers, metric=metric, stats=stats,
-                                       batch_tokens=97))
+                                       batch_tokens=97, subword="avg", tokenize="words"))
         assert got[-1] is None and stats.skipped_indices == [len(sents)]
         assert stats.fast_path == (family in FAST)
         for words, F in zip(sents, got):

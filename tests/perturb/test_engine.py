@@ -47,6 +47,8 @@ def lm(request):
 
 
 def run(lm, sents, **kw):
+    kw = {"metric": "dist", "tokenize": "words", **kw}
+    kw.setdefault("subword", "sum" if kw["metric"] == "cpmi" else "avg")
     return list(impact_matrices(lm, sents, **kw))
 
 
@@ -165,7 +167,7 @@ def test_streams_lazily(bert):
             seen.append(k)
             yield w
 
-    it = impact_matrices(bert, source(), batch_tokens=40)
+    it = impact_matrices(bert, source(), batch_tokens=40, metric="dist", subword="avg", tokenize="words")
     first = next(it)
     assert first.shape[-1] == len(SENTS[0])
     assert len(seen) < len(SENTS) * 3
@@ -226,7 +228,7 @@ def test_progress_bar(bert, capsys, monkeypatch):
     progress, and none when stderr is not a terminal (a log file would get a line per update)."""
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    stream = impact_matrices(bert, SENTS[:2], progress=True)
+    stream = impact_matrices(bert, SENTS[:2], progress=True, metric="dist", subword="avg", tokenize="words")
     got = [next(stream), next(stream)]
     drawn = terminal.getvalue()
     assert "impact" in drawn and "2/2" in drawn and len(got) == 2
@@ -239,7 +241,7 @@ def test_progress_bar(bert, capsys, monkeypatch):
 
 
 def test_out_of_memory_halves_the_batch(bert, monkeypatch):
-    from pmask.perturb.encoders import BertFamilyEncoder
+    from pmask.perturb.encoders.bert import BertFamilyEncoder
 
     real = BertFamilyEncoder.states
 
@@ -266,15 +268,15 @@ def test_words_sharing_pieces_via_registered_aligner(lm, monkeypatch):
     plain_words = ["She", "walked", "home", "."]
     owner = [0, 1, 1, 2, 3]                      # surface word of each of the 5 syntactic words
 
-    def shared(tokenizer, sentence):
+    def shared(tokenizer, sentence, *, warn=True):
         al = align(tokenizer, plain_words)
         return alignment.WordAlignment(al.input_ids, al.word_index, n_words=len(owner),
                                        word_pieces=[al.pieces(k) for k in owner])
 
-    monkeypatch.setitem(alignment.ALIGNERS, "shared", shared)   # a tokenisation mode: its entry and its aligner
     words = ["She", "zu", "dem", "home", "."]
     for metric in ("dist", "prob"):
-        with TOKENIZE_ENTRIES.registered(TokenizeMode("shared", "a multiword token's words share its pieces")):
+        with TOKENIZE_ENTRIES.registered(TokenizeMode("shared", "a multiword token's words share its pieces",
+                                                      aligner=shared)):   # a tokenisation mode: its entry alone
             got = run(lm, [words], layers=[1, -1], metric=metric, tokenize="shared")[0]
         plain = run(lm, [plain_words], layers=[1, -1], metric=metric)[0]
         want = plain[:, owner][:, :, owner]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from resolved import impact_of
 
 from pmask.common.errors import LayerError, ModelError, SettingError
 from pmask.perturb.alignment import align
@@ -38,9 +39,9 @@ def roberta(tiny_roberta_dir):
 
 @pytest.fixture(scope="module")
 def albert(tmp_path_factory):
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
-    path = make_tiny_family("albert", tmp_path_factory.mktemp("albert"), training_texts())
+    path = make_tiny_architecture("albert", tmp_path_factory.mktemp("albert"), training_texts())
     return load_model(str(path), device="cpu", dtype="float64")
 
 
@@ -70,7 +71,7 @@ def assert_close(got, want, what):
 def test_single_matches_the_naive_reference(lm, metric):
     layers = list(range(lm.num_layers + 1))
     sents = sentences_for(lm)
-    got = list(probe_matrices(lm, sents, "single", layers=layers, metric=metric, batch_tokens=97))
+    got = list(probe_matrices(lm, sents, impact_of("single", metric=metric), layers=layers, batch_tokens=97))
     for words, F in zip(sents, got):
         want = Naive(lm, words).single(metric, layers)
         assert F.shape == (len(layers), len(words), len(words)) and F.dtype == np.float32
@@ -82,7 +83,7 @@ def test_single_matches_the_naive_reference(lm, metric):
 def test_attention_matches_the_naive_reference(lm):
     layers = list(range(1, lm.num_layers + 1))
     sents = sentences_for(lm)
-    got = list(probe_matrices(lm, sents, "attention", layers=layers, batch_tokens=50))
+    got = list(probe_matrices(lm, sents, impact_of("attention"), layers=layers, batch_tokens=50))
     for words, F in zip(sents, got):
         want = Naive(lm, words).attention(layers)
         assert F.shape == want.shape == (len(layers), lm.model.config.num_attention_heads, len(words), len(words))
@@ -94,7 +95,7 @@ def test_distance_matches_the_naive_reference(lm, metric):
     heads = metric in ("jsd", "hellinger")
     layers = list(range(0 if not heads else 1, lm.num_layers + 1))
     sents = sentences_for(lm)
-    got = list(probe_matrices(lm, sents, "distance", layers=layers, metric=metric, batch_tokens=50))
+    got = list(probe_matrices(lm, sents, impact_of("distance", metric=metric), layers=layers, batch_tokens=50))
     for words, F in zip(sents, got):
         want = Naive(lm, words).distance(metric, layers)
         assert F.shape == want.shape
@@ -104,7 +105,7 @@ def test_distance_matches_the_naive_reference(lm, metric):
 
 def test_the_one_pass_probes_use_the_fast_path_where_there_is_one(lm):
     stats = ImpactStats()
-    list(probe_matrices(lm, SENTS[:1], "attention", layers=[1], stats=stats))
+    list(probe_matrices(lm, SENTS[:1], impact_of("attention"), layers=[1], stats=stats))
     assert stats.fast_path == (lm.model_type != "albert")
     assert attention_path(lm) == ("generic" if lm.model_type == "albert" else "fast")
 
@@ -112,7 +113,7 @@ def test_the_one_pass_probes_use_the_fast_path_where_there_is_one(lm):
 @pytest.mark.parametrize("family", ["bert", "roberta"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fast_path_attention_equals_the_models_own_output_attentions(family, dtype, request):
-    from pmask.perturb.encoders import pack
+    from pmask.perturb.encoders.batch import pack
     from pmask.perturb.encoders.bert import BertFamilyEncoder
 
     lm = load_model(request.getfixturevalue(f"tiny_{family}_dir"), device="cpu", dtype=dtype)
@@ -142,10 +143,10 @@ def test_fast_path_attention_equals_the_models_own_output_attentions(family, dty
                                           ("distance", "l2"), ("distance", "jsd")])
 def test_every_batch_size_gives_the_same_numbers(bert, probe, metric):
     layers = [1, 3]
-    want = list(probe_matrices(bert, SENTS, probe, layers=layers, metric=metric, batch_tokens=10**6))
+    want = list(probe_matrices(bert, SENTS, impact_of(probe, metric=metric), layers=layers, batch_tokens=10**6))
     for budget in (1, 17, 64):
         stats = ImpactStats()
-        got = list(probe_matrices(bert, SENTS, probe, layers=layers, metric=metric, batch_tokens=budget,
+        got = list(probe_matrices(bert, SENTS, impact_of(probe, metric=metric), layers=layers, batch_tokens=budget,
                                   stats=stats))
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
@@ -156,7 +157,7 @@ def test_every_batch_size_gives_the_same_numbers(bert, probe, metric):
 @pytest.mark.parametrize("probe", ["pair", "single", "attention", "distance"])
 def test_sequence_counts_are_the_documented_costs(bert, probe):
     stats = ImpactStats()
-    list(probe_matrices(bert, SENTS, probe, layers=[2], include_cls=True, stats=stats))
+    list(probe_matrices(bert, SENTS, impact_of(probe), layers=[2], include_cls=True, stats=stats))
     assert stats.forward_sequences == sum(sequences_per_sentence(probe, len(w)) for w in SENTS)
     assert {"pair": 1 + 10 + 45, "single": 11, "attention": 1, "distance": 1}[probe] == \
         sequences_per_sentence(probe, 10)
@@ -165,8 +166,8 @@ def test_sequence_counts_are_the_documented_costs(bert, probe):
 @pytest.mark.parametrize("probe,metric", [("single", "dist"), ("attention", "weight"), ("distance", "cos"),
                                           ("distance", "hellinger")])
 def test_include_cls_layout_adds_the_special_token_as_index_0(bert, probe, metric):
-    plain = list(probe_matrices(bert, SENTS, probe, layers=[2], metric=metric))
-    with_cls = list(probe_matrices(bert, SENTS, probe, layers=[2], metric=metric, include_cls=True))
+    plain = list(probe_matrices(bert, SENTS, impact_of(probe, metric=metric), layers=[2]))
+    with_cls = list(probe_matrices(bert, SENTS, impact_of(probe, metric=metric), layers=[2], include_cls=True))
     for P, C, words in zip(plain, with_cls, SENTS):
         assert C.shape[-1] == len(words) + 1
         np.testing.assert_allclose(C[..., 1:, 1:], P, rtol=RTOL, atol=ATOL)
@@ -179,7 +180,7 @@ def test_too_long_sentences_are_skipped_by_every_probe(bert):
     long = ["the"] * 70
     for probe in ("single", "attention", "distance"):
         stats = ImpactStats()
-        got = list(probe_matrices(bert, [SENTS[1], long, SENTS[2]], probe, layers=[1], stats=stats))
+        got = list(probe_matrices(bert, [SENTS[1], long, SENTS[2]], impact_of(probe), layers=[1], stats=stats))
         assert got[1] is None and got[0] is not None and got[2] is not None
         assert stats.skipped_indices == [1]
 
@@ -188,9 +189,9 @@ def test_too_long_sentences_are_skipped_by_every_probe(bert):
 
 def test_layer_0_has_no_attention(bert):
     with pytest.raises(LayerError, match="layer 0"):
-        next(probe_matrices(bert, SENTS, "attention", layers=[0, 1]))
+        next(probe_matrices(bert, SENTS, impact_of("attention"), layers=[0, 1]))
     with pytest.raises(LayerError, match="layer 0"):
-        next(probe_matrices(bert, SENTS, "distance", layers=[0], metric="jsd"))
+        next(probe_matrices(bert, SENTS, impact_of("distance", metric="jsd"), layers=[0]))
 
 
 @pytest.mark.parametrize("probe,metric,subword,head,match", [
@@ -258,7 +259,7 @@ def test_pmask_parse_takes_a_probe_and_a_head(bert):
 def test_every_fast_path_family_passes_the_attention_check(family, tmp_path):
     """The check at load compares the fast path's attention with the model's own output_attentions at every
     layer; these families (and bert, roberta above) pass it, so their attention runs on the fast path."""
-    from pmask.perturb.testing.zoo import make_tiny_family, training_texts
+    from pmask.perturb.testing.zoo import make_tiny_architecture, training_texts
 
-    lm = load_model(str(make_tiny_family(family, tmp_path / family, training_texts())), device="cpu")
+    lm = load_model(str(make_tiny_architecture(family, tmp_path / family, training_texts())), device="cpu")
     assert lm.paths().fast_family is not None and attention_path(lm) == "fast"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from resolved import spec_of
 
 from pmask.common.errors import SettingError
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -20,8 +21,8 @@ MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", 
 @pytest.fixture(scope="module")
 def cos_text_store(tiny_bert_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("cache") / "st"
-    model = ModelSpec(str(tiny_bert_dir), impact=ImpactSettings("cos", None, "text"), device="cpu")
-    build_store(MINI, model, out, layers=[-1], progress=False)
+    build_store(MINI, spec_of(str(tiny_bert_dir), metric="cos", tokenize="text", device="cpu"), out, layers=[-1],
+                progress=False)
     return out
 
 
@@ -32,8 +33,8 @@ def test_unset_settings_take_the_cache_stores_own(cos_text_store):
                                         "context": 0}
 
 
-@pytest.mark.parametrize("impact, name", [(ImpactSettings("dist", None, None), "metric"),
-                                          (ImpactSettings(None, None, "words"), "tokenize")])
+@pytest.mark.parametrize("impact, name", [(ImpactSettings("dist", None, None, "pair", 0), "metric"),
+                                          (ImpactSettings(None, None, "words", "pair", 0), "tokenize")])
 def test_explicit_settings_must_match_the_cache_store(cos_text_store, impact, name):
     source = ImpactSource.open(MINI, model=ModelSpec(impact=impact), store=cos_text_store, progress=False)
     with pytest.raises(SettingError, match=f"{name} .* conflicts with the store"):

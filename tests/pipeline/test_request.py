@@ -1,5 +1,6 @@
-"""One request for the CLI and the API (issue 38 item 1, issue 39 item 12): every default is chosen by
-:func:`pmask.pipeline.request.resolve`, in one order, whoever builds the request.
+"""One request for the CLI and the API (issue 38 item 1, issue 39 item 12, issue 46 items 1 and 5): every
+default is chosen by :func:`pmask.pipeline.request.resolve`, in one order, whoever builds the request, and no
+other code of the library chooses one (the guard reads the code); :func:`check_request` is the one gate.
 
 The equality tests build the request the way each front end does (``pmask parse`` through its real
 parser and request builder, ``pmask.parse`` through its own keywords) by stopping each at the one
@@ -11,6 +12,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+from defaults_guard import offenders, offenders_in, setting_values
 
 import pmask
 from pmask.cli import main
@@ -19,9 +21,11 @@ from pmask.common.errors import PmaskError, SettingError
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence, read_corpus
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
-from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline import request as request_module
 from pmask.pipeline.request import Decoding, Inputs, Request, check_request, probe_request, resolve
+
+from library_files import library_files
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CONLLU, MRG, TEXT = DATA / "mini.conllu", DATA / "mini.mrg", DATA / "mini.txt"
@@ -145,15 +149,171 @@ def test_the_root_is_gold_only_when_every_sentence_has_gold_heads():
         check_request(resolve(Request.build(root="gold", decoder="right-chain"), Inputs.of([none])), [none])
 
 
+def reference(given: ImpactSettings, name: str, faithful: bool) -> ImpactSettings:
+    """The impact layers written out naively, each value the first of: given, the authors' pipeline (the metric's
+    own, else the probe's; a given metric renamed), the model's recorded metric (the bundled model's, for pair),
+    the entries (the probe's first metric, the metric's subword policy else avg, words, no context)."""
+    from pmask.common.probe_entries import METRIC_ENTRIES
+
+    probe = given.probe if given.probe is not None else "pair"
+    metric, tokenize, context = given.metric, given.tokenize, given.context
+    pipeline = (METRIC_ENTRIES[metric].faithful if metric else None) or PROBE_ENTRIES[probe].faithful
+    if faithful and pipeline is not None:
+        metric = pipeline.renames.get(metric, metric) if metric else pipeline.metric
+        tokenize = tokenize if tokenize is not None else pipeline.tokenize
+        context = context if context is not None else pipeline.context
+    if metric is None and probe == "pair" and name == TINY:
+        metric = "prob"
+    metric = metric if metric is not None else PROBE_ENTRIES[probe].metrics[0]
+    subword = given.subword if given.subword is not None else METRIC_ENTRIES[metric].subword or "avg"
+    return ImpactSettings(metric, subword, tokenize if tokenize is not None else "words", probe,
+                          context if context is not None else 0)
+
+
 @pytest.mark.parametrize("name,metric,probe,tokenize,context", list(itertools.product(
     [None, TINY, "bert-base-uncased"], [None, "dist", "cos", "prob", "cpmi"], [None, "pair", "single"],
     [None, "words"], [None, 0, 5])))
-def test_the_layers_one_at_a_time_equal_the_impact_steps_in_one_call(name, metric, probe, tokenize, context):
+def test_the_layers_one_at_a_time_equal_a_naive_reference(name, metric, probe, tokenize, context):
     given = ImpactSettings(metric, None, tokenize, probe, context)
     for faithful in (False, True):
         done = resolve(Request(ModelSpec(name, impact=given), Decoding(faithful=faithful)))
-        assert done.impact == resolve_impact(given, name or TINY, faithful=faithful)
+        assert done.impact == reference(given, name or TINY, faithful)
         assert set(done.origins) >= {"probe", "metric", "subword", "tokenize", "context"}
+
+
+def test_the_faithful_rename_goes_through_resolve(monkeypatch, tmp_path):
+    """Kim et al.'s pipeline renames a given ``cos`` to their ``cossim`` (issue 47 item 15): in the resolved
+    request of the CLI and of the API, with the origin that says why, and not without ``--faithful``."""
+    done = resolve(Request.build(probe="distance", metric="cos", faithful=True), Inputs(task="constituency"))
+    assert (done.impact.metric, done.origins["metric"], done.impact.tokenize) == ("cossim", "faithful", "bare")
+    assert resolve(Request.build(probe="distance", metric="cos")).impact.metric == "cos"
+    flags = ["--probe", "distance", "--metric", "cos", "--faithful"]
+    for handed in (cli_request(monkeypatch, MRG, flags, tmp_path),
+                   api_request(monkeypatch, MRG, probe="distance", metric="cos", faithful=True)):
+        done = resolve(handed[0], Inputs.of(handed[1]))
+        assert (done.impact.metric, done.origins["metric"]) == ("cossim", "faithful")
+        check_request(done, handed[1])
+
+
+#: Each decoding flag of ``pmask parse`` with a value other than its default, and the keyword of ``pmask.parse``.
+DECODING_FLAGS = [
+    (["--multiroot", "--root", "free"], {"multiroot": True, "root": "free"}),
+    (["--absolute", "--decoder", "mst"], {"absolute": True, "decoder": "mst"}),
+    (["--symmetrize", "tril", "--decoder", "mst"], {"symmetrize": "tril", "decoder": "mst"}),
+    (["--seed", "7", "--decoder", "random-eisner"], {"seed": 7, "decoder": "random-eisner"}),
+    (["--bias", "0.5", "--decoder", "distance-split", "--probe", "distance"],
+     {"bias": 0.5, "decoder": "distance-split", "probe": "distance"}),
+    (["--root", "free"], {"root": "free"}),
+    (["--layer", "1"], {"layer": 1}),
+]
+
+
+@pytest.mark.parametrize("flags, keywords", DECODING_FLAGS, ids=[" ".join(f[:2]) for f, _ in DECODING_FLAGS])
+def test_every_decoding_flag_arrives_in_the_resolved_request(monkeypatch, tmp_path, flags, keywords):
+    """Issue 47 item 15: each flag reaches the resolved decoding, through the CLI and through the API, with a value
+    its default is not (a flag dropped on the way would leave the default)."""
+    path = MRG if "distance-split" in flags else CONLLU
+    cli = cli_request(monkeypatch, path, flags, tmp_path)
+    api = api_request(monkeypatch, path, **keywords)
+    default = resolve(Request.build(), Inputs.of(cli[1])).decoding
+    for request, sentences in (cli, api):
+        done = resolve(request, Inputs.of(sentences))
+        for key, value in keywords.items():
+            field = {"layer": "layers"}.get(key, key)
+            if key == "probe":
+                assert done.impact.probe == value
+                continue
+            assert getattr(done.decoding, field) == value != getattr(default, field), key
+            if key != "decoder":
+                assert done.origin(key) == "given" or key not in done.origins
+        check_request(done, sentences)
+    assert cli[0].decoding == api[0].decoding
+
+
+# ---------------------------------------------------------------------------- the model family's layer
+
+class Family:
+    """A stand-in for an entry of the model-family registry (``pmask.common.model_families``): what the resolver
+    reads of it, before the model loads."""
+
+    def __init__(self, decoders: dict, symmetrize: str | None):
+        self.decoders, self.symmetrize = decoders, symmetrize
+
+    def default_decoder(self, task: str) -> str | None:
+        return self.decoders.get(task)
+
+
+def test_the_model_familys_defaults_are_the_model_layer():
+    """A causal family (one-sided impacts) decodes with an undirected decoder, symmetrised, unless told otherwise:
+    after what was given and the authors' pipeline, before the entries' defaults; no family name is compared."""
+    causal = Family({"dependency": "mst"}, "sum")
+    heads = [Sentence(id="1", words=["a", "b"], heads=[2, 0])]
+    done = resolve(Request.build(), Inputs.of(heads, family=causal))
+    assert (done.decoding.decoder, done.decoding.symmetrize) == ("mst", "sum")
+    assert (done.origins["decoder"], done.origins["symmetrize"]) == ("model", "model")
+    given = resolve(Request.build(decoder="eisner"), Inputs.of(heads, family=causal))
+    assert (given.decoding.decoder, given.decoding.symmetrize) == ("eisner", "none")   # directed: not symmetrised
+    faithful = resolve(Request.build(faithful=True), Inputs.of(heads, family=causal))
+    assert faithful.decoding.decoder == "eisner" and faithful.origins["decoder"] == "faithful"
+    ptb = resolve(Request.build(), Inputs(task="constituency", family=causal))
+    assert ptb.decoding.decoder == "mart" and ptb.origins["decoder"] == "default"   # none for that task
+
+
+# ---------------------------------------------------------------------------- one resolver, one gate
+
+def test_no_code_but_resolve_chooses_a_default():
+    """Issue 46 item 1: the guard reads every library module; none but pmask/pipeline/request.py chooses a
+    setting's default (a parameter defaulted below the pipeline wing, ``x or "pair"``, ``.get("probe", "pair")``,
+    a chooser of before, the literal name of a default entry)."""
+    root = Path(pmask.__file__).resolve().parent
+    wrong = offenders(library_files(root), root)
+    assert not wrong, "defaults chosen outside pmask.pipeline.request.resolve:\n" + "\n".join(wrong)
+
+
+def test_the_defaults_guard_sees_what_it_must_and_nothing_else():
+    values = setting_values()
+    code = '''
+def run(model, probe="pair", *, metric=None, subword: str = "avg", layers=(-1,), root: int | None = None):
+    probe = probe or "pair"
+    tokenize = settings.get("tokenize", "words")
+    context = impact.context or 0
+    name = row.get("decoder") or "prediction"
+    chosen = spec.with_defaults()
+    label = "pair"
+    """a docstring may say "pair" """
+    return metric or default_metric(probe)
+class Spec:
+    decoder: str = "eisner"
+    symmetrize: str | None = None
+class ProbeEntry:
+    metric: str | None = None
+ProbeEntry("x", probes=("pair",))
+'''
+    below = [w.split(":", 1)[1] for w in offenders_in(code, "perturb/x.py", values)]
+    assert below == [
+        "2: 'pair': a default's name", "2: parameter of run(): metric = None", "2: parameter of run(): probe = 'pair'",
+        "2: parameter of run(): subword = 'avg'", "3: 'pair': a default's name", "3: probe or 'pair'",
+        "4: settings.get('tokenize', 'words')", "5: impact.context or 0", "7: spec.with_defaults(...) chooses defaults",
+        "8: 'pair': a default's name", "10: default_metric(...) chooses defaults",
+        "10: metric or default_metric(probe)", "12: field of Spec: decoder = 'eisner'",
+        "13: field of Spec: symmetrize = None"], below   # not: a label's fallback, layers, a root word, docstrings,
+    # an entry's fields or its declaration
+    front = [w.split(": ", 1)[1] for w in offenders_in(code, "eval/x.py", values)]
+    assert "parameter of run(): metric = None" not in front and "field of Spec: symmetrize = None" not in front
+    assert "parameter of run(): probe = 'pair'" in front   # a front end may leave a setting unset, not choose it
+    assert offenders_in(code, "pipeline/request.py", values) == []
+
+
+def test_check_request_is_the_one_gate_of_a_parse(monkeypatch, tmp_path):
+    """Issue 46 item 5: a parse checks its decoding once, before any model work (it was checked four times)."""
+    from pmask.cli import main as cli
+    from pmask.pipeline import checks
+
+    calls = []
+    original = checks.check_decoding
+    monkeypatch.setattr(request_module, "check_decoding", lambda *a, **k: calls.append(a) or original(*a, **k))
+    assert cli(["parse", str(CONLLU), "--decoder", "right-chain", "-q", "-o", str(tmp_path / "x.conllu")]) == 0
+    assert len(calls) == 1
 
 
 def test_several_probes_keep_the_head_only_where_it_is_read():

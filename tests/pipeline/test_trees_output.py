@@ -15,12 +15,18 @@ from pmask.corpora.scidtb import authors_documents
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing import make_tiny_bert
-from pmask.trees.faithful_discourse import faithful_discourse
+from pmask.trees.registry import DecodeInput, decode
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 WORDS = ["we", "present", "a", "parser", "that", "reads", "discourse", "it", "is", "fast", "and", "small", "masked",
          "models", "know", "syntax", "show", "trees", "follow", "first", "second", "claim", "with", "reason", "note",
          "last", "word", ".", ",", "<", ">", "s"]
+
+
+def faithful_discourse(name, F_cls, root):
+    """Decoder ``name``'s discourse mode (Wu et al.'s pipeline: its entry's ``discourse``) on one document."""
+    n = F_cls.shape[0] - 1
+    return decode(name, DecodeInput(words=[""] * n, F_cls=F_cls, root=root, faithful=True, discourse=True))
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +43,8 @@ def run(args: list, capsys) -> tuple[int, str, str]:
 def test_parse_faithful_equals_their_pipeline_on_the_matrices(doc_model, tmp_path, capsys):
     docs = read_corpus(DATA / "scidtb")
     lm = load_model(str(doc_model), device="cpu")
-    F = [m[0] for m in impact_matrices(lm, authors_documents(docs), layers=[-1], include_cls=True)]
+    F = [m[0] for m in impact_matrices(lm, authors_documents(docs), layers=[-1], metric="dist", subword="avg",
+                                       tokenize="words", include_cls=True)]
     for decoder in ("eisner", "cle", "left-chain"):
         out = tmp_path / f"{decoder}.conllu"
         code, _, err = run(["parse", DATA / "scidtb", "--model", doc_model, "--decoder", decoder, "--faithful",

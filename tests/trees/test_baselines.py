@@ -15,8 +15,6 @@ from pmask.common.errors import DecodeError
 from pmask.corpora import read_corpus
 from pmask.eval import BracketScore, DependencyScore
 from pmask.trees import (
-    CONSTITUENCY_DECODERS,
-    DEPENDENCY_DECODERS,
     balanced,
     decode_constituency,
     decode_dependencies,
@@ -30,6 +28,7 @@ from pmask.trees import (
     to_brackets,
 )
 from pmask.trees.baselines import _randbelow, count_projective
+from pmask.trees.registry import DECODERS, decoder_names
 from pmask.trees.validate import tree_errors
 
 from brute_force import all_trees
@@ -143,20 +142,9 @@ def test_seeded_determinism():
         to_brackets(random_binary(list("abcdefgh"), np.random.default_rng(5)))
 
 
-# ------------------------------------------------------------------ registry
+# ------------------------------------------------------------------ every decoder by name
 
-def test_registry_names():
-    assert list(DEPENDENCY_DECODERS) == ["eisner", "cle", "mst", "mst-projective", "right-chain", "left-chain",
-                                         "random-projective", "random-eisner", "random-cle", "connect-adjacent"]
-    assert list(CONSTITUENCY_DECODERS) == ["mart", "mart-binary", "distance-split", "cky", "right-branching",
-                                           "left-branching", "balanced", "random-binary"]
-    assert [n for n, d in DEPENDENCY_DECODERS.items() if d.needs_model] == ["eisner", "cle", "mst", "mst-projective"]
-    assert [n for n, d in CONSTITUENCY_DECODERS.items() if d.needs_model] == ["mart", "mart-binary",
-                                                                                 "distance-split", "cky"]
-    assert all(d.description for d in {**DEPENDENCY_DECODERS, **CONSTITUENCY_DECODERS}.values())
-
-
-@pytest.mark.parametrize("name", list(DEPENDENCY_DECODERS))
+@pytest.mark.parametrize("name", decoder_names("dependency"))
 def test_decode_dependencies_every_name(name):
     rng = np.random.default_rng(0)
     n = 7
@@ -191,14 +179,14 @@ def test_decode_dependencies_dispatch():
         decode_dependencies("eisner", 2, F=np.full((2, 2), np.nan), where="s1.conllu:3 (sentence 1)")
 
 
-@pytest.mark.parametrize("name", list(CONSTITUENCY_DECODERS))
+@pytest.mark.parametrize("name", decoder_names("constituency"))
 def test_decode_constituency_every_name(name):
     words = list("abcdefg")
     F = np.random.default_rng(0).random((7, 7))
     tree = decode_constituency(name, words, F=F, seed=3)
     assert tree.leaves() == words
     assert to_brackets(tree) == to_brackets(decode_constituency(name, words, F=F, seed=3))
-    if CONSTITUENCY_DECODERS[name].needs_model:
+    if DECODERS[name].needs_model:
         with pytest.raises(DecodeError, match="impact matrix F"):
             decode_constituency(name, words)
     with pytest.raises(DecodeError, match="empty"):

@@ -7,10 +7,23 @@ import pytest
 from pmask.common.errors import DecodeError
 from pmask.corpora.sentence import NO_HEAD
 from pmask.eval.scores.dependency_score import DependencyScore
-from pmask.trees.faithful_discourse import faithful_discourse
-from pmask.trees.registry import DecodeInput, decode
+from pmask.trees.registry import DECODERS, DecodeInput, decode, discourse_decoders
 
 from brute_force import all_trees
+
+
+def faithful_discourse(name, F_cls, root, n=None):
+    """Decoder ``name``'s discourse mode (its entry's ``discourse``) on a document of n EDUs."""
+    n = F_cls.shape[0] - 1 if F_cls is not None else n
+    return decode(name, DecodeInput(words=[""] * n, F_cls=F_cls, root=root, faithful=True, discourse=True))
+
+
+def test_the_discourse_decoders_are_the_entries_with_a_discourse_mode():
+    """Wu et al.'s discourse pipeline is a field of the decoders' entries (no list of names elsewhere)."""
+    assert discourse_decoders() == ("eisner", "cle", "right-chain", "left-chain")
+    assert all((name in discourse_decoders()) == (d.discourse is not None) for name, d in DECODERS.items())
+    with pytest.raises(DecodeError, match="discourse pipeline: eisner, cle, right-chain, left-chain, not mst"):
+        faithful_discourse("mst", np.zeros((4, 4)), 1)
 
 
 def _cut_nudged(F_cls, root):
@@ -78,7 +91,7 @@ def test_last_edu_root_refused_and_registry_route():
     with pytest.raises(DecodeError, match=r"drops the last EDU .* gold root"):
         faithful_discourse("eisner", np.ones((4, 4)), 3)
     x = DecodeInput(words=["a", "b", "c"], F_cls=np.ones((4, 4)), F=np.ones((3, 3)), root=1, faithful=True,
-                    unit="edu")
+                    discourse=True)
     assert decode("left-chain", x).tolist() == [0, 1, NO_HEAD]
     assert decode("cle", x).tolist()[-1] == NO_HEAD
     word = DecodeInput(words=["a", "b", "c"], root=1, faithful=True)

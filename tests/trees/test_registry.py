@@ -1,6 +1,6 @@
-"""The decoders' table (``pmask.trees.registry``): the recipe of docs/architecture.md, "A decoder", holds.
-A decoder added as one ``Decoder`` entry of the table, and nowhere else, is a ``--decoder`` choice, is
-decoded by name, and parses a corpus through ``pmask parse``, which records it."""
+"""The decoders' registry (``pmask.trees.registry``): the recipe of docs/architecture.md, "A decoder", holds.
+A decoder registered as one ``Decoder`` entry, and nowhere else, keeps the decoders' contract, is a
+``--decoder`` choice, is decoded by name, and parses a corpus through ``pmask parse``, which records it."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,9 @@ import pytest
 from pmask.cli import main
 from pmask.cli.dispatch import build_parser
 from pmask.corpora import read_corpus
-from pmask.trees import registry
 from pmask.trees.registry import DECODERS, DecodeInput, Decoder, decode, decoder_names
+
+from entry_checks import check_entry
 
 WORDS = ["She", "walked", "home", "."]
 
@@ -27,9 +28,10 @@ FAKE = Decoder("nearest-left", "dependency", _nearest_left, True, "a made-up dec
 
 
 @pytest.fixture
-def fake(monkeypatch):
-    monkeypatch.setitem(registry._TABLE, FAKE.name, FAKE)
-    return FAKE
+def fake():
+    with DECODERS.registered(FAKE):
+        check_entry("decoder", FAKE)
+        yield FAKE
 
 
 def test_a_new_decoder_is_a_choice_and_decodes_by_name(fake):

@@ -1,56 +1,49 @@
-"""The registry's per-task table: which decoder runs when none is named and which baselines are
-reported where; every name in it is a registered decoder of its own task."""
+"""The tasks (``pmask.trees.tasks``): what differs between the kinds of tree is asked of the task entry (its
+tree's field, its writer and reader, its headline score, its default decoders and baselines), and a made-up
+task registered there alone keeps the tasks' contract and is looked up like the others (every entry's contract:
+``tests/entry_checks.py``)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from types import MappingProxyType
 
 import pytest
 
 from pmask.common.errors import DecodeError
-from pmask.common.options import TASKS
-from pmask.trees import tasks
-from pmask.trees.registry import DECODERS, decoder_names
-from pmask.trees.tasks import TASK_TABLE, TaskInfo, check_tasks, task_info
+from pmask.corpora.sentence import Sentence
+from pmask.trees.registry import DECODERS
+from pmask.trees.tasks import TASKS, corpus_task, plain_task, task_entry
+
+from entry_checks import check_entry
 
 
-def test_every_task_has_one_entry_naming_its_own_decoders():
-    assert tuple(TASK_TABLE) == TASKS
-    for name, task in TASK_TABLE.items():
-        assert task.name == name and task_info(name) is task
-        assert all(DECODERS[d].task == name and not DECODERS[d].baseline for d in task.default_decoders)
-        assert all(DECODERS[d].task == name and DECODERS[d].baseline for d in task.short_baselines)
-        assert task.primary_baseline in task.short_baselines
-        assert task.baselines == decoder_names(name, baseline=True)
-    assert task_info("dependency").default_decoder == "eisner"
-    assert task_info("constituency").default_decoder == "mart"
+def test_an_unknown_task_is_a_one_line_error():
+    with pytest.raises(DecodeError) as info:
+        task_entry("semantic")
+    assert str(info.value) == f"unknown task 'semantic' (choose from {', '.join(TASKS)})"
 
 
-def test_unknown_task_is_a_one_line_error():
-    with pytest.raises(DecodeError, match="unknown task 'semantic' .known: dependency, constituency"):
-        task_info("semantic")
+def test_a_corpus_s_task_is_the_first_whose_tree_its_sentences_hold():
+    heads = Sentence(id="1", words=["a", "b"], heads=[2, 0])
+    words = Sentence(id="2", words=["a", "b"])
+    assert corpus_task([heads]) == next(t.name for t in TASKS.values() if t.tree_of(heads) is not None)
+    assert corpus_task([words]) == corpus_task([]) == next(iter(TASKS))   # no tree: the first task
+    assert plain_task().read is not None
 
 
-@pytest.mark.parametrize("change, problem", [
-    ({"default_decoders": ("mart",)}, "mart"),                          # another task's decoder
-    ({"default_decoders": ("right-chain",)}, "right-chain"),            # a baseline is no default
-    ({"short_baselines": ("right-chain", "no-such")}, "no-such"),       # unregistered
-    ({"primary_baseline": "random-cle"}, "defaults or primary"),        # not among the short ones
-    ({"default_decoders": ()}, "defaults or primary"),
-])
-def test_a_table_naming_other_decoders_is_refused(change, problem):
-    bad = dict(TASK_TABLE)
-    bad["dependency"] = replace(TASK_TABLE["dependency"], **change)
-    with pytest.raises(ValueError, match=problem):
-        check_tasks(MappingProxyType(bad))
+def test_a_task_entry_that_names_other_decoders_breaks_the_contract():
+    dependency = task_entry(DECODERS["eisner"].task)
+    other = DECODERS["mart"].name   # a decoder of another task
+    with pytest.raises(AssertionError):
+        check_entry("task", replace(dependency, default_decoders=(other,)))
+    with pytest.raises(AssertionError):
+        check_entry("task", replace(dependency, primary_baseline="random-cle"))   # not among its short ones
 
 
-def test_a_table_missing_a_task_is_refused():
-    with pytest.raises(ValueError, match="not the tasks"):
-        check_tasks({"dependency": TASK_TABLE["dependency"]})
-
-
-def test_task_info_reads_the_one_table(monkeypatch):
-    other = TaskInfo("dependency", ("cle",), ("left-chain",), "left-chain")
-    monkeypatch.setattr(tasks, "TASK_TABLE", MappingProxyType({**TASK_TABLE, "dependency": other}))
-    assert task_info("dependency") is other
+def test_a_registered_task_stands_in_for_the_shipped_one():
+    dependency = task_entry(DECODERS["eisner"].task)
+    other = replace(dependency, default_decoders=("cle",), short_baselines=("left-chain",),
+                    primary_baseline="left-chain")
+    with TASKS.registered(other):
+        check_entry("task", other)
+        assert task_entry(dependency.name) is other and list(TASKS) == list(TASKS)
+    assert task_entry(dependency.name) is dependency

@@ -15,14 +15,15 @@ from pmask.common.options import (
     split_metrics,
     split_probes,
 )
-from pmask.common.probe_entries import Faithful
-from pmask.corpora.sentence import is_documents
-from pmask.eval.scores.columns import optional_scores
+from pmask.common.probe_entries import AuthorsRecipe
+from pmask.common.units import unit_of
+from pmask.eval.scores.columns import check_asked, optional_scores
 from pmask.eval.studies.bench.treebanks import Treebank
 from pmask.perturb.fill.model_spec import ModelSpec
-from pmask.pipeline.induce import refuse_layer_zero
-from pmask.pipeline.request import Decoding, Inputs, Request, authors_pipeline, probe_request, resolve
+from pmask.pipeline.checks import refuse_layer_zero
+from pmask.pipeline.request import Decoding, Inputs, Request, authors_recipe, probe_request, resolve
 from pmask.trees.registry import DECODERS, get_decoder
+from pmask.trees.tasks import task_entry
 
 __all__ = ["BenchSettings"]
 
@@ -38,8 +39,9 @@ class BenchSettings:
     ``decoders``: None = eisner and cle for dependency treebanks, mart for PTB ones; ``limit``: the
     first N sentences of each treebank (after ``max_words``); ``max_words``: only sentences of at most
     N words (PTB: counted without punctuation, traces and $/#, the WSJ10 filter); ``bias``: the
-    distance-split decoder's right-branching bias; ``hoover_uuas``: add Hoover et al.'s UUAS to the rows
-    and baselines of dependency treebanks (recorded only when set); ``faithful``: every probe (and metric)
+    distance-split decoder's right-branching bias; ``scores``: optional scores, by name, added to the rows
+    and baselines of the treebanks whose trees they score (``hoover_uuas``: Hoover et al.'s UUAS; each
+    recorded as ``NAME: true`` only when asked); ``faithful``: every probe (and metric)
     with an authors' pipeline (:meth:`pipeline`) runs it, as ``pmask parse --faithful`` does, into a store of
     its own, the others their clean pipeline (recorded only when set; each row says which).
     """
@@ -57,7 +59,7 @@ class BenchSettings:
     symmetrize: str | None = None   # F made symmetric before decoding (Hoover et al.; None: none)
     absolute: bool = False     # |F| before that
     metrics: Sequence[str] | None = None   # several metrics, each on its own store (None: model's metric)
-    hoover_uuas: bool = False  # Hoover et al.'s UUAS too (dependency treebanks)
+    scores: tuple[str, ...] = ()  # optional scores asked, by name (hoover_uuas: Hoover et al.'s UUAS)
     faithful: bool = False     # the authors' pipelines where a probe or metric has one
     _subword: str | None = field(default=None, init=False, repr=False)   # the subword policy given, if any
     # documents of EDUs (every treebank): their metric outranks a model's recorded one, as in resolve
@@ -66,8 +68,7 @@ class BenchSettings:
     _symmetrize: str | None = field(default=None, init=False, repr=False)   # symmetrize as given
 
     def __post_init__(self) -> None:
-        spec = (ModelSpec(self.model) if isinstance(self.model, str) else self.model).named()   # a name: its spec
-        self.probes = tuple(split_probes(self.probes if self.probes is not None else spec.impact.probe))
+        spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: its spec
         impact = spec.impact
         if self.metrics is not None:
             self.metrics = tuple(split_metrics(self.metrics))
@@ -78,11 +79,13 @@ class BenchSettings:
         self._subword, self._symmetrize = impact.subword, self.symmetrize
         self._given = replace(impact, probe=None)
         # the probe and (unless given) the metric are chosen per probe by spec_for; the shared settings now
-        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None)))).impact
-        self.model = replace(spec, impact=replace(shared, probe=None, metric=impact.metric))
+        shared = resolve(Request(replace(spec, impact=replace(impact, probe=None))))
+        given = self.probes if self.probes is not None else spec.impact.probe
+        self.probes = tuple(split_probes(given) if given is not None else [str(shared.impact.probe)])
+        self.model = replace(shared.model, impact=replace(shared.impact, probe=None, metric=impact.metric))
 
-    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
-        """The model spec ``probe`` runs with (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
+    def request_for(self, probe: str, metric: str | None = None) -> Request:
+        """The resolved request ``probe`` runs (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
         :attr:`metrics`; its default subword policy unless one was given), else the metric given or the probe's
         default; the head only for a probe keeping every head."""
         impact = self.model.impact if metric is None else replace(self.model.impact, metric=metric,
@@ -90,31 +93,35 @@ class BenchSettings:
         if self.faithful:   # the pipeline fills what was not given: the given settings, not the shared defaults
             impact = replace(self._given, metric=impact.metric)
         return probe_request(Request(replace(self.model, impact=impact), Decoding(faithful=self.faithful)),
-                             probe, self._inputs).model
+                             probe, self._inputs)
+
+    def spec_for(self, probe: str, metric: str | None = None) -> ModelSpec:
+        """The model spec ``probe`` runs with (:meth:`request_for`)."""
+        return self.request_for(probe, metric).model
 
     @property
     def given_impact(self) -> Any:
         """The impact settings as given (None: not given; the probe left out), which ``--faithful``'s pipelines fill."""
         return self._given
 
-    def pipeline(self, probe: str, metric: str | None = None) -> Faithful | None:
+    def recipe(self, probe: str, metric: str | None = None) -> AuthorsRecipe | None:
         """The authors' pipeline ``probe`` (with ``metric``) runs under :attr:`faithful`: the metric's own, else the
-        probe's (:func:`pmask.pipeline.request.authors_pipeline`); None without :attr:`faithful` or without one."""
-        return authors_pipeline(self.spec_for(probe, metric).impact) if self.faithful else None
+        probe's (:func:`pmask.pipeline.request.authors_recipe`); None without :attr:`faithful` or without one."""
+        return authors_recipe(self.spec_for(probe, metric).impact) if self.faithful else None
 
-    def decoding_for(self, probe: str, metric: str | None, decoder: str) -> tuple[bool, str, bool]:
-        """``(faithful, symmetrize, absolute)`` of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse``
-        decodes them: a faithful run decodes with the pipeline's mode, its undirected decoders symmetrised as given,
-        else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take neither (``parse --faithful`` refuses
-        them there); a decoder that reads span charts takes neither either."""
+    def decoding_for(self, probe: str, metric: str | None, decoder: str) -> Decoding:
+        """The resolved decoding of ``decoder``'s rows of ``probe`` (and ``metric``), as ``pmask parse`` decodes them
+        (:func:`pmask.pipeline.request.resolve`): a faithful run decodes with the pipeline's mode, its undirected
+        decoders symmetrised as given, else as the pipeline says; its [CLS]-layout decoders (eisner, cle) take
+        neither the given symmetrisation nor ``absolute`` (``parse --faithful`` refuses them there), nor does a
+        decoder that reads span charts."""
         dec = get_decoder(decoder)
-        pipeline = self.pipeline(probe, metric)
-        symmetrize = str(self.symmetrize)
-        if pipeline is not None and self._symmetrize is None and dec.undirected and pipeline.symmetrize:
-            symmetrize = pipeline.symmetrize
-        plain = "symmetrize" in dec.ignores or (pipeline is not None and not dec.undirected)
-        return (pipeline is not None, "none" if plain else symmetrize,
-                self.absolute and "absolute" not in dec.ignores and (pipeline is None or dec.undirected))
+        faithful = self.recipe(probe, metric) is not None
+        plain = "symmetrize" in dec.ignores or (faithful and not dec.undirected)
+        given = Decoding(decoder, 1, self.root, faithful, False, self.seed, self.bias,
+                         None if plain else self._symmetrize,
+                         self.absolute and "absolute" not in dec.ignores and (not faithful or dec.undirected))
+        return resolve(replace(self.request_for(probe, metric), decoding=given), self._inputs).decoding
 
     def store_path(self, out_dir: Any, treebank: str, probe: str, metric: str | None) -> Any:
         """Where the impacts of ``treebank`` under ``probe`` and ``metric`` are kept
@@ -122,19 +129,20 @@ class BenchSettings:
         from pmask.eval.studies.bench.probe_stores import store_dir
 
         return store_dir(out_dir, treebank, probe, None if metric is None else self.store_metric(metric),
-                         faithful=self.pipeline(probe, metric) is not None)
+                         faithful=self.recipe(probe, metric) is not None)
 
     def resolve_decoding(self, treebanks: Sequence[Treebank]) -> None:
         """Choose the root and symmetrisation left unset, as :func:`pmask.pipeline.request.resolve` does for every
         run (root gold when every sentence of the dependency treebanks has gold heads); when every treebank is
-        documents of EDUs, each probe's metric unless given is theirs (``dist``, not a model's recorded one)."""
-        dependency = [s for tb in treebanks if tb.task == "dependency" for s in tb.sentences]
-        gold = all(s.root is not None for s in dependency)
+        documents of EDUs, each probe's metric unless given is one their unit takes (``dist``, not a model's recorded
+        ``prob``)."""
+        rooted = [s for tb in treebanks if "root" in task_entry(tb.task).settings for s in tb.sentences]
+        gold = all(s.root is not None for s in rooted)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
                        Inputs(gold_heads=gold))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
         firsts = [tb.sentences[0] for tb in treebanks if tb.sentences]
-        if firsts and all(is_documents([s]) for s in firsts):
+        if firsts and len({unit_of([s]).name for s in firsts}) == 1:   # one unit: the probes' defaults are its
             self._inputs = Inputs.of(firsts[:1])
 
     def metric_for(self, probe: str) -> str:
@@ -153,11 +161,10 @@ class BenchSettings:
         return metric if self.metrics else None
 
     def scores_for(self, task: str) -> tuple[str, ...]:
-        """The optional scores asked (:attr:`hoover_uuas`) that score the trees of ``task``."""
-        return tuple(name for name, cls in optional_scores().items()
-                     if cls.task == task and getattr(self, name, False))
+        """The optional scores asked (:attr:`scores`) that score the trees of ``task``, in the order of the tables."""
+        return tuple(name for name, cls in optional_scores().items() if cls.task == task and name in self.scores)
 
-    def head_for(self, probe: str) -> str | int | None:
+    def attention_head_for(self, probe: str) -> str | int | None:
         """The head decoded for ``probe`` (None for a probe without a head axis)."""
         return self.spec_for(probe).head
 
@@ -166,9 +173,9 @@ class BenchSettings:
         if self.root is not None:   # else chosen once the treebanks are read
             check_choice("root mode", self.root, ROOT_MODES)
         for probe, metric in self.runs:   # a metric some probe does not take: refused here, in one line
-            self.spec_for(probe, self.store_metric(metric)).impact.check(self.head_for(probe))
+            self.spec_for(probe, self.store_metric(metric)).impact.check(self.attention_head_for(probe))
             refuse_layer_zero(self.layers, "layers", probe)   # layer 0's impacts are all zeros: no tree to score
-        if self.model.head is not None and all(self.head_for(p) is None for p in self.probes or ()):
+        if self.model.head is not None and all(self.attention_head_for(p) is None for p in self.probes or ()):
             raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or "
                                "hellinger, and none of them is benched")
         biased = [name for name, decoder in DECODERS.items() if "bias" in decoder.settings]
@@ -176,6 +183,7 @@ class BenchSettings:
             raise SettingError(f"{{bias}} is the right-branching bias of the {either(biased)} decoder, which is not "
                                "benched")
         check_choice("punctuation mode", self.punct, PUNCT_MODES)
+        check_asked(self.scores)   # an unknown optional score: refused by name
         if self.symmetrize is not None:
             check_choice("symmetrization", self.symmetrize, SYMMETRIZE_MODES)
         if self.limit is not None and self.limit < 1:
@@ -200,8 +208,8 @@ class BenchSettings:
                 "device": spec.device, "dtype": None if spec.dtype == "auto" else spec.dtype,
                 "batch_tokens": spec.batch_tokens, "random_init": spec.random_init,
                 "probes": probes, "metrics": metrics, "head": spec.head, "bias": self.bias,
-                "max_words": self.max_words, "context": impact.context or 0, "symmetrize": self.symmetrize,
-                "absolute": self.absolute, **({"hoover_uuas": True} if self.hoover_uuas else {}),
+                "max_words": self.max_words, "context": impact.context, "symmetrize": self.symmetrize,
+                "absolute": self.absolute, **{name: True for name in optional_scores() if name in self.scores},
                 **({"faithful": True} if self.faithful else {})}
 
     @classmethod
@@ -222,4 +230,5 @@ class BenchSettings:
                    punct=data.get("punct", "include"), seed=data.get("seed", 0), probes=data.get("probes") or None,
                    bias=data.get("bias", 0.0), max_words=data.get("max_words"), symmetrize=data.get("symmetrize"),
                    absolute=bool(data.get("absolute")), metrics=several,
-                   hoover_uuas=bool(data.get("hoover_uuas")), faithful=bool(data.get("faithful")))
+                   scores=tuple(name for name in optional_scores() if data.get(name)),
+                   faithful=bool(data.get("faithful")))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pmask.common.options import DEFAULT_PROBE
+from pmask.common.options import first_probe
 from pmask.eval.outputs.writers import new_figure, save_figure
 from pmask.eval.scores.columns import decoder_headline, short_label
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
@@ -136,7 +136,7 @@ def plot_layers(result: Any, path: Path, dpi: int = 150) -> Path:
 HEATMAP_DPI = 150
 
 
-def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> Path:
+def plot_heatmap(result: Any, decoder: str, path: Path, probe: str) -> Path:
     """Treebank × layer scores of ``decoder`` under ``probe`` (``pair cpmi`` for a probe benched with
     several metrics) as a heatmap, values written in the cells, a labelled colour bar beside it."""
     import numpy as np
@@ -159,7 +159,7 @@ def plot_heatmap(result: Any, decoder: str, path: Path, probe: str = "pair") -> 
     ax.set_yticks(range(len(treebanks)), treebanks, fontsize=9)
     ax.set_xlabel("layer", fontsize=10)
     score = short_label(decoder_headline(decoder))
-    what = decoder if probe == DEFAULT_PROBE else f"{probe} · {decoder}"
+    what = decoder if probe == first_probe() else f"{probe} · {decoder}"
     ax.set_title(f"{what}: {score}", fontsize=11)
     if grid.size <= 400:
         mid = np.nanmean(grid) if np.isfinite(grid).any() else 0

@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from pmask.common.options import DEFAULT_PROBE
+from pmask.common.options import first_probe
 from pmask.eval.scores.columns import decoder_headline
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 #: How the best-head rows say where the head was chosen and where it was scored.
 CHOSEN_ON = "even positions (0, 2, 4, ...)"
@@ -55,7 +55,7 @@ def store_dir(out_dir: Path, treebank: str, probe: str, metric: str | None = Non
         >>> store_dir(Path("out"), "pud", "pair", "cpmi", faithful=True).as_posix()
         'out/stores/pud.cpmi.faithful'
     """
-    name = treebank if probe == DEFAULT_PROBE else f"{treebank}.{probe}"
+    name = treebank if probe == first_probe() else f"{treebank}.{probe}"
     name = name if metric is None else f"{name}.{metric}"
     return Path(out_dir) / "stores" / (f"{name}.faithful" if faithful else name)
 
@@ -103,12 +103,13 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
         impacts = source.impacts_by_layers([layer])[layer]
         score, golds = _score(sc, report_sents, pick(impacts, report), decoder, layer, settings)
         reported, key, undirected = sc.summary(score, golds), decoder_headline(decoder), get_decoder(decoder).undirected
-        name = task_info(tb.task).reference(undirected)
+        name = task_entry(tb.task).reference(undirected)
         baselines = sc.score_baselines(golds, tb.task, root=settings.root, punct=settings.punct, seed=settings.seed,
                                        undirected=undirected) if golds else {}
         base = sc.summary(baselines[name], golds)[key] if golds else None
         rows.append({"treebank": tb.name, "language": tb.language, "probe": probe, "decoder": decoder,
-                     "root": settings.root if tb.task == "dependency" else None, "layer": layer, "head": head,
+                     "root": settings.root if "root" in task_entry(tb.task).settings else None, "layer": layer,
+                     "head": head,
                      "choose_score": value, "score": reported[key], "scored_by": key,
                      "sentences": reported["sentences"],
                      "baseline": name, "baseline_score": base, "margin": None if base is None else reported[key] - base,
@@ -118,6 +119,8 @@ def best_heads(tb: Any, store: Any, settings: Any, probe: str, layers: Sequence[
 
 def _score(sc: Any, sentences: Sequence[Any], impacts: Sequence[Any], decoder: str, layer: int,
            settings: Any) -> tuple[Any, list[Any]]:
-    return sc.score_decoder(sentences, impacts, decoder=decoder, layer=layer, root=settings.root,
-                            punct=settings.punct, seed=settings.seed, bias=settings.bias,
-                            symmetrize=settings.symmetrize, absolute=settings.absolute)
+    from pmask.pipeline.decoding import Decoding
+
+    decoding = Decoding(decoder, layer, settings.root, False, False, settings.seed, settings.bias, settings.symmetrize,
+                        settings.absolute)   # the bench's decoding, resolved with its treebanks (resolve_decoding)
+    return sc.score_decoder(sentences, impacts, decoding, punct=settings.punct)

@@ -12,7 +12,7 @@ with it before any work:
   no longer asked (the authors' pipelines: other impacts, other decodings), or other sentences
   (``--limit``, ``--max-words``, a treebank file's contents): refused whatever the flags,
   since the stores hold impacts of another model or of other sentences; another ``-o`` is needed;
-* **other scores**, another root, punctuation, seed, bias or head, an optional score (``hoover_uuas``)
+* **other scores**, another root, punctuation, seed, bias or head, an optional score (``scores``: ``hoover_uuas``)
   asked or no longer asked, or a narrower study (a
   treebank, probe, metric, layer or decoder left out): refused unless ``rescore`` (``--rescore``), which
   replaces the results files and reuses the stores.
@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 from pmask.common.errors import SettingError, StoreError
 from pmask.common.files import read_json
 from pmask.common.options import resolve_layers, split_random
+from pmask.corpora.provenance import recorded_impact
 from pmask.eval.scores.columns import optional_scores
 from pmask.perturb.fill.model_spec import absolute_if_local
 from pmask.perturb.store import read_manifest
@@ -137,14 +138,15 @@ def _store_differences(earlier: dict[str, Any], now: dict[str, Any], treebanks: 
 
 def _metrics(settings: dict[str, Any]) -> dict[str, Any]:
     """``{probe: metric}`` (or ``{probe: [metric, ...]}``) as results.json's settings record them."""
-    return settings.get("metrics") or {p: settings.get("metric") for p in settings.get("probes") or ["pair"]}
+    probes = settings.get("probes") or [recorded_impact(settings)["probe"]]   # an earlier release's: pair
+    return settings.get("metrics") or {p: settings.get("metric") for p in probes}
 
 
 def _cells(rows: Sequence[dict[str, Any]], with_layers: bool, settings: dict[str, Any]) -> set[Cell]:
     """The rows' keys; a row of an earlier release names no metric: its probe's, from ``settings``."""
     metrics = _metrics(settings)
     return {(r["treebank"], probe, str(r.get("metric") or metrics.get(probe)), r["layer"] if with_layers else None,
-             r["decoder"]) for r in rows for probe in [r.get("probe") or "pair"]}
+             r["decoder"]) for r in rows for probe in [recorded_impact(r)["probe"]]}
 
 
 def planned_cells(treebanks: Sequence[Any], settings: Any, decoders_for: Callable[..., list[str]],

@@ -33,14 +33,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pmask.common.files import atomic_write, make_output_folder
+from pmask.common.files import atomic_write
 from pmask.common.labels import plural, probe_label, run_label
-from pmask.common.options import DEFAULT_PROBE, has_heads
+from pmask.common.options import first_probe, has_attention_heads
+from pmask.common.output_checks import make_output_folder
 from pmask.eval.scores.columns import all_layer_keys, asked_in, decoder_headline, short_label
 from pmask.eval.studies.bench.plots import plot_heatmap, plot_layers
 from pmask.eval.studies.bench.rows import primary_key, row_probe, several_metrics
 from pmask.trees.registry import decoder_task, get_decoder
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
         mine = [b for b in result.baselines if b["treebank"] == treebank and b.get(key) is not None
                 and b.get("root") == best.get("root")]
         top = max(mine, key=lambda b: b[key], default=None)
-        reference = task_info(decoder_task(decoder)).reference(get_decoder(decoder).undirected)
+        reference = task_entry(decoder_task(decoder)).reference(get_decoder(decoder).undirected)
         ref = next((b for b in mine if b["baseline"] == reference), None)
         out.append({"treebank": treebank, "language": best["language"], "probe": probe,
                     "impact_metric": best.get("metric"), "head": best.get("head"),
@@ -117,12 +118,10 @@ def best_layers(result: Any) -> list[dict[str, Any]]:
 def _probe_settings(settings: Any) -> list[dict[str, Any]]:
     """``{"probe", "metric", "head"}`` of each benched probe and metric (head None where it does not apply)."""
     out = []
-    runs = getattr(settings, "runs", None) or [(p, settings.metric_for(p))
-                                               for p in getattr(settings, "probes", None) or ["pair"]]
-    for probe, metric in runs:
-        head = settings.head_for(probe)
+    for probe, metric in settings.runs:
+        head = settings.attention_head_for(probe)
         out.append({"probe": probe, "metric": metric,
-                    "head": ("mean" if head is None else head) if has_heads(probe, metric) else None})
+                    "head": ("mean" if head is None else head) if has_attention_heads(probe, metric) else None})
     return out
 
 
@@ -240,7 +239,7 @@ def write_outputs(result: Any, out_dir: Path) -> list[Path]:
         several = several_metrics(result.rows)
         for probe, decoder in dict.fromkeys((row_probe(r, several), r["decoder"]) for r in result.rows):
             slug = probe.replace(" ", "-")
-            name = f"heatmap-{decoder}.png" if probe == DEFAULT_PROBE else f"heatmap-{slug}-{decoder}.png"
+            name = f"heatmap-{decoder}.png" if probe == first_probe() else f"heatmap-{slug}-{decoder}.png"
             paths.append(plot_heatmap(result, decoder, out_dir / name, probe))
     for stale in sorted(set(out_dir.glob("heatmap-*.png")) - set(paths)):   # of results replaced (--rescore)
         stale.unlink()

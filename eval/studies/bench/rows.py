@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pmask.common.errors import PmaskError
-from pmask.common.options import DEFAULT_PROBE
+from pmask.corpora.provenance import recorded_impact
 from pmask.eval.scores.columns import decoder_headline, row_headline
 
 __all__ = ["primary_key", "row_probe", "several_metrics"]
@@ -36,7 +36,7 @@ def row_probe(row: dict[str, Any], several: frozenset[str] = frozenset()) -> str
     """The row's probe, and its metric (``pair cpmi``) when the probe is one of ``several``, the
     probes benched with several metrics (:func:`several_metrics`); ``faithful`` added to a row of an authors'
     pipeline (``bench --faithful``)."""
-    probe = row.get("probe") or DEFAULT_PROBE
+    probe = recorded_impact(row)["probe"]   # a row of an earlier release names no probe: pair
     label = f"{probe} {row['metric']}" if probe in several and row.get("metric") else probe
     return f"{label} faithful" if row.get("faithful") else label
 
@@ -45,7 +45,7 @@ def several_metrics(rows: Any) -> frozenset[str]:
     """The probes whose rows name more than one metric (``bench --metrics``): their labels name the metric."""
     seen: dict[str, set[Any]] = {}
     for row in rows:
-        seen.setdefault(row.get("probe") or DEFAULT_PROBE, set()).add(row.get("metric"))
+        seen.setdefault(recorded_impact(row)["probe"], set()).add(row.get("metric"))
     return frozenset(p for p, m in seen.items() if len(m) > 1)
 
 

@@ -25,11 +25,11 @@ from typing import Any, Callable, Sequence
 
 from pmask.common.display import RichDisplay
 from pmask.common.errors import PmaskError
-from pmask.common.files import Output, check_output, make_output_folder
 from pmask.common.labels import plural
-from pmask.common.options import resolve_layers
+from pmask.common.options import first_probe, resolve_layers
+from pmask.common.output_checks import Output, check_output, make_output_folder
 from pmask.common.progress import progress_bar
-from pmask.eval.studies.bench.authors_pipelines import check_faithful
+from pmask.eval.studies.bench.authors_recipes import check_faithful
 from pmask.eval.studies.bench.bench_settings import BenchSettings
 from pmask.eval.studies.bench.decoders import decoders_for, decoders_not_run, not_scored_line, probes_not_run
 from pmask.eval.studies.bench.probe_stores import best_heads
@@ -37,15 +37,17 @@ from pmask.eval.studies.bench.rerun import check_rerun
 from pmask.eval.studies.bench.treebanks import Treebank, find_treebanks
 from pmask.perturb.fill.compute import FillRequest
 from pmask.perturb.fill.distributed import is_main_rank
+from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
 from pmask.trees.registry import get_decoder
+from pmask.trees.tasks import task_entry
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BenchResult", "BenchSettings", "decoders_for", "decoders_not_run", "ensure_stores", "probes_not_run",
-           "run_bench", "score_treebank"]
+__all__ = ["BenchPlan", "BenchResult", "BenchSettings", "decoders_for", "decoders_not_run", "ensure_stores",
+           "plan_bench", "probes_not_run", "run_bench", "score_treebank"]
 
 
 @dataclass
@@ -130,8 +132,8 @@ def ensure_stores(treebanks: Sequence[Treebank], out_dir: Path, settings: BenchS
         model = model_loader()
         for probe, metric in planned:
             impact = settings.spec_for(probe, metric).impact
-            check_support(model, probe, str(impact.metric), settings.layers, str(impact.subword),
-                          settings.head_for(probe))
+            check_support(model, probe, str(impact.metric), settings.layers, subword=str(impact.subword),
+                          head=settings.attention_head_for(probe))
         return model
 
     load = functools.cache(checked)
@@ -166,8 +168,8 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
     if settings.root is None or settings.symmetrize is None:   # not run by run_bench: chosen now, as it would
         settings.resolve_decoding([tb])
     root_mode = str(settings.root)
-    stores = stores if isinstance(stores, dict) else {"pair": stores}
-    root = settings.root if tb.task == "dependency" else None
+    stores = stores if isinstance(stores, dict) else {first_probe(): stores}
+    root = settings.root if "root" in task_entry(tb.task).settings else None
     base = {"treebank": tb.name, "language": tb.language}
     out: dict[str, list[dict[str, Any]]] = {"rows": [], "baselines": [], "breakdowns": [], "best_heads": []}
     golds: list[Any] = list(tb.sentences)
@@ -178,19 +180,17 @@ def score_treebank(tb: Treebank, stores: Any, settings: BenchSettings) -> dict[s
         if not decoders:   # nothing reads what it gives on this treebank's task
             continue
         layers = _layers(settings, store)
-        head = settings.head_for(probe)
-        faithful = settings.pipeline(probe, metric) is not None   # the [CLS] layout: the authors' decoders read it
+        head = settings.attention_head_for(probe)
+        faithful = settings.recipe(probe, metric) is not None   # the [CLS] layout: the authors' decoders read it
         impacts = ImpactSource(list(tb.sentences), tb.path, store=store,
                                model=ModelSpec(head=head)).impacts_by_layers(layers, include_cls=faithful)
         labels = {"probe": probe, "metric": metric,
                   **({"head": "mean" if head is None else head} if store.heads else {}), "faithful": faithful}
+        decodings = {decoder: settings.decoding_for(probe, metric, decoder) for decoder in decoders}
         for layer in layers:
             for decoder in decoders:
-                faithful, symmetrize, absolute = settings.decoding_for(probe, metric, decoder)
-                score, golds = sc.score_decoder(tb.sentences, impacts[layer], decoder=decoder, layer=layer,
-                                                root=root_mode, punct=settings.punct, seed=settings.seed,
-                                                bias=settings.bias, symmetrize=symmetrize, absolute=absolute,
-                                                scores=scores, faithful=faithful)
+                score, golds = sc.score_decoder(tb.sentences, impacts[layer], decodings[decoder].at(layer),
+                                                punct=settings.punct, scores=scores)
                 key = {**base, **labels, "layer": layer, "decoder": decoder, "root": root}
                 out["rows"].append({**key, **sc.summary(score, golds)})
                 if (details := sc.breakdown(score)) is not None:
@@ -226,14 +226,15 @@ def _treebank_record(tb: Treebank, stores: dict[Any, Any], settings: BenchSettin
 def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
               model_loader: Callable[[], Any] | None = None, progress: bool = True,
               write: bool = True, rescore: bool = False) -> BenchResult:
-    """Run a whole study and (with ``write``) write its files into ``out_dir``.
+    """Run a whole study and (with ``write``) write its files into ``out_dir``: :func:`plan_bench`, then
+    :meth:`BenchPlan.run`.
 
     Args:
         inputs: treebank files or folders (CoNLL-U; PTB ``.mrg`` file or folder).
         out_dir: output directory (stores under ``stores/``, results beside them).
         settings: see :class:`BenchSettings`.
         model_loader: returns the loaded model; called at most once, and only when a store is incomplete
-            (default: ``settings.model.load``).
+            (default: the model of the first run's spec, ``ModelSpec.load``).
         progress: tqdm bars over each store's sentences and over the scoring.
         write: write results.json/csv/md and the plots (see :mod:`pmask.eval.studies.bench.results`).
         rescore: when ``out_dir`` holds a study with other scoring settings (root, punct, seed, bias,
@@ -245,8 +246,75 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
         treebank × baseline, breakdowns, best heads (probes that keep every head), the model
         description and timings.
     """
-    from pmask.perturb.store import ImpactStore
+    return plan_bench(inputs, out_dir, settings, rescore=rescore).run(model_loader=model_loader, progress=progress,
+                                                                        write=write)
 
+
+@dataclass
+class BenchPlan:
+    """A study read and checked, not run yet (:func:`plan_bench`): its treebanks (read once), settings with their
+    decoding resolved, the decoders not run and the probes not scored on each treebank."""
+
+    out: Path
+    settings: BenchSettings
+    treebanks: list[Treebank]
+    not_run: dict[str, list[str]]
+    skipped: dict[str, list[str]]
+    started: float
+
+    def computations(self) -> list[Computation]:
+        """What the study computes: every treebank's records for each probe (and metric) scored on it, into its
+        store (only what each store lacks is counted)."""
+        settings = self.settings
+        return [computation(settings.spec_for(probe, settings.store_metric(metric)), tb.sentences,
+                            store=settings.store_path(self.out, tb.name, probe, metric))
+                for probe, metric in settings.runs for tb in self.treebanks if probe not in self.skipped[tb.name]]
+
+    def run(self, *, model_loader: Callable[[], Any] | None = None, progress: bool = True,
+            write: bool = True) -> BenchResult:
+        """Fill the stores (the model loaded once, only if one lacks something), score and (with ``write``) write."""
+        from pmask.perturb.store import ImpactStore
+
+        out, settings, treebanks, skipped = self.out, self.settings, self.treebanks, self.skipped
+        first = settings.runs[0]   # one model for every run: loaded (and checked) as the first run's
+        load = model_loader or settings.spec_for(first[0], settings.store_metric(first[1])).load
+        info = ensure_stores(treebanks, out, settings, load, progress, skipped)
+        if not is_main_rank():
+            return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
+        t_scoring = time.perf_counter()
+        result = BenchResult(settings=settings, model={}, treebanks=[])
+        for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
+            stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
+                settings.store_path(out, tb.name, probe, metric)) for probe, metric in settings.runs
+                if probe not in skipped[tb.name]}
+            store = next(iter(stores.values()))
+            result.model = result.model or dict(store.manifest.get("model") or {})
+            part = score_treebank(tb, stores, settings)
+            for key in ("rows", "baselines", "breakdowns", "best_heads"):
+                getattr(result, key).extend(part[key])
+            result.treebanks.append(_treebank_record(tb, stores, settings, self.not_run[tb.name], skipped[tb.name]))
+            if self.not_run[tb.name]:
+                logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
+                               ", ".join(self.not_run[tb.name]))
+        impact_seconds = info.pop("seconds")
+        result.timing = {**info, "impact_seconds": impact_seconds,
+                         "scoring_seconds": round(time.perf_counter() - t_scoring, 3),
+                         "total_seconds": round(time.perf_counter() - self.started, 3)}
+        if write:
+            from pmask.eval.studies.bench.results import write_outputs
+
+            write_outputs(result, out)
+        logger.debug("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks),
+                     len(result.rows), result.timing["computed"], result.timing["reused"],
+                     result.timing["total_seconds"])
+        return result
+
+
+def plan_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
+               rescore: bool = False) -> BenchPlan:
+    """Read every treebank once and check the study before any model work (every refusal in one line): the
+    settings, the output folder, the decoding (resolved), decoders and probes against the treebanks, gold heads,
+    the authors' pipelines under ``--faithful`` and an earlier study in ``out_dir`` (see :func:`run_bench`)."""
     settings.check()
     t0 = time.perf_counter()
     out = Path(out_dir)
@@ -256,7 +324,8 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     settings.resolve_decoding(treebanks)
     not_run, skipped = decoders_not_run(treebanks, settings), probes_not_run(treebanks, settings)
     for tb in treebanks:   # refuse a decoder/treebank/probe mismatch before any model work
-        missing = next((s for s in tb.sentences if s.root is None), None) if tb.task == "dependency" else None
+        rooted = "root" in task_entry(tb.task).settings
+        missing = next((s for s in tb.sentences if s.root is None), None) if rooted else None
         if missing is not None and given_root == "gold":
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:
@@ -267,32 +336,4 @@ def run_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, s
     for tb in treebanks:
         for probe in skipped[tb.name]:   # one line each; no store is made for it there
             logger.warning("bench: %s", not_scored_line(probe, tb, settings))
-    info = ensure_stores(treebanks, out, settings, model_loader or settings.model.load, progress, skipped)
-    if not is_main_rank():
-        return BenchResult(settings=settings, model={}, treebanks=[], timing=info, is_main=False)
-    t_scoring = time.perf_counter()
-    result = BenchResult(settings=settings, model={}, treebanks=[])
-    for tb in progress_bar(treebanks, desc="scoring", unit="treebank", enabled=progress):
-        stores: dict[Any, Any] = {(probe, metric) if settings.metrics else probe: ImpactStore.open(
-            settings.store_path(out, tb.name, probe, metric)) for probe, metric in settings.runs
-            if probe not in skipped[tb.name]}
-        store = next(iter(stores.values()))
-        result.model = result.model or dict(store.manifest.get("model") or {})
-        part = score_treebank(tb, stores, settings)
-        for key in ("rows", "baselines", "breakdowns", "best_heads"):
-            getattr(result, key).extend(part[key])
-        result.treebanks.append(_treebank_record(tb, stores, settings, not_run[tb.name], skipped[tb.name]))
-        if not_run[tb.name]:
-            logger.warning("bench: %s is a %s treebank: %s not run on it", tb.name, tb.task,
-                           ", ".join(not_run[tb.name]))
-    impact_seconds = info.pop("seconds")
-    result.timing = {**info, "impact_seconds": impact_seconds,
-                     "scoring_seconds": round(time.perf_counter() - t_scoring, 3),
-                     "total_seconds": round(time.perf_counter() - t0, 3)}
-    if write:
-        from pmask.eval.studies.bench.results import write_outputs
-
-        write_outputs(result, out)
-    logger.debug("bench: %d treebanks, %d rows, %d computed, %d reused, %.1f s", len(treebanks), len(result.rows),
-                result.timing["computed"], result.timing["reused"], result.timing["total_seconds"])
-    return result
+    return BenchPlan(out, settings, treebanks, not_run, skipped, t0)

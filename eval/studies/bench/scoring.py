@@ -7,40 +7,36 @@ Everything here takes gold sentences and impacts and returns score sets
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 from pmask.eval.comparison.compare import baseline_scores, score_against_gold
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.eval.scores.score_set import ScoreSet
-from pmask.pipeline.induce import ParseSettings
+from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import decoder_task, get_decoder
-from pmask.trees.tasks import task_info
+from pmask.trees.tasks import task_entry
 
 
 def task_of(decoder: str) -> str:
-    """``"dependency"`` or ``"constituency"`` for a decoder name (PmaskError for an unknown one)."""
+    """The task of a decoder (PmaskError for an unknown one)."""
     return decoder_task(decoder)
 
 
-def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], *, decoder: str, layer: int, root: str,
-                  punct: str, seed: int, bias: float = 0.0, symmetrize: str = "none",
-                  absolute: bool = False, scores: Sequence[str] = (),
-                  faithful: bool = False) -> tuple[ScoreSet, list[Any]]:
-    """(scores, scored gold sentences) of ``decoder`` on one layer's ``impacts``
-    (``bias``: distance-split's λ, given to the decoders that read it; ``symmetrize``, ``absolute``: how F is
-    made symmetric first; ``scores``: the optional scores asked; ``faithful``: the authors' decoding, as
-    ``pmask parse --faithful``, on impacts read with their [CLS] row)."""
-    settings = ParseSettings(decoder=decoder, layer=layer, root=root, seed=seed, faithful=faithful,
-                             bias=bias if "bias" in get_decoder(decoder).settings else 0.0, symmetrize=symmetrize,
-                             absolute=absolute)
-    return score_against_gold(sentences, impacts, settings, punct=punct, scores=scores)
+def score_decoder(sentences: Sequence[Any], impacts: Sequence[Any], decoding: Decoding, *, punct: str,
+                  scores: Sequence[str] = ()) -> tuple[ScoreSet, list[Any]]:
+    """(scores, scored gold sentences) of one layer's ``impacts`` decoded as the resolved ``decoding`` says (its
+    decoder, root, seed, faithful: the authors' decoding on impacts read with their [CLS] row; symmetrize and
+    absolute; distance-split's bias, given to the decoders that read it); ``scores``: the optional scores asked."""
+    bias = decoding.bias if "bias" in get_decoder(str(decoding.decoder)).settings else 0.0
+    return score_against_gold(sentences, impacts, replace(decoding, bias=bias), punct=punct, scores=scores)
 
 
 def score_baselines(golds: Sequence[Any], task: str, *, root: str, punct: str, seed: int,
                     scores: Sequence[str] = (), undirected: bool = False) -> dict[str, ScoreSet]:
     """``{baseline name: scores}`` of the task's short baselines (the registry's) on exactly ``golds``, and its
     undirected ones (connect-adjacent) with ``undirected`` (undirected decoders are benched)."""
-    info = task_info(task)
+    info = task_entry(task)
     names = (*info.short_baselines, *(info.undirected_baselines if undirected else ()))
     return baseline_scores(task, golds, punct=punct, root=root, seed=seed, names=names, scores=scores)
 

@@ -220,13 +220,14 @@ def _hoover_lines_file(path: Path, heads_at: int) -> Path:
     ([], (5 / 7, (3 / 4 + 1 / 2 + 1) / 3, 4 / 6, (3 / 4 + 1 / 2) / 2)),   # long: no "go home"
     (["--max-words", "4"], (2 / 3, (1 / 2 + 1) / 2, 1 / 2, 1 / 2)),
 ], ids=["all", "max-words-4"])
-def test_the_numbers_of_hoover_uuas(tmp_path, capsys, extra, figures):
+@pytest.mark.parametrize("asked", [["--hoover-uuas"], ["--score", "hoover_uuas"]], ids=["flag", "by-name"])
+def test_the_numbers_of_hoover_uuas(tmp_path, capsys, extra, figures, asked):
     """Issue 39, item 17: the Hoover et al. figures ``eval --hoover-uuas`` gives, counted by hand on a gold file
     where a punctuation word joins two words (so the gold edges are not the gold arcs) and one sentence has only
     two non-punctuation words (left out of the ``_long`` figures); ``--max-words`` reaches them."""
     gold, pred = _hoover_lines_file(tmp_path / "gold.conllu", 2), _hoover_lines_file(tmp_path / "pred.conllu", 3)
     js = tmp_path / "e.json"
-    code, out, err = run(["eval", pred, "--gold", gold, "--hoover-uuas", "-q", "--json", js, *extra], capsys)
+    code, out, err = run(["eval", pred, "--gold", gold, *asked, "-q", "--json", js, *extra], capsys)
     assert code == 0, err
     row = next(r for r in json.loads(js.read_text(encoding="utf-8"))["rows"] if r["name"] == "prediction")
     keys = ("hoover_uuas", "hoover_uuas_mean", "hoover_uuas_long", "hoover_uuas_mean_long")
@@ -288,7 +289,7 @@ def test_hoover_uuas_is_in_every_row_the_json_the_csv_and_the_data_frames(tmp_pa
     table = {row["name"]: row for row in csv.DictReader(cs.open(encoding="utf-8"))}
     assert float(table["prediction"]["hoover_uuas"]) == pytest.approx(POOLED)
     assert float(table["connect-adjacent"]["hoover_uuas_mean"]) == pytest.approx(ADJACENT["hoover_uuas_mean"])
-    result = evaluate_files(pred, gold, baselines=True, hoover_uuas=True)
+    result = evaluate_files(pred, gold, baselines=True, scores=["hoover_uuas"])
     assert result.score.to_dict()["hoover_uuas_mean"] == pytest.approx(MEAN)
     pytest.importorskip("pandas")
     frame = result.to_pandas().set_index("name")
@@ -320,9 +321,10 @@ def test_without_hoover_uuas_no_output_mentions_it(tmp_path, capsys):
 def test_hoover_uuas_on_brackets_is_refused_up_front(tmp_path, capsys):
     pred = tmp_path / "pred.txt"
     pred.write_text("(X (X The cat) (X sat (X on (X the mat))))\n", encoding="utf-8")
-    code, out, err = run(["eval", pred, "--gold", DATA / "mini.mrg", "--hoover-uuas"], capsys)
-    assert code == 1 and out == "" and err.count("\n") == 1, err
-    assert err.startswith("pmask: error: --hoover-uuas needs dependency trees") and "constituency" in err
+    for asked in (["--hoover-uuas"], ["--score", "hoover_uuas"]):   # today's spelling, and the score by name
+        code, out, err = run(["eval", pred, "--gold", DATA / "mini.mrg", *asked], capsys)
+        assert code == 1 and out == "" and err.count("\n") == 1, err
+        assert err.startswith("pmask: error: --score hoover_uuas needs dependency trees") and "constituency" in err
 
 
 # ------------- bracket breakdowns: eval --details, --json, to_pandas (issue 39, item 9)

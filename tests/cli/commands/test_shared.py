@@ -293,14 +293,14 @@ def test_parse_with_a_cache_store_resumes_without_a_flag(small, tmp_path, capsys
     assert "keeps 1 finished sentence;" in err and "rerun the same command" in err and "--resume" not in err
 
 
-def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, monkeypatch):
+def test_parse_without_a_store_says_nothing_was_kept(small, tmp_path, capsys, monkeypatch, tiny_bert_dir):
     from pmask.perturb.fill import model_spec
 
     def load(self):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(model_spec.ModelSpec, "load", load)
-    err = interrupted(["parse", small, "--model", "m", "-o", tmp_path / "p.conllu"], capsys)
+    err = interrupted(["parse", small, "--model", tiny_bert_dir, "-o", tmp_path / "p.conllu"], capsys)
     assert "nothing was saved" in err and "--store" in err and "--resume" not in err
     assert not (tmp_path / "p.conllu").exists()
 
@@ -392,3 +392,38 @@ def test_a_complete_read_only_store_serves_as_a_cache(with_model, small, tmp_pat
     assert code == 0, err
     assert heads_of(first) == heads_of(again)
     assert _snapshot(cache) == before   # no writer's note, no manifest update, nothing else
+
+
+# ---------------------------------------------------------------------------- check, then estimate, then compute
+
+MINI = Path(__file__).resolve().parents[2] / "data" / "mini.conllu"
+
+
+@pytest.mark.parametrize("command", [
+    ["parse", "{mini}", "-o", "{tmp}/x.conllu"], ["impact", "{mini}", "-o", "{tmp}/st"],
+    ["sweep", "{mini}"], ["heatmap", "{mini}", "--sentence", "1", "-o", "{tmp}/h.png"],
+    ["bench", "{mini}", "-o", "{tmp}/b"],
+], ids=lambda c: c[0])
+def test_each_command_reads_its_corpus_once(tiny_bert_dir, tmp_path, capsys, command):
+    """Issue 47 item 12, issue 46 item 5: one read of the corpus per command (the cost line read it again, and so
+    did the resolution of ``impact``), said once; the checks, then the cost line, then the model work."""
+    args = [a.format(mini=MINI, tmp=tmp_path) for a in command]
+    code = main([*args, "--model", str(tiny_bert_dir), *(["--dry-run"] if command[0] != "heatmap" else [])])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count(f"read 5 sentences from {MINI}") == 1, err
+    if command[0] != "heatmap":
+        assert err.index("read 5 sentences") < err.index("to compute:")
+
+
+@pytest.mark.parametrize("corpus, flags", [
+    ("mini.conllu", ["--faithful", "--decoder", "mart"]),                 # the authors' pipeline has no such decoder
+    ("mini.conllu", ["--probe", "distortion", "--decoder", "eisner"]),    # a span chart no dependency decoder reads
+    ("noheads.conllu", ["--root", "gold", "--decoder", "eisner"]),        # no gold heads to root
+])
+def test_a_refused_run_says_one_line_and_no_cost(tiny_bert_dir, tmp_path, capsys, corpus, flags):
+    """Issue 47 item 12: a run refused by its checks says the refusal alone: nothing read is said, no cost line."""
+    code = main(["parse", str(MINI.parent / corpus), "--model", str(tiny_bert_dir), *flags, "-o",
+                 str(tmp_path / "x.conllu")])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.splitlines()) == 1 and err.startswith("pmask: error: "), err

@@ -172,6 +172,6 @@ def test_faithful_discourse_baselines_are_their_chains():
     from pmask.eval.comparison.compare import baseline_scores
 
     doc = Sentence(id="d", words=["a", "b", "c", "d"], heads=[0, 1, 2, 3], unit="edu")
-    clean = baseline_scores("dependency", [doc], names=["left-chain"])["left-chain"]
-    theirs = baseline_scores("dependency", [doc], names=["left-chain"], faithful=True)["left-chain"]
+    clean = baseline_scores("dependency", [doc], root="gold", names=["left-chain"])["left-chain"]
+    theirs = baseline_scores("dependency", [doc], root="gold", names=["left-chain"], faithful=True)["left-chain"]
     assert (clean.correct, theirs.correct, theirs.total) == (4, 3, 4)

@@ -17,7 +17,7 @@ from test_cli import SMALL
 
 
 def origin(label, probe="pair", metric="dist", head=None):
-    return Origin(label, model="/m", impact=ImpactSettings(metric, "avg", "words", probe), head=head)
+    return Origin(label, model="/m", impact=ImpactSettings(metric, "avg", "words", probe, 0), head=head)
 
 
 def test_probe_and_head_must_agree():
@@ -31,7 +31,7 @@ def test_probe_and_head_must_agree():
 
 def test_a_store_without_a_probe_is_a_pair_store():
     held = store_origin("s", {"model": {"name": "/m"}, "metric": "dist", "subword": "avg"})
-    assert held.impact == ImpactSettings("dist", "avg", "words", "pair")
+    assert held.impact == ImpactSettings("dist", "avg", "words", "pair", 0)
 
 
 def test_a_bench_of_several_probes_compares_what_they_share(tmp_path):

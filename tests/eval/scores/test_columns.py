@@ -1,8 +1,8 @@
 """Each score class knows its columns and headline (SuPar-style); every table asks it, and every
 caller that scores fills it.
 
-A tiny new score class, named in ``SCORES`` and nowhere else, shows up in the comparison, the
-layer sweep, ``bench``'s CSV, headline choice and the labels; a new score of an existing task, named
+A tiny new score class, registered in ``SCORES`` and nowhere else, shows up in the comparison, the
+layer sweep, ``bench``'s CSV, headline choice and the labels; a new score of an existing task, registered
 in ``SCORES`` alone, is computed (its values, not only its column) by ``eval`` (prediction and
 baselines; table, JSON, CSV, data frame), ``sweep`` and ``bench``; and the tables the built-in scores
 give are the ones the hand-written lists gave before.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,15 +23,18 @@ from pmask.cli import main
 from pmask.eval import BracketScore, DependencyScore, Score
 from pmask.eval.comparison.tables import Comparison, LayerSweep
 from pmask.eval.scores import columns
-from pmask.eval.scores.score import Column
+from pmask.eval.scores.score import SCORES, Column
 from pmask.eval.studies.bench import results
 from pmask.eval.studies.bench.scoring import summary
+
+from entry_checks import score_is_whole
 
 
 @dataclass(repr=False)
 class AlignmentScore(Score):
     """A made-up score of a made-up task: aligned words out of all."""
 
+    name = "alignment"
     task = "alignment"
     columns = (Column("aer", "AER"), Column("recall_aligned", "Aligned R", per_layer=False))
 
@@ -42,27 +46,27 @@ class AlignmentScore(Score):
 
 
 @pytest.fixture
-def with_new_score(monkeypatch):
-    monkeypatch.setattr(columns, "SCORES", [*columns.SCORES, AlignmentScore])
+def with_new_score():
+    with SCORES.registered(AlignmentScore):
+        yield
 
 
-def test_the_built_in_scores_give_the_columns_the_lists_held():
-    """The three hand-written lists (output.PERCENT_KEYS/LABELS, sweep.SWEEP_KEYS, bench CSV_FIELDS), as they were."""
-    assert columns.percent_keys("dependency") == ("uas", "uuas")
-    assert columns.percent_keys("constituency") == ("f1_sentence", "f1_corpus", "precision", "recall")
-    assert columns.all_percent_keys() == ("uas", "uuas", "hoover_uuas", "hoover_uuas_mean", "f1_sentence", "f1_corpus",
-                                          "precision", "recall")   # every score's, the optional one's included
-    assert {t: columns.layer_keys(t) for t in ("dependency", "constituency")} == {
-        "dependency": ("uas", "uuas"), "constituency": ("f1_sentence", "f1_corpus")}
-    assert results.csv_fields() == ("kind", "treebank", "language", "probe", "head", "layer", "decoder", "root",
-                                  "faithful", "uas", "uuas", "f1_sentence", "f1_corpus", "sentences", "words", "metric")
-    assert columns.labels() == {"uas": "UAS", "uuas": "UUAS", "hoover_uuas": "Hoover UUAS",
-                                "hoover_uuas_mean": "Hoover mean UUAS", "f1_sentence": "Sentence F1",
-                                "f1_corpus": "Corpus F1", "precision": "P", "recall": "R", "words": "Words",
-                                "sentences": "Sentences"}
-    assert [results.primary_key(r) for r in ({"uas": 1.0}, {"f1_sentence": 2.0}, {"uas": None}, {})] == [
-        "uas", "f1_sentence", "f1_sentence", "f1_sentence"]
-    assert (columns.short_label("uas"), columns.short_label("f1_sentence")) == ("UAS", "F1")
+def test_every_table_s_columns_are_the_registered_scores_columns_in_their_order():
+    """The columns every table shows are the score classes' (one class after the other, in registry order): no
+    table keeps a list of its own (issue 46: no list to edit when a score is added)."""
+    for task in columns.tasks():
+        own = [cls for cls in SCORES.values() if cls.task == task and not cls.optional]
+        assert columns.percent_keys(task) == tuple(c.key for cls in own for c in cls.columns)
+        assert columns.layer_keys(task) == tuple(c.key for cls in own for c in cls.columns if c.per_layer)
+        assert columns.headline_key(task) == own[0].columns[0].key
+    assert columns.all_percent_keys() == tuple(c.key for cls in SCORES.values() for c in cls.columns)
+    layer = tuple(c.key for cls in SCORES.values() if not cls.optional for c in cls.columns if c.per_layer)
+    fields = results.csv_fields()
+    assert fields[fields.index("faithful") + 1:fields.index("sentences")] == layer
+    assert columns.labels() == {**{c.key: c.label for cls in SCORES.values() for c in cls.columns},
+                                "words": "Words", "sentences": "Sentences"}
+    assert {columns.short_label(c.key) for cls in SCORES.values() for c in cls.columns} == {
+        c.short or c.label for cls in SCORES.values() for c in cls.columns}
 
 
 def test_a_score_knows_its_headline():
@@ -106,6 +110,7 @@ def test_a_new_score_is_one_class_and_every_table_shows_it(with_new_score):
 class RootScore(Score):
     """A made-up dependency score: the sentences whose gold root word the prediction attaches to ROOT."""
 
+    name = "root_hits"
     task = "dependency"
     columns = (Column("root_hits", "Root"),)
 
@@ -121,9 +126,11 @@ class RootScore(Score):
 
 
 @pytest.fixture
-def with_root_score(monkeypatch):
-    """RootScore named in SCORES, after the task's own score, and nowhere else."""
-    monkeypatch.setattr(columns, "SCORES", [DependencyScore, RootScore, *columns.SCORES[1:]])
+def with_root_score():
+    """RootScore registered in SCORES as the score modules register theirs, and nowhere else."""
+    with SCORES.registered(RootScore):
+        score_is_whole(RootScore)   # its kind's contract (it lives in this test, not in eval/scores/)
+        yield
 
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -202,6 +209,41 @@ def test_a_new_score_is_computed_by_sweep_and_bench(with_root_score, tiny_bert_d
         len(results["rows"]) + len(results["baselines"]))
     table = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
     assert {row["root_hits"] for row in table} == {"100.00"}
+
+
+@dataclass(repr=False)
+class AskedRootScore(RootScore):
+    """RootScore computed only when asked for, by its name."""
+
+    name = "root_asked"
+    optional = True
+    columns = (Column("root_asked", "Root (asked)"),)
+
+    def to_dict(self):
+        return {"root_asked": 100 * self.hits / self.seen if self.seen else 0.0}
+
+
+def test_a_new_optional_score_is_asked_for_by_name(tmp_path, capsys):
+    """An optional score registered alone is a ``--score`` choice of eval, sweep and bench, computed where asked
+    and nowhere else (issue 46: ``scores=[...]``, ``--score NAME``)."""
+    gold, pred = tmp_path / "gold.conllu", tmp_path / "pred.conllu"
+    gold.write_text(_conllu([[2, 0, 2], [0, 1, 2, 3]]), encoding="utf-8")   # roots: word 2, word 1
+    pred.write_text(_conllu([[2, 0, 2], [2, 0, 2, 3]]), encoding="utf-8")   # the second root is wrong
+    js = tmp_path / "e.json"
+    with SCORES.registered(AskedRootScore):
+        score_is_whole(AskedRootScore)
+        for command in ("eval", "sweep", "bench"):
+            assert main([command, "--help"]) == 0
+            help_text = " ".join(capsys.readouterr().out.split())
+            assert re.search(r"--score NAME add an optional score .*?\(repeatable\): hoover_uuas, root_asked",
+                             help_text), command
+        assert main(["eval", str(pred), "--gold", str(gold), "--score", "root_asked", "-q", "--json", str(js)]) == 0
+        row = json.loads(js.read_text(encoding="utf-8"))["rows"][0]
+        assert row["root_asked"] == 50.0   # counted above: one root of two
+        assert main(["eval", str(pred), "--gold", str(gold), "-q", "--json", str(js)]) == 0
+        assert "root_asked" not in json.loads(js.read_text(encoding="utf-8"))["rows"][0]   # not asked: as it was
+    assert main(["eval", str(pred), "--gold", str(gold), "--score", "root_asked"]) == 2   # gone with its entry
+    assert "invalid choice: 'root_asked'" in capsys.readouterr().err
 
 
 def test_an_unknown_task_is_refused_by_name():

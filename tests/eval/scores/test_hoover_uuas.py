@@ -51,7 +51,8 @@ def test_the_score_adds_up_and_keeps_the_short_sentences_apart():
     assert figures["hoover_uuas_long"] == pytest.approx(100 * 3 / 5)               # s3 has only two words
     assert figures["hoover_uuas_mean_long"] == pytest.approx(100 * (1 / 2 + 2 / 3) / 2)
     assert (figures["hoover_common"], figures["hoover_gold_edges"], figures["hoover_sentences"]) == (4, 6, 3)
-    assert total.headline == figures["hoover_uuas"] and HooverUuasScore.optional == "hoover_uuas"
+    assert total.headline == figures["hoover_uuas"]
+    assert HooverUuasScore.optional and HooverUuasScore.name == "hoover_uuas"
 
 
 def test_the_score_needs_upos_tags():

@@ -64,7 +64,8 @@ def _right_chain_uas(sentences) -> tuple[float, int]:
 @pytest.mark.parametrize("tokenize", ["words", "text"])
 def test_bench_files_rows_baselines_and_rerun(tmp_path, model_dir, tokenize):
     out = tmp_path / "out"
-    settings = BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings(tokenize=tokenize)), limit=2)
+    settings = BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings("dist", "avg", tokenize, "pair",
+                                                                                   0)), limit=2)
     loader = Loader(model_dir)
     result = run_bench(_inputs(), out, settings, model_loader=loader, progress=False)
     assert loader.calls == 1
@@ -144,7 +145,8 @@ def test_settings_are_checked(tmp_path):
     from pmask.common.errors import PmaskError
 
     with pytest.raises(PmaskError, match="tokenisation mode"):
-        run_bench([tmp_path], tmp_path, BenchSettings(model=ModelSpec("x", impact=ImpactSettings(tokenize="chars"))),
+        run_bench([tmp_path], tmp_path, BenchSettings(model=ModelSpec("x", impact=ImpactSettings("dist", "avg",
+                                                                                                 "chars", "pair", 0))),
                   progress=False)
     with pytest.raises(PmaskError, match="no .conllu"):
         run_bench([tmp_path], tmp_path / "o", BenchSettings(model="x"), progress=False)
@@ -189,7 +191,7 @@ def test_rerun_with_more_layers_adds_them_to_the_stores(tmp_path, tiny_bert_dir)
 
 
 def test_hoover_uuas_in_the_rows_and_baselines_of_dependency_treebanks(tmp_path, tiny_bert_dir):
-    """``BenchSettings(hoover_uuas=True)`` adds the score to every row, baseline row and results.csv, with the
+    """``BenchSettings(scores=("hoover_uuas",))`` adds the score to every row, baseline row and results.csv, with the
     values ``pmask eval --hoover-uuas`` gives the same trees; a rerun that drops it needs rescore."""
     from pmask.cli import main
     from pmask.common.errors import SettingError
@@ -198,11 +200,11 @@ def test_hoover_uuas_in_the_rows_and_baselines_of_dependency_treebanks(tmp_path,
     corpus = Path(__file__).resolve().parents[2] / "data" / "mini.conllu"
     spec = ModelSpec(str(tiny_bert_dir), device="cpu")
     out = tmp_path / "bench"
-    result = run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"], hoover_uuas=True),
+    result = run_bench([corpus], out, BenchSettings(spec, layers=[-1], decoders=["eisner"], scores=("hoover_uuas",)),
                        progress=False)
     parsed = tmp_path / "p.conllu"
     assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--layer", "-1", "-q", "-o", str(parsed)]) == 0
-    expected = evaluate_files(parsed, corpus, hoover_uuas=True).score.to_dict()
+    expected = evaluate_files(parsed, corpus, scores=["hoover_uuas"]).score.to_dict()
     row = result.rows[0]
     assert (row["hoover_uuas"], row["hoover_uuas_mean"]) == pytest.approx(
         (expected["hoover_uuas"], expected["hoover_uuas_mean"]))

@@ -69,7 +69,7 @@ def test_multi_probe_plot_names_the_score_on_its_y_axis(tmp_path, monkeypatch):
 
 
 def test_sweep_adds_hoover_uuas_when_asked(tiny_bert_dir, tmp_path, capsys):
-    """``sweep_layers(..., hoover_uuas=True)``: a column of every layer and baseline, with the values
+    """``sweep_layers(..., scores=["hoover_uuas"])``: a column of every layer and baseline, with the values
     ``pmask eval --hoover-uuas --baselines`` gives the same trees; not asked, the sweep is as it was."""
     from pmask.corpora.corpus_spec import CorpusSpec
     from pmask.eval.comparison.compare import evaluate_files
@@ -78,11 +78,11 @@ def test_sweep_adds_hoover_uuas_when_asked(tiny_bert_dir, tmp_path, capsys):
 
     corpus = DATA / "mini.conllu"
     request = Request.build(model=str(tiny_bert_dir), device="cpu", layers=[3], corpus=CorpusSpec(corpus))
-    result = sweep_probes(request, baselines=True, hoover_uuas=True, progress=False)
+    result = sweep_probes(request, baselines=True, scores=["hoover_uuas"], progress=False)
     assert result.sweep.metric_keys == ("uas", "uuas", "hoover_uuas", "hoover_uuas_mean")
     parsed = tmp_path / "p.conllu"
     assert main(["parse", str(corpus), "--model", str(tiny_bert_dir), "--layer", "3", "-q", "-o", str(parsed)]) == 0
-    expected = evaluate_files(parsed, corpus, baselines=True, hoover_uuas=True)
+    expected = evaluate_files(parsed, corpus, baselines=True, scores=["hoover_uuas"])
     assert result.sweep.rows[0][1]["hoover_uuas"] == pytest.approx(expected.score.to_dict()["hoover_uuas"])
     adjacent = expected.baselines["connect-adjacent"].to_dict()
     assert result.sweep.baselines["connect-adjacent"]["hoover_uuas_mean"] == pytest.approx(adjacent["hoover_uuas_mean"])

@@ -144,8 +144,9 @@ def test_multiword_token_impacts(tmp_path, mwt_model):
 
     for lang, (text, rows) in (("de", GERMAN), ("fr", FRENCH)):
         sent = read_corpus(_conllu(tmp_path, f"{lang}.conllu", lang, text, rows), "conllu")[0]
-        F = next(impact_matrices(mwt_model, [sent], layers=[1, 2], tokenize="text"))
-        units = next(impact_matrices(mwt_model, [MWT_UNITS[lang]], layers=[1, 2]))
+        F = next(impact_matrices(mwt_model, [sent], layers=[1, 2], tokenize="text", metric="dist", subword="avg"))
+        units = next(impact_matrices(mwt_model, [MWT_UNITS[lang]], layers=[1, 2], metric="dist", subword="avg",
+                                     tokenize="words"))
         assert F.shape == (2, 6, 6)
         assert np.all(F[:, 2, 3] == 0) and np.all(F[:, 3, 2] == 0)
         np.testing.assert_allclose(F[:, 2, :], F[:, 3, :], rtol=1e-5, atol=1e-6)

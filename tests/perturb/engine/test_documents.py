@@ -63,7 +63,7 @@ def naive(lm, edus, include_cls, metric="dist"):
 def test_equals_naive_reference(doc_lm, include_cls, metric):
     stats = ImpactStats()
     got = list(impact_matrices(doc_lm, _docs(), layers="all", metric=metric, include_cls=include_cls,
-                               batch_tokens=64, stats=stats))
+                               batch_tokens=64, stats=stats, subword="avg", tokenize="words"))
     units = [len(e) + include_cls for e in EDUS]
     assert stats.forward_sequences == sum(u * (u + 1) // 2 for u in units)
     for F, edus, u in zip(got, EDUS, units):
@@ -74,8 +74,10 @@ def test_equals_naive_reference(doc_lm, include_cls, metric):
 
 
 def test_batch_size_invariance_and_edu_block(doc_lm):
-    small = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=True, batch_tokens=20))
-    large = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=False, batch_tokens=4096))
+    small = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=True, batch_tokens=20, metric="dist",
+                                 subword="avg", tokenize="words"))
+    large = list(impact_matrices(doc_lm, _docs(), layers="all", include_cls=False, batch_tokens=4096, metric="dist",
+                                 subword="avg", tokenize="words"))
     for a, b in zip(small, large):
         np.testing.assert_allclose(a[:, 1:, 1:], b, rtol=1e-6, atol=1e-9)
 
@@ -85,11 +87,30 @@ def test_long_documents_refused_before_model_work(doc_lm):
     stats = ImpactStats()
     with pytest.raises(PmaskError, match=r"^1 document exceeds the 40 positions of .*: long \(50 pieces\); pmask "
                                          r"never truncates"):
-        list(impact_matrices(doc_lm, iter(docs), stats=stats))
+        list(impact_matrices(doc_lm, iter(docs), stats=stats, metric="dist", subword="avg", tokenize="words"))
     assert stats.forward_sequences == 0
 
 
-@pytest.mark.parametrize("metric, subword", [("prob", None), ("dist", "first")])
+@pytest.mark.parametrize("metric, subword", [("prob", "avg"), ("dist", "first")])
 def test_settings_that_do_not_pool_are_refused(doc_lm, metric, subword):
     with pytest.raises(PmaskError, match="documents of EDUs"):
-        list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword))
+        list(impact_matrices(doc_lm, _docs(), metric=metric, subword=subword, tokenize="words"))
+
+
+def test_a_new_metric_reaches_documents_by_its_entry_alone(doc_lm):
+    """The metric recipe for documents (issue 46 item 4): one entry with its computation (dist's, halved; every
+    other field as dist's: it pools), named in probe pair's metrics, and nowhere else (documents took the list
+    DOCUMENT_METRICS before: "documents of EDUs take metric dist or cos")."""
+    import dataclasses
+
+    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
+
+    half = dataclasses.replace(METRIC_ENTRIES["dist"], name="halfdist", description="half of dist",
+                               compare=lambda base, current: torch.linalg.vector_norm(base - current, dim=-1) / 2)
+    pair = PROBE_ENTRIES["pair"]
+    with METRIC_ENTRIES.registered(half), PROBE_ENTRIES.registered(
+            dataclasses.replace(pair, metrics=(*pair.metrics, "halfdist"))):
+        got = list(impact_matrices(doc_lm, _docs(), layers="all", metric="halfdist", subword="avg",
+                                 tokenize="words", batch_tokens=64))
+    for F, edus in zip(got, EDUS):
+        np.testing.assert_allclose(F, naive(doc_lm, edus, False) / 2, rtol=1e-5, atol=1e-6)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
-from pmask.perturb.engine.perturbation import Masking, last_fitting
+from pmask.perturb.engine.perturbation import Hiding, Masking, last_fitting
 from pmask.perturb.engine.rewrite import COMMA, MASK, Rewriting, SentencePieces
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
@@ -30,6 +30,21 @@ def test_masking_masks_any_set_of_units():
                                                         [10, 11, 0, 13, 0, 15], [10, 11, 0, 0, 0, 15]]
     assert seqs.tokens(1, 2).tolist() == [10, 0, 0, 0, 0, 15]
     assert seqs.offsets.tolist() == [0, 6, 12, 18, 24]
+
+
+def test_hiding_hides_keys_replaces_tokens_or_both():
+    covers = np.array([[0, 1, 0, 0, 0], [0, 0, 1, 1, 0]], dtype=bool)
+    hidden = np.array([[-1, -1], [0, -1], [0, 1]])
+    keys = Hiding(np.arange(10, 15), covers, hidden)
+    assert keys.tokens(0, 3).reshape(3, 5).tolist() == [[10, 11, 12, 13, 14]] * 3      # the input stays whole
+    assert keys.hidden(0, 3).reshape(3, 5).astype(int).tolist() == [[0, 0, 0, 0, 0], [0, 1, 0, 0, 0],
+                                                                      [0, 1, 1, 1, 0]]
+    assert keys.hidden(1, 2).astype(int).tolist() == [0, 1, 0, 0, 0] and keys.offsets.tolist() == [0, 5, 10, 15]
+    both = Hiding(np.arange(10, 15), covers, hidden, replacement=0)
+    assert both.tokens(1, 3).reshape(2, 5).tolist() == [[10, 0, 12, 13, 14], [10, 0, 0, 0, 14]]
+    assert both.hidden(1, 3).tolist() == keys.hidden(1, 3).tolist()
+    replaced = Hiding(np.arange(10, 15), covers, hidden, keys=False, replacement=0)
+    assert replaced.tokens(2, 3).tolist() == [10, 0, 0, 0, 14] and not replaced.hidden(0, 3).any()
 
 
 def test_last_fitting_is_the_token_budget_rule():
@@ -107,7 +122,8 @@ def bert(tiny_bert_dir):
 @pytest.mark.parametrize("budget", [1, 30, 10**6])
 def test_a_new_perturbation_is_a_job_the_engine_runs_unchanged(bert, budget):
     stats = ImpactStats()
-    got = list(impact_matrices(bert, SENTS, layers=[1, 3], job_type=BigramJob, batch_tokens=budget, stats=stats))
+    got = list(impact_matrices(bert, SENTS, layers=[1, 3], job_type=BigramJob, batch_tokens=budget, stats=stats,
+                               metric="dist", subword="avg", tokenize="words"))
     for words, F in zip(SENTS, got):
         want = naive_bigram(bert, words, [1, 3])
         np.testing.assert_allclose(F, want, rtol=1e-6, atol=1e-7)   # F is float32

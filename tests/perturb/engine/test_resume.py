@@ -43,7 +43,7 @@ def fill(lm, corpus, out, probe, resume=False, shard_seconds=0):
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     name, metric, subword, budget = probe
-    request = FillRequest(corpus, out, layers=(1, -1), impact=ImpactSettings(metric, subword, "words", name),
+    request = FillRequest(corpus, out, layers=(1, -1), impact=ImpactSettings(metric, subword, "words", name, 0),
                           batch_tokens=budget, resume=resume, shard_seconds=shard_seconds, progress=False)
     return compute_store(lm, request)
 

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+from resolved import PAIR_DIST
 
 from pmask.common.errors import StoreError
 from pmask.perturb.store import MANIFEST, ImpactStore
@@ -25,7 +26,7 @@ def _same_store(a_dir, b_dir) -> None:
 def _top_layer_store(tiny, corpus, out):   # noqa: F811
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
-    compute_store(tiny, FillRequest(corpus, out, layers=[-1], shard_size=2, progress=False))
+    compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=[-1], shard_size=2, progress=False))
     return out
 
 
@@ -47,7 +48,8 @@ def test_resume_with_more_layers_adds_them(tiny, corpus, reference, tmp_path):  
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     out = _top_layer_store(tiny, corpus, tmp_path / "s")
-    summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), resume=True, progress=False))
+    summary = compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=(1, -1), resume=True,
+                                              progress=False))
     assert summary.added_layers == (1,) and summary.computed == 0 and "layers 1 added" in summary.describe()
     _same_store(out, reference)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from resolved import PAIR_DIST, impact_of
 
 from pmask.cli import main
 from pmask.common.errors import LayerError, SettingError, StoreError
@@ -41,7 +42,8 @@ def reference(tiny, corpus, tmp_path_factory):
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     out = tmp_path_factory.mktemp("ref") / "store"
-    summary = compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
+    summary = compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=(1, -1), shard_size=2,
+                                              progress=False))
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (5, 0, 1)
     assert summary.complete and summary.sentences == 6 and summary.path == out
     return out
@@ -53,7 +55,8 @@ def test_compute_store_matches_engine(tiny, corpus, reference):
 
     store = ImpactStore.open(reference)
     assert store.layers == (1, 3) and store.skipped == [{"index": 3, "id": "t3", "n": 70, "skipped": "too_long"}]
-    direct = list(impact_matrices(tiny, [s.words for s in corpus], layers=(1, -1)))
+    direct = list(impact_matrices(tiny, [s.words for s in corpus], layers=(1, -1), metric="dist", subword="avg",
+                                  tokenize="words"))
     assert direct[3] is None and store.get(3) is None and store.get("t3") is None
     for k in (0, 1, 2, 4, 5):
         item = store[corpus[k].id]
@@ -97,12 +100,13 @@ def test_interrupted_run_resumes_to_the_same_store(tiny, corpus, reference, tmp_
     out = tmp_path / "store"
     calls = _interrupt_after(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
-        compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), shard_size=2, progress=False))
+        compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=(1, -1), shard_size=2, progress=False))
     partial = ImpactStore.open(out)
     assert partial.indices == [0, 1, 2] and not partial.complete   # the 3rd was flushed on the way out
     with pytest.raises(StoreError, match="a store is already there; give resume"):
-        compute_store(tiny, FillRequest(corpus, out, layers=(1, -1), progress=False))
-    summary = compute_store(tiny, FillRequest(corpus, out, layers=[-1], resume=True, progress=False))  # fewer layers
+        compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=(1, -1), progress=False))
+    summary = compute_store(tiny, FillRequest(corpus, out, impact=PAIR_DIST, layers=[-1], resume=True,
+                                              progress=False))  # fewer layers
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (2, 3, 1)
     assert calls == [6, 6]   # the resumed run plans 0-2 (stored: not run again) to batch 3-5 as the first run did
     done, ref = ImpactStore.open(out), ImpactStore.open(reference)
@@ -121,10 +125,11 @@ def test_resume_of_finished_store_does_no_model_work(tiny, corpus, reference, mo
 
     monkeypatch.setattr(runner, "impact_matrices", no_model_work)
     before = (reference / MANIFEST).read_text(encoding="ascii")
-    summary = compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), resume=True, progress=False))
+    summary = compute_store(tiny, FillRequest(corpus, reference, impact=PAIR_DIST, layers=(1, -1), resume=True,
+                                              progress=False))
     assert (summary.computed, summary.reused, summary.skipped_too_long) == (0, 5, 1)
     # the CLI can ask before loading the model at all
-    early = StoreSettings(model=str(tiny.name), layers=(-1,))
+    early = StoreSettings(model=str(tiny.name), impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(-1,))
     assert plan_store(reference, corpus, early, resume=True) == []
     assert (reference / MANIFEST).read_text(encoding="ascii") == before   # not even rewritten
 
@@ -133,22 +138,25 @@ def test_pipeline_refuses_other_settings(tiny, corpus, reference):
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     with pytest.raises(StoreError, match="metric: store has 'dist', requested 'cos'"):
-        compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), impact=ImpactSettings(metric="cos"),
+        compute_store(tiny, FillRequest(corpus, reference, layers=(1, -1), impact=ImpactSettings("cos", "avg",
+                                                                                                 "words", "pair", 0),
                                         resume=True, progress=False))
     with pytest.raises(StoreError, match="corpus: store has 6 sentences"):   # refused before a layer is added
-        compute_store(tiny, FillRequest(corpus[1:5], reference, layers=(0, 1, -1), resume=True, progress=False))
+        compute_store(tiny, FillRequest(corpus[1:5], reference, impact=PAIR_DIST, layers=(0, 1, -1), resume=True,
+                                        progress=False))
     with pytest.raises(StoreError, match=r"lacks layers \[0\]; adding layers .* without torchrun"):
-        compute_store(tiny, FillRequest(corpus, reference, layers=(0,), resume=True, progress=False), rank=0,
+        compute_store(tiny, FillRequest(corpus, reference, impact=PAIR_DIST, layers=(0,), resume=True,
+                                        progress=False), rank=0,
                       world_size=2)
     assert ImpactStore.open(reference).layers == (1, 3)
     with pytest.raises(LayerError, match="layer 7 out of range"):
-        compute_store(tiny, FillRequest(corpus, reference, layers=(7,), resume=True, progress=False))
+        compute_store(tiny, FillRequest(corpus, reference, impact=PAIR_DIST, layers=(7,), resume=True, progress=False))
 
 
 def test_iter_impacts_streams_without_a_store(tiny, corpus):
     from pmask.perturb.fill.compute import iter_impacts
 
-    pairs = list(iter_impacts(tiny, corpus[2:5], layers=[-1], include_cls=True, progress=False))
+    pairs = list(iter_impacts(tiny, corpus[2:5], layers=[-1], impact=PAIR_DIST, include_cls=True, progress=False))
     assert [s.id for s, _ in pairs] == ["t2", "t3", "t4"] and pairs[1][1] is None
     assert pairs[0][1].shape == (1, len(corpus[2].words) + 1, len(corpus[2].words) + 1)
 
@@ -156,7 +164,7 @@ def test_iter_impacts_streams_without_a_store(tiny, corpus):
 def test_all_layers_leaves_out_layer_zero(tiny, corpus, tmp_path):
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
-    compute_store(tiny, FillRequest(corpus[:2], tmp_path / "st", layers="all", progress=False))
+    compute_store(tiny, FillRequest(corpus[:2], tmp_path / "st", impact=PAIR_DIST, layers="all", progress=False))
     store = ImpactStore.open(tmp_path / "st")
     assert store.layers == (1, 2, 3) and store.manifest["layers"]["requested"] == "all"
 
@@ -169,7 +177,7 @@ PROBES = [("pair", "dist"), ("single", "cos"), ("attention", "weight"), ("distan
 def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # noqa: F811
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
-    request = FillRequest(sentences, out, layers=layers, impact=ImpactSettings(metric, "avg", "words", probe),
+    request = FillRequest(sentences, out, layers=layers, impact=ImpactSettings(metric, "avg", "words", probe, 0),
                           shard_size=2, progress=False, **kwargs)
     return compute_store(tiny, request)
 
@@ -177,7 +185,14 @@ def _store(tiny, sentences, out, probe, metric, layers=(1, -1), **kwargs):  # no
 def _spec(probe=None, head=None):
     from pmask.perturb.fill.model_spec import ModelSpec
 
-    return ModelSpec(impact=ImpactSettings(None, None, None, probe), head=head)
+    return ModelSpec(impact=ImpactSettings(None, None, None, probe, 0), head=head)
+
+
+def _held(spec, store):
+    """The impact settings a run of ``spec`` reading ``store`` resolves to (the store's own come first)."""
+    from pmask.pipeline.request import Inputs, Request, resolve
+
+    return resolve(Request(spec), Inputs(held=store.settings.impact)).impact
 
 
 @pytest.mark.parametrize("probe,metric", PROBES)
@@ -196,7 +211,7 @@ def test_a_store_holds_the_probe_and_resumes(tiny, corpus, tmp_path, probe, metr
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["probe"] == probe and manifest["definitions"]["probe"].startswith(probe == "pair" and
                                                                                       "perturbed" or "")
-    direct = list(probe_matrices(tiny, [s.words for s in corpus], probe, layers=(1, -1), metric=metric,
+    direct = list(probe_matrices(tiny, [s.words for s in corpus], impact_of(probe, metric=metric), layers=(1, -1),
                                  include_cls=True))
     for k in (0, 1, 2, 4, 5):
         item = store[k]
@@ -210,7 +225,8 @@ def test_a_store_refuses_to_be_read_or_resumed_as_another_probe(tiny, corpus, tm
     store = ImpactStore.open(out)
     with pytest.raises(SettingError, match="probe single conflicts with the store .* which holds probe attention"):
         _spec("single").check_store(store)
-    assert _spec().check_store(store).impact.probe == "attention"          # no probe given: the store's own
+    _spec().check_store(store)
+    assert _held(_spec(), store).probe == "attention"                    # no probe given: the store's own
     with pytest.raises(StoreError, match="probe: store has 'attention', requested 'distance'"):
         _store(tiny, corpus, out, "distance", "jsd", resume=True)
 
@@ -225,7 +241,8 @@ def test_a_store_without_a_probe_field_is_a_pair_store(tiny, corpus, tmp_path): 
     (out / MANIFEST).write_text(json.dumps(manifest))
     store = ImpactStore.open(out)
     assert store.probe == "pair" and store.heads is None
-    assert _spec("pair").check_store(store).impact.probe == "pair"
+    _spec("pair").check_store(store)
+    assert _held(_spec(), store).probe == "pair"
     with pytest.raises(SettingError, match="holds probe pair"):
         _spec("attention").check_store(store)
     assert _store(tiny, corpus[:2], out, "pair", "dist", resume=True).computed == 0
@@ -302,7 +319,8 @@ def test_engine_stats_read_as_a_phrase():
 def test_the_phrase_reports_what_the_engine_counted(tiny_bert_dir):
     stats = ImpactStats()
     sentences = [["the", "cat", "sat"], ["dogs", "bark"]]
-    out = list(impact_matrices(load_model(str(tiny_bert_dir), device="cpu"), sentences, stats=stats))
+    out = list(impact_matrices(load_model(str(tiny_bert_dir), device="cpu"), sentences, stats=stats, metric="dist",
+                               subword="avg", tokenize="words"))
     assert len(out) == 2 and stats.forward_sequences > 0 and stats.tokens > stats.forward_sequences
     path = "fast path" if stats.fast_path else "full forward"
     assert describe_stats(stats) == f"{stats.forward_sequences} sequences, {stats.tokens} tokens, {path}"

@@ -109,9 +109,11 @@ KILLED_RUN = textwrap.dedent("""
     from pmask.corpora import read_corpus
     from pmask.perturb.models.load import load_model
     from pmask.perturb.fill.distributed import init_distributed
+    from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.fill.compute import FillRequest, compute_store
     from pmask.perturb.store import StoreWriter
 
+    PAIR_DIST = ImpactSettings("dist", "avg", "words", "pair", 0)
     corpus, model_dir, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     info = init_distributed("cpu")
     add = StoreWriter.add
@@ -121,7 +123,8 @@ KILLED_RUN = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)     # two shards of 2 are finished, one sentence pending
     StoreWriter.add = add_then_die
     compute_store(load_model(model_dir, device="cpu"),
-                  FillRequest(read_corpus(corpus, limit=n), out, shard_size=2, corpus_path=corpus, progress=False))
+                  FillRequest(read_corpus(corpus, limit=n), out, impact=PAIR_DIST, shard_size=2, corpus_path=corpus,
+                              progress=False))
 """)
 
 

@@ -1,55 +1,32 @@
-"""``ModelSpec`` and the impact steps of the one resolution (:func:`pmask.perturb.fill.model_spec.resolve_impact`):
-the authors' pipeline (``--faithful``), then the named model's recorded defaults, then the entries' defaults.
-Each test pins a case where the order decides the result (issue 32); the whole resolution of a run, decoding
-included, is :func:`pmask.pipeline.request.resolve` (``tests/pipeline/test_request.py``)."""
+"""``ModelSpec``: a model and its impact settings, as given in a request and resolved below the pipeline wing
+(its defaults are chosen by :func:`pmask.pipeline.request.resolve` alone: ``tests/pipeline/test_request.py``
+pins the order of the layers); a store's own settings refused when a given one differs; a load needs a
+resolved spec."""
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pmask.common.errors import SettingError
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
-from pmask.perturb.fill.model_spec import ModelSpec, resolve_impact
+from pmask.perturb.fill.model_spec import ModelSpec
+from pmask.perturb.store import StoreSettings
 
-TINY = "pmask-tiny-en"   # the bundled model, which records metric prob for the pair probe
-
-
-def impact(metric=None, probe=None, tokenize=None, context=None, subword=None) -> ImpactSettings:
-    return ImpactSettings(metric, subword, tokenize, probe, context)
+STORED = ImpactSettings("cos", "first", "words", "pair", 0)
 
 
-def test_the_bundled_models_recorded_metric_named_or_by_default():
-    assert ModelSpec(TINY).or_default().with_defaults().impact.metric == "prob"
-    assert ModelSpec().or_default().with_defaults().impact.metric == "prob"   # no name: the bundled model's
-    assert ModelSpec().with_defaults().impact.metric == "dist"                  # no model: no recorded default
-    assert ModelSpec("bert-base-uncased").or_default().with_defaults().impact.metric == "dist"
+def test_a_given_setting_that_differs_from_the_stores_is_refused_naming_the_stores():
+    store = SimpleNamespace(path=Path("st"), settings=StoreSettings(model="m", impact=STORED), heads=None)
+    ModelSpec(impact=UNSET).check_store(store)                                   # nothing given: nothing refused
+    ModelSpec(impact=ImpactSettings("cos", None, None, None, None)).check_store(store)   # the store's own value
+    with pytest.raises(SettingError, match="metric dist conflicts with the store st, which holds metric cos"):
+        ModelSpec(impact=ImpactSettings("dist", None, None, None, None)).check_store(store)
+    with pytest.raises(SettingError, match="model other conflicts with the store st, which was made with m"):
+        ModelSpec("other", impact=UNSET).check_store(store)
 
 
-def test_the_recorded_metric_is_the_pair_probes_only():
-    assert resolve_impact(impact(probe="distance"), TINY).metric == "l2"
-    assert resolve_impact(impact(probe="single"), TINY).metric == "dist"
-    assert resolve_impact(impact(probe="pair"), TINY).metric == "prob"
-
-
-def test_the_faithful_pipeline_comes_before_the_models_recorded_default():
-    assert resolve_impact(UNSET, TINY, faithful=True).metric == "dist"
-    assert resolve_impact(impact("cos"), TINY, faithful=True).metric == "cos"   # a given one wins
-
-
-def test_a_metrics_own_pipeline_before_its_probes():
-    cpmi = resolve_impact(impact("cpmi"), "bert-base-uncased", faithful=True)
-    assert (cpmi.tokenize, cpmi.context, cpmi.subword) == ("words-ptb", 30, "sum")
-    given = resolve_impact(impact("cpmi", tokenize="words", context=0), faithful=True)
-    assert (given.tokenize, given.context) == ("words", 0)               # 0 words of context given is kept
-    assert resolve_impact(impact("cpmi")).as_dict() == {"metric": "cpmi", "subword": "sum", "tokenize": "words",
-                                                        "probe": "pair", "context": 0}
-
-
-def test_the_distance_probes_pipeline_renames_its_metric_and_fixes_its_input():
-    cos = resolve_impact(impact("cos", "distance"), faithful=True)
-    assert (cos.metric, cos.tokenize) == ("cossim", "bare")
-    default = resolve_impact(impact(probe="distance"), faithful=True)
-    assert (default.metric, default.tokenize) == ("l2", "bare")          # the rename applies to a given cos only
-    assert resolve_impact(impact("cos", "distance")).metric == "cos"     # not without --faithful
-
-
-def test_the_faithful_layer_alone_leaves_the_rest_unset_so_a_stores_own_values_win():
-    assert resolve_impact(UNSET, faithful=True, recorded=False, defaults=False) == impact("dist")
-    assert resolve_impact(impact(probe="distortion"), faithful=True, recorded=False,
-                          defaults=False) == impact(probe="distortion")
+def test_a_spec_is_loaded_only_once_resolved():
+    with pytest.raises(ValueError, match="resolve the request first"):
+        ModelSpec(impact=UNSET).load()

@@ -6,6 +6,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from resolved import spec_of
 
 from pmask.common import options
 from pmask.common.errors import StoreError
@@ -36,7 +37,7 @@ class Loader:
 
 
 def test_requested_layers_are_resolved_once_per_depth(tmp_path, tiny_bert_dir, monkeypatch):
-    model = ModelSpec(str(tiny_bert_dir), device="cpu")
+    model = spec_of(str(tiny_bert_dir), device="cpu")
     build_store(CorpusSpec(MINI, limit=2), model, tmp_path / "st", layers=[-1], progress=False)
     depths = []
 
@@ -55,7 +56,7 @@ def test_requested_layers_are_resolved_once_per_depth(tmp_path, tiny_bert_dir, m
 def test_every_store_is_planned_before_the_model_is_loaded(tmp_path, tiny_bert_dir):
     sentences = _sentences()
     _write(tmp_path / "b", sentences)                      # a store made with another model
-    spec = ModelSpec(str(tiny_bert_dir), device="cpu").with_defaults()
+    spec = spec_of(str(tiny_bert_dir), device="cpu")
     requests = [FillRequest.for_model(spec, sentences, tmp_path / "a", resume=True),
                 FillRequest.for_model(spec, sentences, tmp_path / "b", resume=True)]
     loader = Loader()
@@ -65,7 +66,7 @@ def test_every_store_is_planned_before_the_model_is_loaded(tmp_path, tiny_bert_d
 
 
 def test_stores_with_work_share_one_model_load(tmp_path, tiny_bert_dir):
-    spec = ModelSpec(str(tiny_bert_dir), device="cpu").with_defaults()
+    spec = spec_of(str(tiny_bert_dir), device="cpu")
     corpus = CorpusSpec(MINI, limit=2).read()
     requests = [FillRequest.for_model(spec, corpus[:k], tmp_path / f"s{k}", layers=[-1], resume=True,
                                       progress=False) for k in (1, 2)]

@@ -12,9 +12,7 @@ import pytest
 
 import pmask
 from pmask.cli import main
-from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.engine.runner import impact_matrices
-from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models import bundled
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model, bundled_models
 from pmask.perturb.models.load import load_model
@@ -87,19 +85,20 @@ def test_a_local_folder_of_the_same_name_wins(tmp_path, monkeypatch):
 
 
 def test_model_spec_names_the_default_and_takes_its_recorded_metric(fresh_note, caplog):
+    from pmask.pipeline.request import Request, resolve
+
     with caplog.at_level(logging.INFO, logger="pmask"):
-        spec = ModelSpec().or_default()
+        spec = resolve(Request.build()).model
         assert not any(NOTE in r.getMessage() for r in caplog.records)   # said when loaded, not when named
         spec.load()
-        ModelSpec().load()
+        resolve(Request.build()).model.load()
     assert spec.name == DEFAULT_MODEL
     assert spec.impact.metric == bundled_model(DEFAULT_MODEL).defaults["metric"]
     said = [r.getMessage() for r in caplog.records if NOTE in r.getMessage()]
     assert len(said) == 1 and "--model NAME" in said[0]
-    assert ModelSpec(DEFAULT_MODEL).or_default() == spec                 # naming it means the same
-    assert ModelSpec(DEFAULT_MODEL, impact=ImpactSettings("cos", None, None, None)).or_default().impact.metric == "cos"
-    assert ModelSpec("pmask-tiny-en", impact=ImpactSettings(None, None, None, "attention")).or_default(
-        ).with_defaults().impact.metric == "weight"                   # recorded for the pair probe only
+    assert resolve(Request.build(model=DEFAULT_MODEL)).model == spec     # naming it means the same
+    assert resolve(Request.build(model=DEFAULT_MODEL, metric="cos")).impact.metric == "cos"
+    assert resolve(Request.build(model=DEFAULT_MODEL, probe="attention")).impact.metric == "weight"   # pair's only
 
 
 @pytest.mark.parametrize("command", [
@@ -186,8 +185,8 @@ def test_the_trained_head_predicts_plausible_words(tiny_en):
 
 def test_prob_and_dist_differ_on_trained_weights(tiny_en):
     words = ["The", "old", "man", "gave", "his", "daughter", "a", "book", "."]
-    dist, = impact_matrices(tiny_en, [words], layers=[-1], metric="dist")
-    prob, = impact_matrices(tiny_en, [words], layers=[-1], metric="prob")
+    dist, = impact_matrices(tiny_en, [words], layers=[-1], metric="dist", subword="avg", tokenize="words")
+    prob, = impact_matrices(tiny_en, [words], layers=[-1], metric="prob", subword="avg", tokenize="words")
     off = ~np.eye(len(words), dtype=bool)
     assert np.abs(prob[0][off]).max() > 1e-4   # a trained head: masking j moves the probability of word i
     corr = np.corrcoef(dist[0][off], prob[0][off])[0, 1]

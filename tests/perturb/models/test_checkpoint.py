@@ -44,8 +44,8 @@ def test_encoder_only_checkpoint_is_recorded_as_such(encoder_only, tiny_bert_dir
 @pytest.mark.parametrize("metric", ["dist", "cos"])
 def test_encoder_only_checkpoint_gives_the_encoders_impacts(encoder_only, tiny_bert_dir, metric):
     full = load_model(tiny_bert_dir, device="cpu")
-    for a, b in zip(impact_matrices(encoder_only, SENTS, layers="all", metric=metric),
-                    impact_matrices(full, SENTS, layers="all", metric=metric)):
+    for a, b in zip(impact_matrices(encoder_only, SENTS, layers="all", metric=metric, subword="avg", tokenize="words"),
+                    impact_matrices(full, SENTS, layers="all", metric=metric, subword="avg", tokenize="words")):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
@@ -53,15 +53,17 @@ def test_prob_without_a_trained_head_is_refused_in_one_line(encoder_only, tmp_pa
     from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
-    for call in (lambda: impact_matrices(encoder_only, SENTS, metric="prob"),
-                 lambda: impact_matrices(encoder_only, SENTS, metric="prob", fast_path=False),
+    for call in (lambda: impact_matrices(encoder_only, SENTS, metric="prob", subword="avg", tokenize="words"),
+                 lambda: impact_matrices(encoder_only, SENTS, metric="prob", fast_path=False, subword="avg",
+                                         tokenize="words"),
                  lambda: encoder_only.check_metric("prob")):
         with pytest.raises(ModelError) as info:
             call()
         msg = str(info.value)
         assert "\n" not in msg and "cls.predictions.*" in msg and "dist or cos" in msg and "BertModel" in msg
     with pytest.raises(ModelError, match="trained masked-LM head"):
-        compute_store(encoder_only, FillRequest([], tmp_path / "store", impact=ImpactSettings("prob", "avg", "words")))
+        compute_store(encoder_only, FillRequest([], tmp_path / "store", impact=ImpactSettings("prob", "avg",
+                                                                                              "words", "pair", 0)))
     assert not (tmp_path / "store").exists()            # refused before anything is written
 
 
@@ -71,7 +73,8 @@ def test_store_manifest_records_the_loaded_parts(encoder_only, tmp_path):
     from pmask.perturb.store import read_manifest
 
     sentences = [Sentence(id=f"s{k}", words=list(words)) for k, words in enumerate(SENTS)]
-    compute_store(encoder_only, FillRequest(sentences, tmp_path / "store", impact=ImpactSettings("cos", "avg", "words"),
+    compute_store(encoder_only, FillRequest(sentences, tmp_path / "store", impact=ImpactSettings("cos", "avg",
+                                                                                                 "words", "pair", 0),
                                             progress=False))
     described = read_manifest(tmp_path / "store")["model"]["describe"]
     assert described["loaded"] == {"encoder": True, "mlm_head": False} and described["checkpoint_class"] == "BertModel"
@@ -113,7 +116,8 @@ def test_random_weights_on_purpose_are_recorded_and_prob_works(encoder_only_dir)
     assert described["loaded"] == {"encoder": False, "mlm_head": False}
     lm.check_metric("prob")
     again = load_model(f"random:{encoder_only_dir}", device="cpu")
-    for a, b in zip(impact_matrices(lm, SENTS, metric="prob"), impact_matrices(again, SENTS, metric="prob")):
+    for a, b in zip(impact_matrices(lm, SENTS, metric="prob", subword="avg", tokenize="words"),
+                    impact_matrices(again, SENTS, metric="prob", subword="avg", tokenize="words")):
         np.testing.assert_array_equal(a, b)                 # seeded: the same head every time
 
 
@@ -129,6 +133,7 @@ def test_real_minilm_checkpoint_without_mlm_head():
     lm = load_model(path, device="cpu")
     assert lm.describe()["loaded"] == {"encoder": True, "mlm_head": False} and lm.num_layers == 6
     with pytest.raises(ModelError, match="dist or cos"):
-        impact_matrices(lm, SENTS, metric="prob")
-    first, second = (next(impact_matrices(lm, SENTS[:1], metric="dist")) for _ in range(2))
+        impact_matrices(lm, SENTS, metric="prob", subword="avg", tokenize="words")
+    first, second = (next(impact_matrices(lm, SENTS[:1], metric="dist", subword="avg",
+                                          tokenize="words")) for _ in range(2))
     np.testing.assert_array_equal(first, second)

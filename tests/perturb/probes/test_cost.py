@@ -101,3 +101,65 @@ def test_a_resumed_store_counts_only_the_documents_it_lacks(doc_model, tmp_path,
     err = capsys.readouterr().err
     assert code == 0, err
     assert _line(err) == _expected(doc_model, _edus(False)[1:], True)
+
+
+def test_a_sentence_as_long_as_the_model_is_counted_and_a_longer_one_left_out_and_named(tiny_bert_dir):
+    """The cost count's boundary (issue 47 item 15, a planted bug no test caught: ``>`` made ``>=``): a sentence
+    whose input is exactly ``max_length`` long runs and is counted, a longer one is left out (as the engine does)
+    and named (issue 47 item 4). The input lengths are counted here with the tokenizer."""
+    from transformers import AutoTokenizer
+
+    from pmask.corpora import Sentence
+    from pmask.perturb.probes.cost import estimate
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
+    fits = Sentence(id="fits", words=["the", "cat", "sat", "on", "the", "mat"])
+    longer = Sentence(id="longer", words=fits.words + ["."])
+    length = 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in fits.words)
+    assert 2 + sum(len(tok(w, add_special_tokens=False)["input_ids"]) for w in longer.words) > length
+    got = estimate([fits, longer], "pair", "dist", tok, tokenize="words", context=0, max_length=length)
+    n = len(fits.words)
+    assert (got.sentences, got.sequences, got.tokens) == (1, 1 + n + n * (n - 1) // 2, (1 + n + n * (n - 1) // 2)
+                                                          * length)
+    assert got.too_long == ("longer",) and got.describe().endswith(
+        "; 1 sentence too long for the model is left out: longer")
+
+
+# ---------------------------------------------------------------------------- a causal model's own readings
+
+PUD = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "ud" / "UD_English-PUD" / "en_pud-ud-test.conllu"
+
+
+@pytest.fixture(scope="module")
+def causal_model(tmp_path_factory):
+    """A tiny random Llama whose tokenizer puts ``<s>`` in front of a text itself."""
+    from pmask.perturb.testing.llm_zoo import make_tiny_llm
+
+    return make_tiny_llm("llama", tmp_path_factory.mktemp("llama"))
+
+
+@pytest.mark.skipif(not PUD.is_file(), reason="shared PUD data not present")
+@pytest.mark.parametrize("probe, metric, per_sentence", [
+    ("pair", "cpmi", lambda n: n),                        # one input per source word (but the last) + the clean one
+    ("single", "dist", lambda n: n),
+    ("pair", "dist", lambda n: n + n * (n - 1) // 2),     # each word hidden, each pair
+])
+def test_the_dry_run_counts_a_causal_models_inputs(causal_model, tmp_path, capsys, probe, metric, per_sentence):
+    from transformers import AutoTokenizer
+
+    from pmask.corpora import read_corpus
+
+    tok = AutoTokenizer.from_pretrained(str(causal_model))
+    sentences = read_corpus(PUD, limit=3)
+    sequences = sum(per_sentence(len(s.words)) for s in sentences)
+    tokens = sum(per_sentence(len(s.words)) * len(tok(list(s.words), is_split_into_words=True)["input_ids"])
+                 for s in sentences)
+    store = tmp_path / "st"
+    args = ["impact", str(PUD), "--limit", "3", "--model", str(causal_model), "--probe", probe, "--metric", metric,
+            "--layers", "-1", "-o", str(store)]
+    assert main([*args, "--dry-run"]) == 0
+    assert _line(capsys.readouterr().err) == (3, sequences, tokens) and not store.exists()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    done = ENGINE.search(err)   # the engine's own counters, after the work
+    assert done and (int(done[1]), int(done[2])) == (sequences, tokens), err

@@ -10,8 +10,8 @@ from pmask.common.errors import CorpusError, SettingError
 from pmask.common.options import check_probe
 from pmask.corpora import Sentence
 from pmask.perturb.alignment import align_sentence, ptb_align
-from pmask.perturb.alignment.context import ptb_pieces
 from pmask.perturb.alignment.neighbours import add_context, padding_indices
+from pmask.perturb.alignment.subword_lists import bert_pieces as ptb_pieces
 from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
@@ -47,7 +47,8 @@ def lm(tiny_bert_dir):
 
 @pytest.mark.parametrize("fast_path", [None, False])
 def test_cpmi_equals_naive_reference(lm, fast_path):
-    got = list(impact_matrices(lm, SENTENCES, layers=[-1], metric="cpmi", fast_path=fast_path))
+    got = list(impact_matrices(lm, SENTENCES, layers=[-1], metric="cpmi", fast_path=fast_path, subword="sum",
+                               tokenize="words"))
     for sentence, F in zip(SENTENCES, got):
         want = naive_cpmi(lm, sentence)
         assert F.shape == (1, len(sentence), len(sentence))
@@ -57,11 +58,13 @@ def test_cpmi_equals_naive_reference(lm, fast_path):
 
 def test_cpmi_sequences_counted_and_batch_invariant(lm):
     stats = ImpactStats()
-    small = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=7, stats=stats, include_cls=True))
-    big = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=4096, include_cls=True))
+    small = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=7, stats=stats, include_cls=True,
+                                 subword="sum", tokenize="words"))
+    big = list(impact_matrices(lm, SENTENCES, metric="cpmi", batch_tokens=4096, include_cls=True, subword="sum",
+                               tokenize="words"))
     for a, b in zip(small, big):
         np.testing.assert_allclose(a, b, atol=1e-9)
-    pieces = [[len(align_sentence(lm.tokenizer, s).pieces(k)) for k in range(len(s))] for s in SENTENCES]
+    pieces = [[len(align_sentence(lm.tokenizer, s, "words").pieces(k)) for k in range(len(s))] for s in SENTENCES]
     assert stats.forward_sequences == sum(cpmi_sequences(p) for p in pieces)
     # single-piece sentences share the pair probe's sequences exactly
     assert cpmi_sequences([1] * 5) == 1 + 5 + 10
@@ -100,7 +103,39 @@ def test_context_layout_and_padding(lm, tmp_path):
 
 def test_context_words_are_visible_not_scored(lm):
     s = Sentence(id="1", words=["the", "unbelievable", "a"], meta={"context": (["b", "the"], ["a"])})
-    F = next(impact_matrices(lm, [s], metric="cpmi", tokenize="words-ptb"))[0]
+    F = next(impact_matrices(lm, [s], metric="cpmi", tokenize="words-ptb", subword="sum"))[0]
     np.testing.assert_allclose(F, naive_cpmi(lm, s, "words-ptb"), atol=1e-5)
-    plain = next(impact_matrices(lm, [s.words], metric="cpmi"))[0]
+    plain = next(impact_matrices(lm, [s.words], metric="cpmi", subword="sum", tokenize="words"))[0]
     assert np.abs(F - plain).max() > 1e-4   # the context changes the model's input
+
+
+# ---------------------------------------------------------------------------- Hoover et al.'s BART and XLM readings
+
+FAMILY_WORDS = ["The", "-LRB-", "committee", "-RRB-", "does", "n't", "approve", ",", "she", "said", "."]
+
+
+@pytest.mark.parametrize("arch, family", [("bart", "bart"), ("xlm", "xlm")])
+@pytest.mark.parametrize("context", [False, True])
+def test_faithful_is_their_reading_of_their_class(tmp_path_factory, arch, family, context):
+    """``--faithful`` (``words-ptb``) equals ``tests/cpmi_reference.py``'s reading of their ``Bart`` (the decoder's
+    prediction, fed the masked input shifted right; ``<s> left sentence right </s>``; their prefix-space rules) and
+    ``XLM`` (a masked LM; ``</s> (left </s>) sentence right </s>``) classes, on tiny random models."""
+    from types import SimpleNamespace
+
+    from cpmi_reference import authors_cpmi, reference_model
+
+    from pmask.perturb.testing.llm_zoo import make_tiny_llm
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)   # tiny models: one thread is fastest on a shared machine
+    folder = make_tiny_llm(arch, tmp_path_factory.mktemp(arch))
+    lm = load_model(str(folder), device="cpu", dtype="float64")
+    left, right = (["It", "was", "late", "."], ["Nobody", "came", "."]) if context else ((), ())
+    sentence = SimpleNamespace(words=FAMILY_WORDS, meta={"context": (list(left), list(right))})
+    F = next(impact_matrices(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
+    tokenizer, reference = reference_model(family, folder)
+    want = authors_cpmi(family, reference, tokenizer, FAMILY_WORDS, left, right)
+    scale = np.abs(want).max()
+    assert scale > 1e-3
+    torch.set_num_threads(threads)
+    np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-7 * scale)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from resolved import impact_of
 
 from pmask.perturb.probes import probe_matrices, sequences_per_sentence
 from pmask.perturb.probes.distortion import span_plan, spans
@@ -87,7 +88,7 @@ def test_charts_equal_the_naive_reference(tiny_bert_dir, lm64, metric):
 
     naive = NaiveDistortion(tiny_bert_dir, 2)
     stats = ImpactStats()
-    charts = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[2, 3], metric=metric, stats=stats))
+    charts = list(probe_matrices(lm64, SENTENCES, impact_of("distortion", metric=metric), layers=[2, 3], stats=stats))
     for words, chart in zip(SENTENCES, charts):
         assert chart.shape == (2, len(words), len(words)) and chart.dtype == np.float32
         want = naive.chart(words, metric)
@@ -100,13 +101,13 @@ def test_charts_equal_the_naive_reference(tiny_bert_dir, lm64, metric):
 def test_all_is_the_term_weighted_mean_and_the_cls_layout_is_shifted(lm64):
     words = SENTENCES[0]
     n = len(words)
-    got = {m: next(probe_matrices(lm64, [words], "distortion", layers=[1], metric=m))[0].astype(np.float64)
+    got = {m: next(probe_matrices(lm64, [words], impact_of("distortion", metric=m), layers=[1]))[0].astype(np.float64)
            for m in ("all", "sub", "dc", "move")}
     for left, right in spans(n):
         k = 6 if left > 0 and right < n else 4
         c = (left, right - 1)
         assert got["all"][c] == pytest.approx((got["sub"][c] + got["dc"][c] + k * got["move"][c]) / (k + 2), rel=1e-6)
-    shifted = next(probe_matrices(lm64, [words], "distortion", layers=[1], include_cls=True))[0]
+    shifted = next(probe_matrices(lm64, [words], impact_of("distortion"), layers=[1], include_cls=True))[0]
     assert shifted.shape == (n + 1, n + 1) and not shifted[0].any() and not shifted[:, 0].any()
     np.testing.assert_array_equal(shifted[1:, 1:], got["all"].astype(np.float32))
 
@@ -126,8 +127,10 @@ def test_every_batch_size_gives_the_same_charts(lm64, budget):
     from pmask.perturb.engine.runner import ImpactStats
 
     want_stats, stats = ImpactStats(), ImpactStats()
-    want = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[1, 3], batch_tokens=10**6, stats=want_stats))
-    got = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[1, 3], batch_tokens=budget, stats=stats))
+    want = list(probe_matrices(lm64, SENTENCES, impact_of("distortion"), layers=[1, 3], batch_tokens=10**6,
+                               stats=want_stats))
+    got = list(probe_matrices(lm64, SENTENCES, impact_of("distortion"), layers=[1, 3], batch_tokens=budget,
+                              stats=stats))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     assert want_stats.batches == 1   # every sentence's rewrites in one batch, as the masking probes pack
@@ -139,7 +142,7 @@ def test_every_batch_size_gives_the_same_charts(lm64, budget):
 
 
 def test_out_of_memory_halves_a_distortion_batch(lm64, monkeypatch):
-    from pmask.perturb.encoders import BertFamilyEncoder
+    from pmask.perturb.encoders.bert import BertFamilyEncoder
     from pmask.perturb.engine.runner import ImpactStats
 
     real = BertFamilyEncoder.states
@@ -149,10 +152,10 @@ def test_out_of_memory_halves_a_distortion_batch(lm64, monkeypatch):
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real(self, batch, layers)
 
-    want = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[2], batch_tokens=10**6))
+    want = list(probe_matrices(lm64, SENTENCES, impact_of("distortion"), layers=[2], batch_tokens=10**6))
     monkeypatch.setattr(BertFamilyEncoder, "states", flaky)
     stats = ImpactStats()
-    got = list(probe_matrices(lm64, SENTENCES, "distortion", layers=[2], batch_tokens=10**6, stats=stats))
+    got = list(probe_matrices(lm64, SENTENCES, impact_of("distortion"), layers=[2], batch_tokens=10**6, stats=stats))
     assert stats.oom_retries > 0
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
@@ -160,8 +163,8 @@ def test_out_of_memory_halves_a_distortion_batch(lm64, monkeypatch):
 
 def test_a_sentence_too_long_is_skipped_between_charted_ones(lm64):
     long = ["word"] * (lm64.max_length + 1)
-    got = list(probe_matrices(lm64, [SENTENCES[1], long, SENTENCES[3]], "distortion", layers=[2]))
+    got = list(probe_matrices(lm64, [SENTENCES[1], long, SENTENCES[3]], impact_of("distortion"), layers=[2]))
     assert got[1] is None
     for k, words in ((0, SENTENCES[1]), (2, SENTENCES[3])):
-        alone = next(probe_matrices(lm64, [words], "distortion", layers=[2]))
+        alone = next(probe_matrices(lm64, [words], impact_of("distortion"), layers=[2]))
         np.testing.assert_allclose(got[k], alone, rtol=1e-12, atol=1e-15)

@@ -4,28 +4,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from resolved import impact_of
 
 from pmask.common.errors import SettingError
 from pmask.perturb.engine.impact_settings import ImpactSettings
-from pmask.perturb.fill.model_spec import resolve_impact
+from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.probes import probe_matrices
 
 WORDS = ["He", "said", "the", "decision", "was", "unbelievable", "."]
 
 
 def faithful(impact: ImpactSettings) -> ImpactSettings:
-    """The settings the authors' pipeline fixes (the faithful layer alone of the one resolution)."""
-    return resolve_impact(impact, faithful=True, recorded=False, defaults=False)
+    """The settings of a ``--faithful`` run (the one resolution: the authors' pipeline, then the defaults)."""
+    from pmask.pipeline.request import Decoding, Request, resolve
+
+    return resolve(Request(ModelSpec("a-model", impact=impact), Decoding(faithful=True))).impact
 
 
 def test_faithful_spec_runs_distance_bare_with_their_cos():
-    impact = faithful(ImpactSettings(None, None, None, "distance"))
-    assert impact.tokenize == "bare" and impact.metric is None
-    impact = faithful(ImpactSettings("cos", None, None, "distance"))
+    impact = faithful(ImpactSettings(None, None, None, "distance", 0))
+    assert (impact.tokenize, impact.metric) == ("bare", "l2")
+    impact = faithful(ImpactSettings("cos", None, None, "distance", 0))
     assert (impact.metric, impact.tokenize) == ("cossim", "bare")
-    assert faithful(ImpactSettings(None, None, None, "pair")).tokenize is None
+    assert faithful(ImpactSettings(None, None, None, "pair", 0)).tokenize == "words"   # Wu et al.'s fixes none
     with pytest.raises(SettingError, match="bare"):
-        ImpactSettings("dist", "avg", "bare", "pair").check()
+        ImpactSettings("dist", "avg", "bare", "pair", 0).check()
 
 
 def test_bare_distances_equal_a_naive_run_without_special_tokens(tiny_bert_dir):
@@ -44,14 +47,14 @@ def test_bare_distances_equal_a_naive_run_without_special_tokens(tiny_bert_dir):
     unit = vectors / vectors.norm(dim=-1, keepdim=True)
     want_cos = ((unit @ unit.T + 1) / 2).numpy()
     want_l2 = torch.cdist(vectors, vectors).numpy()
-    got_cos = next(probe_matrices(lm, [WORDS], "distance", layers=[2], metric="cossim", tokenize="bare"))[0]
-    got_l2 = next(probe_matrices(lm, [WORDS], "distance", layers=[2], metric="l2", tokenize="bare"))[0]
+    got_cos = next(probe_matrices(lm, [WORDS], impact_of("distance", metric="cossim", tokenize="bare"), layers=[2]))[0]
+    got_l2 = next(probe_matrices(lm, [WORDS], impact_of("distance", metric="l2", tokenize="bare"), layers=[2]))[0]
     off = ~np.eye(len(WORDS), dtype=bool)
     np.testing.assert_allclose(got_cos[off], want_cos[off], rtol=1e-6)
     np.testing.assert_allclose(got_l2[off], want_l2[off], rtol=1e-6)
-    with_specials = next(probe_matrices(lm, [WORDS], "distance", layers=[2], metric="l2"))[0]
+    with_specials = next(probe_matrices(lm, [WORDS], impact_of("distance", metric="l2"), layers=[2]))[0]
     assert not np.allclose(with_specials[off], want_l2[off], rtol=1e-3)   # the special tokens do change the states
-    padded = next(probe_matrices(lm, [WORDS], "distance", layers=[2], metric="l2", tokenize="bare",
+    padded = next(probe_matrices(lm, [WORDS], impact_of("distance", metric="l2", tokenize="bare"), layers=[2],
                                  include_cls=True))[0]
     assert padded.shape == (len(WORDS) + 1,) * 2 and not padded[0].any() and not padded[:, 0].any()
     np.testing.assert_array_equal(padded[1:, 1:], got_l2)

@@ -10,10 +10,12 @@ import pytest
 
 from pmask.cli import main
 from pmask.common.errors import StoreError
+from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.store import CorpusInfo, ImpactStore, StoreSettings, StoreWriter, export_store
 
 WORDS = [["Die", "Katze", "schläft", "."], ["a,b", '"q"', "x"], ["too", "long"], ["one"]]
-SETTINGS = StoreSettings(model="fake", layers=(1, -1), layers_resolved=(1, 3), num_layers=3)
+SETTINGS = StoreSettings(model="fake", impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(1, -1),
+                         layers_resolved=(1, 3), num_layers=3)
 
 
 @pytest.fixture()

@@ -127,7 +127,7 @@ def test_the_resume_command_spells_every_setting_that_is_not_the_default(tmp_pat
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b\nc d e\n", encoding="utf-8")
     settings = replace(SETTINGS, model="random:bert-base-uncased",
-                       impact=ImpactSettings("cos", "first", "text", "pair"), layers="all", dtype="bfloat16")
+                       impact=ImpactSettings("cos", "first", "text", "pair", 0), layers="all", dtype="bfloat16")
     sents = [Sentence(id="1", words=["a", "b"]), Sentence(id="2", words=["c", "d", "e"])]
     with StoreWriter.open(tmp_path / "my store", settings, CorpusInfo.of(sents, corpus, {"format": "conllu",
                           "limit": 2, "max_words": 30})):

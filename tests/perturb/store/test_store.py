@@ -126,9 +126,9 @@ def test_existing_directory_needs_resume_or_overwrite(tmp_path):
 
 
 @pytest.mark.parametrize("change, field", [
-    ({"impact": ImpactSettings(metric="cos")}, "metric: store has 'dist', requested 'cos'"),
-    ({"impact": ImpactSettings(subword="first")}, "subword: store has 'avg', requested 'first'"),
-    ({"impact": ImpactSettings(tokenize="text")}, "tokenize: store has 'words', requested 'text'"),
+    ({"impact": ImpactSettings("cos", "avg", "words", "pair", 0)}, "metric: store has 'dist', requested 'cos'"),
+    ({"impact": ImpactSettings("dist", "first", "words", "pair", 0)}, "subword: store has 'avg', requested 'first'"),
+    ({"impact": ImpactSettings("dist", "avg", "text", "pair", 0)}, "tokenize: store has 'words', requested 'text'"),
     ({"model": "other-model"}, "model: store has 'fake-model', requested 'other-model'"),
     ({"revision": "def456"}, "revision: store has 'abc123', requested 'def456'"),
     ({"tokenizer": {"lowercase": False}}, "tokenizer: store has"),
@@ -181,7 +181,7 @@ def test_other_corpus_refused_but_subset_of_layers_accepted(tmp_path):
     with pytest.raises(StoreError, match="corpus: store has 3 sentences"):
         plan_store(tmp_path / "st", changed, SETTINGS, resume=True)
     # plan-time settings (model not loaded: no revision, no resolved layers) resolve -1 via the store
-    early = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg"), layers=(-1,))
+    early = StoreSettings(model="fake-model", impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(-1,))
     assert plan_store(tmp_path / "st", sents[:3], early, resume=True) == []
     with pytest.raises(StoreError, match="random_init: store has False, requested True"):
         plan_store(tmp_path / "st", sents[:3], replace(early, model="random:fake-model"), resume=True)
@@ -267,7 +267,9 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from pmask.perturb.store import CorpusInfo, StoreSettings, StoreWriter
     sents = [SimpleNamespace(id=str(k), words=["w"] * (k % 5 + 1)) for k in range(40)]
-    settings = StoreSettings(model="m", layers=(-1,), layers_resolved=(2,), num_layers=2)
+    settings = StoreSettings(model="m", impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(-1,),
+                             layers_resolved=(2,),
+                             num_layers=2)
     w = StoreWriter.open(sys.argv[1], settings, CorpusInfo.of(sents), shard_size=3)
     for k in w.remaining:
         n = len(sents[k].words)
@@ -293,7 +295,9 @@ def test_kill_9_between_shards_then_resume(tmp_path):
     for item in store:
         assert (item.cls_matrix == item.index).all()
     done = len(store)
-    settings = StoreSettings(model="m", layers=(-1,), layers_resolved=(2,), num_layers=2)
+    settings = StoreSettings(model="m", impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(-1,),
+                             layers_resolved=(2,),
+                             num_layers=2)
     sents = [Sentence(id=str(k), words=["w"] * (k % 5 + 1)) for k in range(40)]
     with StoreWriter.open(out, settings, CorpusInfo.of(sents), resume=True, shard_size=3) as w:
         assert w.remaining == list(range(done, 40))
@@ -310,7 +314,7 @@ def test_store_interrupted_before_any_sentence_can_be_restarted(tmp_path):
     sents = _sentences()
     with pytest.raises(KeyboardInterrupt), StoreWriter.open(tmp_path / "st", SETTINGS, CorpusInfo.of(sents)):
         raise KeyboardInterrupt
-    cos = replace(SETTINGS, impact=ImpactSettings(metric="cos"))
+    cos = replace(SETTINGS, impact=ImpactSettings("cos", "avg", "words", "pair", 0))
     assert plan_store(tmp_path / "st", sents, cos) == [0, 1, 2, 3, 4]
 
 

@@ -64,6 +64,20 @@ def test_hoover_uuas_on_constituency_treebanks_alone_is_refused_before_any_work(
         raise AssertionError("the model was loaded")
 
     with pytest.raises(SettingError, match=r"hoover_uuas scores dependency trees.*constituency treebank"):
-        run_bench([DATA / "mini.mrg"], tmp_path / "out", BenchSettings(model="x", hoover_uuas=True),
+        run_bench([DATA / "mini.mrg"], tmp_path / "out", BenchSettings(model="x", scores=("hoover_uuas",)),
                   model_loader=refuse, progress=False)
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------- issue 47 item 2: --faithful on documents without --decoders
+
+def test_faithful_on_documents_benches_the_decoders_of_wu_et_als_discourse_pipeline(tmp_path, capsys):
+    """Under ``--faithful`` on documents of EDUs the pair probe's pipeline decodes with the decoders that have a
+    discourse mode (eisner, cle), not refused for a decoder nobody named (it said "... not mst-projective")."""
+    out = tmp_path / "out"
+    code = main(["bench", str(DATA / "scidtb"), "--faithful", "--model", "pmask-tiny-en", "--layers", "2",
+                 "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and "mst-projective" not in err, err
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert sorted({r["decoder"] for r in rows}) == ["cle", "eisner"] and all(r["faithful"] for r in rows)

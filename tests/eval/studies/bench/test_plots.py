@@ -28,8 +28,8 @@ def _saved(monkeypatch) -> list[Any]:
 
 def test_an_undirected_heatmap_shows_uuas(tmp_path, monkeypatch):
     figures = _saved(monkeypatch)
-    plots.plot_heatmap(_result(), "mst", tmp_path / "h.png")
-    plots.plot_heatmap(_result(), "eisner", tmp_path / "e.png")
+    plots.plot_heatmap(_result(), "mst", tmp_path / "h.png", "pair")
+    plots.plot_heatmap(_result(), "eisner", tmp_path / "e.png", "pair")
     (mst_ax, *_), (eisner_ax, *_) = (f.axes for f in figures)
     assert mst_ax.get_title() == "mst: UUAS" and eisner_ax.get_title() == "eisner: UAS"
     assert np.asarray(mst_ax.images[0].get_array()).tolist() == [[51.0, 52.0]]

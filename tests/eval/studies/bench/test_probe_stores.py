@@ -83,7 +83,7 @@ def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(benc
     from pmask.perturb.fill.model_spec import ModelSpec
     from pmask.perturb.source import ImpactSource
     from pmask.perturb.store import ImpactStore
-    from pmask.pipeline.induce import ParseSettings
+    from pmask.pipeline.decoding import Decoding
 
     out, settings, result = bench
     store = ImpactStore.open(store_dir(out, "en_pud-ud-test", "attention"))
@@ -93,7 +93,7 @@ def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(benc
     def uas(head, layer, chosen, decoder):
         impacts = ImpactSource(list(sentences), PUD, store=store, model=ModelSpec(head=head)).impacts(layer)
         impacts = list(impacts)[0 if chosen is even else 1::2]
-        return score_against_gold(chosen, impacts, ParseSettings(decoder=decoder, layer=layer))[0].uas
+        return score_against_gold(chosen, impacts, Decoding(decoder, layer, "gold", symmetrize="none"))[0].uas
 
     for row in result.best_heads:
         grid = {(layer, head): uas(head, layer, even, row["decoder"]) for layer in (1, 2) for head in range(4)}
@@ -109,7 +109,7 @@ def test_the_best_head_is_chosen_on_even_positions_and_reported_on_odd_ones(benc
 def test_settings_are_checked_before_any_work(model_dir, tmp_path):
     loader = Loader(model_dir)
     for settings, match in [
-        (BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings("dist", None, None, None)),
+        (BenchSettings(model=ModelSpec(str(model_dir), impact=ImpactSettings("dist", None, None, None, 0)),
                        probes=["attention"]), "probe attention takes"),
         (BenchSettings(model=ModelSpec(str(model_dir), head=1), probes=["pair"]), "head applies to probe attention"),
         (BenchSettings(model=str(model_dir), probes=["pair"], bias=0.5), "bias is the right-branching bias"),

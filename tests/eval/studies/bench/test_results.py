@@ -92,7 +92,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 def test_bench_pngs_of_one_treebank_are_large_enough_to_read(tmp_path):
     result = _one_treebank()
-    heat = plot_heatmap(result, "eisner", tmp_path / "heatmap-eisner.png")
+    heat = plot_heatmap(result, "eisner", tmp_path / "heatmap-eisner.png", "pair")
     width, height = _png_size(heat)
     assert width >= 800 and height >= 400, (width, height)   # was 440 × 123 px
     width, height = _png_size(plot_layers(result, tmp_path / "layers.png"))

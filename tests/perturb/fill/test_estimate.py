@@ -1,10 +1,13 @@
-"""Issue 39, item 11: the cost of a run before its model work (sentences, forward sequences, tokens,
+"""Issue 39, item 11, and issue 46 item 5 (the estimator in the library, ``pmask.estimate``): the cost of a run
+before its model work (sentences, forward sequences, tokens,
 rough time), and ``--dry-run`` (that line alone: nothing loaded but the tokenizer, nothing written).
 Every expectation is computed here from the corpus file and the tokenizer, not by pmask."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
 
 from pmask.cli import main
 
@@ -91,3 +94,51 @@ def test_bench_sums_its_probes(tiny_bert_dir, tmp_path, capsys):
     sentences = _sentences(MINI)
     pair, single = _expected(tiny_bert_dir, sentences, _pair), _expected(tiny_bert_dir, sentences, lambda n: n + 1)
     assert _line(err) == (2 * len(sentences), pair[0] + single[0], pair[1] + single[1])
+
+
+# ---------------------------------------------------------------------------- records too long (issue 47 item 4)
+
+SCIDTB = Path(__file__).resolve().parents[2] / "data" / "scidtb"
+
+
+def test_a_document_longer_than_the_model_is_refused_by_the_dry_run_naming_it(tmp_path, capsys):
+    """A document is never truncated nor left out: the dry run names it and fails, as the run does before any
+    model work (the dry run used to count the other documents and exit 0, the run to refuse after loading)."""
+    from pmask.perturb.testing import make_tiny_bert
+
+    words = sorted({w for path in SCIDTB.glob("*.dep") for w in re.findall(r"\w+|[^\w\s]", path.read_text().lower())})
+    small = make_tiny_bert(tmp_path / "small", words, max_positions=12)
+    for flags in (["--dry-run"], []):
+        code = main(["parse", str(SCIDTB), "--model", str(small), *flags, "-o", str(tmp_path / "x.conllu")])
+        err = capsys.readouterr().err
+        assert code == 1 and "exceed the 12 positions of" in err and "pmask never truncates a document" in err, err
+        assert "to compute" not in err and "computing" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_dry_run_names_the_sentences_too_long_for_the_model(tmp_path, capsys):
+    from pmask.perturb.testing import make_tiny_bert
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat\n" + " ".join(["the cat sat on the mat"] * 4) + "\n", encoding="utf-8")
+    small = make_tiny_bert(tmp_path / "small", max_positions=12)
+    code = main(["parse", str(corpus), "--model", str(small), "--dry-run", "-o", str(tmp_path / "x.conllu")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "pmask: 1 sentence to compute: 7 sequences" in err and "1 sentence too long for the model is left out: 2" \
+        in err, err
+
+
+def test_pmask_estimate_says_what_parse_would_compute(tiny_bert_dir, capsys):
+    """``pmask.estimate`` (issue 46 item 5) counts what ``pmask parse --dry-run`` says for the same sentences and
+    settings, its refusals are ``pmask.parse``'s, and it loads no weights."""
+    import pmask
+    from pmask.common.errors import SettingError
+
+    sentences = _sentences(MINI)
+    got = pmask.estimate(sentences, model=str(tiny_bert_dir))
+    assert (got.sentences, got.sequences, got.tokens) == (len(sentences), *_expected(tiny_bert_dir, sentences, _pair))
+    single = pmask.estimate(sentences, model=str(tiny_bert_dir), probe="single")
+    assert single.sequences == _expected(tiny_bert_dir, sentences, lambda n: n + 1)[0]
+    assert got.describe().startswith(f"{len(sentences)} sentences to compute")
+    with pytest.raises(SettingError, match="probe distortion takes"):
+        pmask.estimate(sentences, model=str(tiny_bert_dir), probe="distortion", metric="dist")

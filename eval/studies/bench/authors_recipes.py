@@ -10,11 +10,11 @@ in one line. Each row records ``faithful``.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, Sequence
 
 from pmask.eval.studies.bench.decoders import decoders_for
-from pmask.pipeline.induce import ParseSettings, check_settings
-from pmask.pipeline.request import check_context
+from pmask.pipeline.request import check_request
 
 logger = logging.getLogger(__name__)
 
@@ -27,12 +27,13 @@ def check_faithful(treebanks: Sequence[Any], settings: Any) -> None:
     pipeline (it runs clean).
 
     Raises:
-        SettingError: as :func:`pmask.pipeline.induce.check_settings` raises it.
+        SettingError: as :func:`pmask.pipeline.request.check_request` raises it (the pipeline's context, from the
+            treebank's file, refused now, not after other stores are filled).
     """
     if not settings.faithful:
         return
     for probe, metric in settings.runs:
-        pipeline = settings.pipeline(probe, metric)
+        pipeline = settings.recipe(probe, metric)
         if pipeline is None:
             logger.warning("bench: probe %s with metric %s has no authors' pipeline: its rows are its clean "
                            "pipeline's (faithful false)", probe, metric)
@@ -40,12 +41,7 @@ def check_faithful(treebanks: Sequence[Any], settings: Any) -> None:
         impact = settings.spec_for(probe, settings.store_metric(metric)).impact
         logger.info("bench: probe %s runs %s's pipeline (metric %s, tokenize %s, context %s)", probe,
                     pipeline.authors, impact.metric, impact.tokenize, impact.context)
-        for tb in treebanks:   # the pipeline's context, from the treebank's file (refused now, not after other stores)
-            check_context(tb.sentences, impact.context or 0, "" if settings.given_impact.context is not None else
-                          f"{pipeline.authors}'s pipeline ({{faithful}}) gives each sentence {impact.context} words "
-                          "of context")
+        request = settings.request_for(probe, settings.store_metric(metric))
+        for tb in treebanks:
             for decoder in decoders_for(tb, settings, probe, metric):
-                faithful, symmetrize, absolute = settings.decoding_for(probe, metric, decoder)
-                check_settings(ParseSettings(decoder=decoder, layer=1, root=str(settings.root), faithful=faithful,
-                                             seed=settings.seed, bias=settings.bias, symmetrize=symmetrize,
-                                             absolute=absolute), tb.sentences, probe)
+                check_request(replace(request, decoding=settings.decoding_for(probe, metric, decoder)), tb.sentences)

@@ -139,7 +139,7 @@ def test_a_faithful_bench_reads_back(mixed, tiny_bert_dir):
     assert read.rows == recorded["rows"]
     frame = read.to_pandas()
     assert dict(zip(frame["probe"], frame["faithful"])) == {"pair": True, "single": False}
-    assert read.settings.pipeline("pair").authors == "Wu et al." and read.settings.pipeline("single") is None
+    assert read.settings.recipe("pair").authors == "Wu et al." and read.settings.recipe("single") is None
     # the settings read back rerun the same study: nothing computed again, the same rows
     from pmask.eval.studies.bench.run import run_bench
 
