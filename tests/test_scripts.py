@@ -520,6 +520,62 @@ def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama
         readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
 
 
+# ---------------------------------------------------------------------------- benchmarks/smollm2_figures.py
+
+def _sweep_json(layers: dict[int, tuple[float, float]], chain: tuple[float, float]) -> dict:
+    """A sweep's --json: per layer (Hoover UUAS, UUAS), and connect-adjacent's."""
+    return {"rows": [{"layer": k, "hoover_uuas": h, "uuas": u} for k, (h, u) in layers.items()],
+            "baselines": [{"name": "right-chain", "hoover_uuas": 99.0, "uuas": 99.0},
+                          {"name": "connect-adjacent", "hoover_uuas": chain[0], "uuas": chain[1]}]}
+
+
+def test_smollm2_figures_runs_one_sweep_per_reading_model_and_decoder_and_tabulates_the_best_layer(tmp_path,
+                                                                                               monkeypatch, capsys):
+    """--readings, --twins, --model, --limit, --device, --threads, --work reach the pmask sweeps (CPMI at the last
+    layer only, with --absolute as well); a JSON already in --work is read, not rerun; the table gives each
+    sweep's best layer by Hoover UUAS and its margins over connect-adjacent (hand-computed); --print runs nothing."""
+    figures = script("benchmarks/smollm2_figures.py")
+    ran: list[list[str]] = []
+
+    def fake_run(command, check):
+        ran.append(command)
+        out = Path(command[command.index("--json") + 1])
+        hoover = 60.0 if "random:" not in command[command.index("--model") + 1] else 10.0
+        out.write_text(json.dumps(_sweep_json({3: (hoover - 5, 50.0), 4: (hoover, 51.0)}, (42.5, 41.5))))
+
+    monkeypatch.setattr(figures.subprocess, "run", fake_run)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "echo-trained-7-mst.json").write_text(json.dumps(_sweep_json({2: (30.0, 31.0)}, (42.5, 41.5))))
+    argv = ["smollm2_figures.py", "--limit", "7", "--readings", "cpmi,echo", "--twins", "--model", "M.gguf",
+            "--device", "cuda", "--threads", "3", "--work", str(work)]
+    monkeypatch.setattr(sys, "argv", argv)
+    figures.main()
+    out = capsys.readouterr().out
+    models = [c[c.index("--model") + 1] for c in ran]
+    assert models == ["M.gguf"] * 4 + ["random:M.gguf"] * 4 + ["M.gguf"] + ["random:M.gguf"] * 2   # echo-mst kept
+    cpmi = ran[0]
+    assert cpmi[:5] == ["pmask", "sweep", str(figures.PUD), "--limit", "7"]
+    assert cpmi[cpmi.index("--layers") + 1] == "-1" and cpmi.count("--layers") == 1
+    assert ran[2].count("--absolute") == 1 and ran[0].count("--absolute") == 0
+    assert ran[-1][ran[-1].index("--layers") + 1] == "all" and ran[-1][ran[-1].index("--tokenize") + 1] == "echo"
+    assert all(c[c.index("--device") + 1] == "cuda" and c[c.index("--threads") + 1] == "3" for c in ran)
+    assert len({c[c.index("--store") + 1] for c in ran}) == 4          # one store per reading and model
+    assert "| cpmi | trained | mst-projective --absolute | 4 | 60.00 | +17.50 | 51.00 | +9.50 |" in out
+    assert "| echo | trained | mst | 2 | 30.00 | -12.50 | 31.00 | -10.50 |" in out
+    assert "| echo | random | mst-projective | 4 | 10.00 | -32.50 | 51.00 | +9.50 |" in out
+    assert "| connect-adjacent | | | | 42.50 | | 41.50 | |" in out
+    assert (work / "table-7.md").read_text().splitlines()[-1] == "| connect-adjacent | | | | 42.50 | | 41.50 | |"
+    ran.clear()
+    monkeypatch.setattr(sys, "argv", argv[:-2] + ["--work", str(tmp_path / "other"), "--print"])
+    figures.main()
+    assert ran == [] and capsys.readouterr().out.count("pmask sweep") == 12
+    monkeypatch.setattr(sys, "argv", ["smollm2_figures.py", "--readings", "cpmi,nope"])
+    with pytest.raises(SystemExit):
+        figures.main()
+    assert "unknown reading(s) nope" in capsys.readouterr().err
+
+
 FAKE_FAMILY_AUTHORS = '''
 import json, sys
 from pathlib import Path
