@@ -55,10 +55,11 @@ from pmask.perturb.testing.llm_zoo import make_tiny_llm
 out = Path(sys.argv[1])
 print(write_gguf(make_tiny_llm("llama-bbpe", out / "tiny-llama"), out / "tiny-llama.gguf"))
 EOF
-for reading in "--metric cpmi --subword sum" "--probes single" "--probes attention --tokenize echo-prompt"; do
+for reading in "--metric cpmi --subword sum --layers -1" "--probes single --layers all" \
+               "--probes attention --tokenize echo-prompt --layers all"; do
     tag=$(echo "$reading" | tr -c 'a-z\n' '_')
     for device in cuda cpu; do
-        timeout 120 $PY -m pmask sweep tests/data/mini.conllu --model "$OUT/tiny-llama.gguf" $reading --layers all \
+        timeout 120 $PY -m pmask sweep tests/data/mini.conllu --model "$OUT/tiny-llama.gguf" $reading \
             --decoder mst --symmetrize sum --device $device --dtype float32 --json "$OUT/tiny-$tag-$device.json" -q \
             > /dev/null 2>> "$OUT/tiny.err"
     done
@@ -71,14 +72,15 @@ EOF
 done
 
 echo "== 3. SmolLM2-135M's random twin, 1000 PUD sentences, CUDA" | tee -a "$OUT/summary.txt"
-for reading in "echo-prompt:--probes attention --tokenize echo-prompt" "cpmi:--metric cpmi --subword sum" \
-               "echo:--probes attention --tokenize echo" "single:--probes single"; do
+for reading in "echo-prompt:--probes attention --tokenize echo-prompt --layers all" \
+               "cpmi:--metric cpmi --subword sum --layers -1" "echo:--probes attention --tokenize echo --layers all" \
+               "single:--probes single --layers all"; do
     name=${reading%%:*}
     budget=$(left)
     [ "$budget" -gt 30 ] || { echo "$name: no time left" | tee -a "$OUT/summary.txt"; continue; }
     t0=$(date +%s)
     timeout "$budget" $PY -m pmask sweep "$CARRY/en_pud-ud-test.conllu" --model "random:$CARRY/smollm2-config" \
-        ${reading#*:} --layers all --decoder mst --symmetrize sum --score hoover_uuas --baselines --device cuda \
+        ${reading#*:} --decoder mst --symmetrize sum --score hoover_uuas --baselines --device cuda --dtype float32 \
         --json "$OUT/random-$name-1000.json" -q > "$OUT/random-$name-1000.md" 2> "$OUT/random-$name-1000.err"
     code=$?
     $PY - "$OUT/random-$name-1000.json" "$name" "$code" "$(( $(date +%s) - t0 ))" <<'EOF' >> "$OUT/summary.txt" 2>&1
