@@ -2,7 +2,8 @@
 # Issue 45 on a CUDA machine with no internet, run from the repository root, pmask NOT installed (PYTHONPATH).
 #
 # SmolLM2-135M's weights cannot travel to that machine: the transfer holds 64 MiB, the Q4_1 GGUF is 98,362,432
-# bytes (93.8 MiB) and its de-quantised float32 weights 538 MB. So this script runs what needs no weights:
+# bytes (93.8 MiB; 92.8 MB after zstd -3) and its de-quantised float32 weights 538 MB. So this script runs what
+# needs no weights:
 #   1. the causal-family test files (on the machine's CPU: the tests choose their device),
 #   2. pmask's causal readings on CUDA against the same on CPU, on a tiny random Llama written as a GGUF file:
 #      the scores of every layer must be equal (trees the same) on both devices,
