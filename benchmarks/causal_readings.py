@@ -21,8 +21,8 @@ chat turn: "user / Repeat this sentence: ..." answered by the assistant; the fir
 ``hide`` (attention mask), ``delete``, ``replace`` (``--replace-token``).
 
 Every sentence's raw figures are kept under ``--work`` (``<model>/<setting>/<index>.npz``; a rerun reuses
-them), so that scoring other decoders or layers needs no model work. Example (the figures of
-/work/wt/NOTES/causal-readings.md are made this way)::
+them), so that scoring other decoders or layers needs no model work. Example (the one-sided figures of
+docs/llms.md are made this way)::
 
     python benchmarks/causal_readings.py --start 0 --limit 100 --layouts plain --kinds hide --work WORK
     python benchmarks/causal_readings.py --start 200 --limit 200 --layouts plain,echo --kinds hide,delete \\
