@@ -107,17 +107,17 @@ class ModelFamily:
     recorded: bool = True
     costs: Mapping[str, Callable[[list[int]], int]] = field(default_factory=dict)
 
-    def supports(self, probe: str | None = None, metric: str | None = None, unit: str | None = None) -> bool:
+    def supports(self, probe: str | None, metric: str | None, unit: str | None) -> bool:
         """Whether it takes ``probe``, ``metric`` and ``unit`` (None: not asked)."""
         return self.refusal(probe, metric, unit) is None
 
-    def refusal(self, probe: str | None = None, metric: str | None = None, unit: str | None = None) -> str | None:
+    def refusal(self, probe: str | None, metric: str | None, unit: str | None) -> str | None:
         """Why a model of this family cannot run ``probe`` with ``metric`` on ``unit`` (one line, without the
-        model's name: the caller says which model), or None when it can. Values left None are not asked.
+        model's name: the caller says which model), or None when it can. A value of None is not asked.
 
         Example:
             >>> import pmask
-            >>> MODEL_FAMILIES["masked"].refusal("pair", "prob") is None
+            >>> MODEL_FAMILIES["masked"].refusal("pair", "prob", None) is None
             True
         """
         for what, value, allowed in (("probe", probe, self.probes), ("metric", metric, self.metrics),

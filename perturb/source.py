@@ -1,9 +1,9 @@
 """Where impacts come from: an impact store, or a corpus and a model (optionally cached in a store).
 
-:class:`ImpactSource` is the one place that decides between the two; ``parse``, ``heatmap`` and
-``sweep`` all read impacts through it. Matrices follow the engine's convention ``F[i, j]`` =
-impact of word j on word i (0-based, n×n); the faithful layout is (n+1)×(n+1) with index 0 =
-``[CLS]``. torch and transformers are imported only when a model is actually loaded.
+:class:`ImpactSource` is the one place that decides between the two (and opens, continues or extends a
+store); ``parse``, ``heatmap`` and ``sweep`` all read impacts through it. Each sentence's :class:`Impact` is
+computed or read by :mod:`pmask.perturb.fill.layer_impacts`. torch and transformers are imported only when a model
+is actually loaded.
 
 Example:
     >>> src = ImpactSource.open(CorpusSpec("pud.conllu", limit=5), model=ModelSpec("bert-base-uncased"))
@@ -13,24 +13,30 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence, cast
 
-import numpy as np
-
-from pmask.common.errors import HelperRankDone, PmaskError, SettingError, StoreError, StoreSettingError
-from pmask.common.options import DISTANCE_PROBES, has_attention_heads, resolve_layers
+from pmask.common.errors import HelperRankDone, SettingError, StoreSettingError
+from pmask.common.model_families import MODEL_FAMILIES
+from pmask.common.options import has_attention_heads, resolve_layers
 from pmask.common.units import unit_of
 from pmask.corpora import Sentence
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.add_layers import add_layers
-from pmask.perturb.fill.compute import FillRequest, iter_impacts
+from pmask.perturb.fill.compute import FillRequest
+from pmask.perturb.fill.layer_impacts import (
+    Impact,
+    impacts_by_layer,
+    impacts_from_model,
+    impacts_from_store,
+    impacts_from_store_by_layers,
+)
 from pmask.perturb.fill.model_spec import ModelSpec, absolute_if_local
 from pmask.perturb.fill.stores import StoreRun, build_store, fill_stores
 from pmask.perturb.models.bundled import DEFAULT_MODEL
-from pmask.perturb.probes.attention_heads import check_attention_head, select_head
+from pmask.perturb.models.config import model_family
+from pmask.perturb.probes.attention_heads import check_attention_head
 from pmask.perturb.store import ImpactStore, read_manifest
 from pmask.perturb.store.corpus import store_sentences
 from pmask.perturb.store.plan import check_unit
@@ -40,90 +46,13 @@ from pmask.perturb.store.store_settings import StoreSettings
 logger = logging.getLogger(__name__)
 
 # StoreRun and build_store live in pmask.perturb.fill.stores; the CLI imports them from here too
-__all__ = ["Impact", "ImpactSource", "StoreRun", "build_store", "impacts_by_layer", "impacts_from_model",
-           "impacts_from_store", "impacts_from_store_by_layers", "is_store"]
-
-
-@dataclass
-class Impact:
-    """One sentence's impacts at one layer: ``F`` word-level [n, n]; ``F_cls`` [n+1, n+1] or None;
-    ``distance``: F is a distance (low = close, probe distance), not an affinity."""
-
-    F: np.ndarray
-    F_cls: np.ndarray | None = None
-    distance: bool = False
-
-
-def _impact(matrix: np.ndarray, include_cls: bool, probe: str, head: str | int | None) -> Impact:
-    """The :class:`Impact` of one layer's stored or computed matrix ([n(+1), n(+1)] or [H, n(+1), n(+1)])."""
-    m = select_head(matrix, head)
-    return Impact(F=m[1:, 1:] if include_cls else m, F_cls=m if include_cls else None,
-                  distance=probe in DISTANCE_PROBES)
+__all__ = ["ImpactSource", "StoreRun", "build_store", "is_store"]
 
 
 def is_store(path: str | Path) -> bool:
     """Whether ``path`` is an impact store directory (it holds a ``manifest.json``)."""
     path = Path(path)
     return path.is_dir() and (path / "manifest.json").is_file()
-
-
-def impacts_by_layer(model: Any, sentences: Sequence[Sentence], *, layers: Sequence[int],
-                     impact: ImpactSettings, include_cls: bool = False,
-                     batch_tokens: int | None = None, progress: bool = True,
-                     stats: Any = None, head: str | int | None = None) -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per requested layer from a single engine pass (None = skipped);
-    ``impact`` (resolved) says how impacts are computed (``impact.probe``: see :mod:`pmask.perturb.probes`),
-    ``head`` which attention head is decoded."""
-    probe = str(impact.probe)
-    for _, M in iter_impacts(model, sentences, layers=list(layers), impact=impact, include_cls=include_cls,
-                             batch_tokens=batch_tokens, progress=progress, stats=stats):
-        yield None if M is None else [_impact(m, include_cls, probe, head) for m in M]
-
-
-def impacts_from_model(model: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       **kwargs: Any) -> Iterator[Impact | None]:
-    """Stream impacts for ``sentences`` at one layer, computed by the engine (None = skipped sentence);
-    ``kwargs`` as for :func:`impacts_by_layer`."""
-    for item in impacts_by_layer(model, sentences, layers=[layer], **kwargs):
-        yield None if item is None else item[0]
-
-
-def impacts_from_store(store: Any, sentences: Sequence[Sentence], *, layer: int = -1,
-                       include_cls: bool = False, positions: Sequence[int] | None = None,
-                       head: str | int | None = None) -> Iterator[Impact | None]:
-    """Impacts of ``sentences`` read from an ``ImpactStore`` (None = skipped as too long; a sentence the
-    store does not hold is a StoreError).
-
-    ``positions`` are the sentences' corpus positions (default 0, 1, ...); ``head`` picks the
-    attention head in a store that keeps every head.
-    """
-    for item in impacts_from_store_by_layers(store, sentences, [layer], include_cls=include_cls,
-                                             positions=positions, head=head):
-        yield None if item is None else item[0]
-
-
-def impacts_from_store_by_layers(store: Any, sentences: Sequence[Sentence], layers: Sequence[int], *,
-                                 include_cls: bool = False, positions: Sequence[int] | None = None,
-                                 head: str | int | None = None) -> Iterator[list[Impact] | None]:
-    """Per sentence, one :class:`Impact` per layer of ``layers``, each sentence read from the store once."""
-    probe = store.probe
-    too_long = {int(e["index"]) for e in getattr(store, "skipped", ())}
-    for pos, sent in zip(range(len(sentences)) if positions is None else positions, sentences):
-        item = store.get(pos) if store.has(pos) else None
-        if item is None and pos not in too_long:   # only what the store skipped as too long reads as None
-            raise StoreError(f"{store.path} holds no sentence {pos} ({sent.where()}): it was made for fewer "
-                             f"sentences or another selection ('pmask info {store.path}' shows which)")
-        if item is None:
-            yield None
-            continue
-        if list(item.words) != list(sent.words):
-            raise PmaskError(f"store sentence {pos} ('{' '.join(item.words[:6])} …') does not match "
-                             f"{sent.where()}: the store was made from another corpus, or another selection of "
-                             f"it ('pmask info {store.path}' shows which)")
-        if include_cls and item.cls_matrix is None:
-            raise SettingError("this store holds no [CLS] row, which {faithful} needs; recompute it")
-        full = item.cls_matrix if include_cls else item.matrix
-        yield [_impact(full[item.layer_index(layer)], include_cls, probe, head) for layer in layers]
 
 
 def _held(manifest: dict[str, Any]) -> set[int]:
@@ -281,6 +210,18 @@ class ImpactSource:
         if not self.computes and self.store_dir is not None:
             return StoreSettings.from_manifest(read_manifest(self.store_dir)).impact
         return None
+
+    def family(self, spec: ModelSpec) -> Any:
+        """The family of the model impacts are computed with (``pmask.common.model_families.ModelFamily``): the
+        loaded model's, else the one a store read here recorded (stores of the masked family record none: None),
+        else read from ``spec``'s config (no weights load); None for a model that says none."""
+        if self._model is not None:
+            return getattr(self._model, "family", None)
+        if self.store is not None or not self.computes and self.store_dir is not None:   # read: the store's own
+            manifest = self.store.manifest if self.store is not None else read_manifest(cast(Path, self.store_dir))
+            held = manifest.get("model") or {}
+            return MODEL_FAMILIES.get(str((held.get("describe") or held).get("family")))   # masked ones record none
+        return model_family(str(spec.name))   # named: resolved
 
     def use(self, spec: ModelSpec) -> None:
         """Compute (or read) impacts with ``spec``, the resolved model and settings of the run

@@ -5,6 +5,8 @@ which the CLI shows as its flags), before any model work: what
 - :func:`refuse_unit`: settings that do not apply to the corpus's unit (documents of EDUs take the pair
   probe over pooled EDU states: :meth:`pmask.common.units.UnitEntry.refusal`), first, so that a value chosen
   for a refused one is never blamed;
+- :func:`refuse_for_family`: a probe, metric or unit the model's family does not run (when the family is known
+  before the model loads: ``Request.family``);
 - :func:`refuse_layer_zero`: decoding layer 0, whose impacts are all zeros;
 - :func:`check_decoding`: the decoder against the probe (:func:`check_pairing`), the authors' pipelines,
   Wu et al.'s discourse pipeline (:func:`check_discourse`), settings a decoder ignores, the gold root;
@@ -14,12 +16,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from pmask.common.errors import SettingError
+from pmask.common.errors import ModelError, SettingError
 from pmask.common.labels import either
-from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice
-from pmask.common.probe_entries import PROBE_ENTRIES
+from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_recipe
+from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe
 from pmask.common.units import unit_of
 from pmask.corpora import Sentence
 from pmask.perturb.engine.impact_settings import ImpactSettings
@@ -27,7 +29,8 @@ from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, discourse_decoders, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
-__all__ = ["check_context", "check_decoding", "check_discourse", "check_pairing", "refuse_layer_zero", "refuse_unit"]
+__all__ = ["authors_recipe", "check_context", "check_decoding", "check_discourse", "check_pairing", "refuse_for_family",
+           "refuse_layer_zero", "refuse_one_sided_recipe", "refuse_unit"]
 
 
 def refuse_unit(impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
@@ -42,6 +45,47 @@ def refuse_unit(impact: ImpactSettings, sentences: Sequence[Sentence]) -> None:
                                      str(impact.tokenize), impact.context_words)
     if why is not None:
         raise SettingError(why)
+
+
+def authors_recipe(impact: ImpactSettings) -> AuthorsRecipe | None:
+    """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
+
+    Example:
+        >>> authors_recipe(ImpactSettings("cpmi", None, None, "pair", None)).authors
+        'Hoover et al.'
+    """
+    entry = PROBE_ENTRIES.get(str(impact.probe))
+    return metric_recipe(impact.metric) or (entry.faithful if entry else None)
+
+
+def refuse_for_family(impact: ImpactSettings, model: str | None, family: Any, sentences: Sequence[Sentence]) -> None:
+    """Refuse, in one line naming ``model``, a probe, metric or unit its ``family``
+    (``pmask.common.model_families.ModelFamily``) does not run.
+
+    Example:
+        >>> from pmask.common.model_families import MODEL_FAMILIES
+        >>> refuse_for_family(ImpactSettings("dist", "avg", "words", "pair", 0), "m", MODEL_FAMILIES["masked"], [])
+    """
+    refusal = family.refusal(impact.probe, impact.metric, unit_of(sentences).name)
+    if refusal:
+        raise ModelError(f"model {model!r}: {refusal}")
+
+
+def refuse_one_sided_recipe(family: Any, model: str | None, decoder: str, recipe: Any) -> None:
+    """Refuse an authors' pipeline (``--faithful``) decoded by a directed decoder, which reads both sides of the
+    matrix, on a model whose family fills one side (``sees_right`` False: word j moves only the words after it);
+    the pipeline's undirected decoders run (Hoover et al.'s CPMI on GPT-2: their own reading).
+
+    Raises:
+        SettingError: naming the decoder, the model and the pipeline's undirected decoders.
+    """
+    if family is None or family.sees_right or recipe is None or DECODERS[decoder].undirected:
+        return
+    undirected = [d for d in recipe.decoders if DECODERS[d].undirected]
+    instead = f"give {{decoder}} {either(undirected)}" if undirected else "leave {faithful} out"
+    raise SettingError(f"{{faithful}} decodes with {decoder} ({recipe.authors}'s pipeline), a directed decoder that "
+                       f"reads both sides of the matrix; model {model!r} is a {family.name} model (word j moves only "
+                       f"the words after it): {instead}")
 
 
 def refuse_layer_zero(layers: Iterable[int] | str, flag: str, probe: str) -> None:
@@ -163,10 +207,10 @@ def _no_gold_heads(s: Sentence, decoder: str) -> str:
     """Why ``root="gold"`` cannot work on ``s``, and what to choose instead."""
     if s.tree is None:
         return f"{{root}} gold needs gold heads, but {s.where()} has none; use {{root}} free"
-    constituency = task_entry(corpus_task([s]))   # the task of the tree it has
+    own = task_entry(corpus_task([s]))   # the task of the tree it has
     return (f"{{root}} gold needs gold heads, but {s.where()} has a bracketed tree and no heads: choose a "
-            f"constituency decoder such as {{decoder}} {constituency.default_decoder} (the default for bracketed "
-            f"input) or {constituency.primary_baseline}, or {{root}} free for {decoder}'s dependency trees (written "
+            f"{own.name} decoder such as {{decoder}} {own.default_decoder} (the default for bracketed "
+            f"input) or {own.primary_baseline}, or {{root}} free for {decoder}'s dependency trees (written "
             f"as CoNLL-U, to a .conllu file)")
 
 

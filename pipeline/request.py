@@ -48,7 +48,7 @@ from typing import Any, Mapping, Sequence
 from pmask.common.errors import SettingError
 from pmask.common.labels import either
 from pmask.common.options import SPAN_PROBES, SUBWORD_POLICIES, first_probe, has_attention_heads, metric_recipe
-from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES, AuthorsRecipe
+from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
 from pmask.common.tokenization import TOKENIZE_ENTRIES
 from pmask.common.units import UnitEntry, unit_of
 from pmask.corpora.corpus_spec import CorpusSpec
@@ -56,13 +56,21 @@ from pmask.corpora.sentence import Sentence
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.models.bundled import DEFAULT_MODEL, bundled_model
-from pmask.pipeline.checks import check_context, check_decoding, refuse_layer_zero, refuse_unit
+from pmask.pipeline.checks import (
+    authors_recipe,
+    check_context,
+    check_decoding,
+    refuse_for_family,
+    refuse_layer_zero,
+    refuse_one_sided_recipe,
+    refuse_unit,
+)
 from pmask.pipeline.decoding import Decoding
 from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
-           "prepare", "probe_request", "resolve"]
+           "model_family_of", "prepare", "probe_request", "resolve", "with_family"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -105,9 +113,11 @@ class Inputs:
 
     @classmethod
     def of_source(cls, source: Any) -> Inputs:
-        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings of
-        the store it reads impacts from)."""
-        return cls.of(source.sentences, source.held_settings())
+        """The inputs of an opened ``pmask.perturb.source.ImpactSource`` (its sentences, and the settings and
+        model family of the store it reads impacts from; a computing source's family is read by :func:`prepare`
+        once the settings are checked)."""
+        held = source.held_settings()
+        return cls.of(source.sentences, held, source.family(source.model_spec) if held is not None else None)
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,7 @@ class Request:
     decoding: Decoding = Decoding()
     corpus: CorpusSpec | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
+    family: Any = field(default=None, compare=False, repr=False)   # resolved: the family it was resolved for
 
     @classmethod
     def build(cls, *, model: str | None = None, random_init: bool = False, device: str = "auto", dtype: str = "auto",
@@ -175,9 +186,9 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
         impact = _layer(impact, _faithful(impact), "faithful", origins)
     spec = request.model if inputs.held is not None else _named(request.model)   # a store is read without one
     impact = _layer(impact, _recorded(impact, spec.name, inputs.unit), "model", origins)
-    impact = _layer(impact, _entries(impact, inputs.unit), "default", origins)
+    impact = _layer(impact, _entries(impact, inputs.unit, inputs.family), "default", origins)
     decoding = _decoding(request.decoding, impact, inputs, origins)
-    return replace(request, model=replace(spec, impact=impact), decoding=decoding,
+    return replace(request, model=replace(spec, impact=impact), decoding=decoding, family=inputs.family,
                    origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}))
 
 
@@ -221,14 +232,15 @@ def _recorded(impact: ImpactSettings, model: str | None, unit: UnitEntry) -> Imp
     return impact
 
 
-def _entries(impact: ImpactSettings, unit: UnitEntry) -> ImpactSettings:
+def _entries(impact: ImpactSettings, unit: UnitEntry, family: Any) -> ImpactSettings:
     """``impact`` with the entries' defaults where it is unset: the first probe, the probe's first metric the unit
-    takes (else its first), the metric's subword policy (else the first, avg), the first tokenisation mode
-    (words), no context."""
+    and the model's family take (else its first), the metric's subword policy (else the first, avg), the first
+    tokenisation mode (words), no context."""
     probe = impact.probe if impact.probe is not None else first_probe()
     metric = impact.metric
     if metric is None and probe in PROBE_ENTRIES:   # an unknown probe is refused by the check, in one line
-        metric = (unit.metrics(probe) or PROBE_ENTRIES[probe].metrics)[0]
+        taken = [m for m in unit.metrics(probe) if family is None or family.supports(probe, m, None)]
+        metric = (taken or PROBE_ENTRIES[probe].metrics)[0]
     entry = METRIC_ENTRIES.get(metric or "")
     fixed = entry.subword if entry is not None else None
     subword = fixed if fixed is not None else next(iter(SUBWORD_POLICIES))
@@ -262,17 +274,6 @@ def _decoding(given: Decoding, impact: ImpactSettings, inputs: Inputs, origins: 
     if symmetrize is None:
         symmetrize, origins["symmetrize"] = "none", "default"
     return replace(given, decoder=decoder, root=root, symmetrize=symmetrize)
-
-
-def authors_recipe(impact: ImpactSettings) -> AuthorsRecipe | None:
-    """The authors' pipeline ``--faithful`` runs with ``impact``: the metric's own, else the probe's (None: none).
-
-    Example:
-        >>> authors_recipe(ImpactSettings("cpmi", None, None, "pair", None)).authors
-        'Hoover et al.'
-    """
-    entry = PROBE_ENTRIES.get(str(impact.probe))
-    return metric_recipe(impact.metric) or (entry.faithful if entry else None)
 
 
 def default_decoders(task: str, probe: str | None) -> tuple[str, ...]:
@@ -312,11 +313,34 @@ def prepare(request: Request, source: Any, *, decodes: bool = True) -> Request:
     Returns:
         The resolved request.
     """
-    done = resolve(request, Inputs.of_source(source))
+    inputs = Inputs.of_source(source)
+    done = resolve(request, inputs)
     check_request(done, source.sentences, decodes=decodes)
     if not decodes or get_decoder(str(done.decoding.decoder)).needs_model:
+        if inputs.held is None:   # computed: the model's family, its defaults and refusals, before any weights load
+            again = resolve(request, replace(inputs, family=source.family(done.model)))
+            done = with_family(done, again, source.sentences, decodes=decodes)
         source.use(done.model)   # the source's own settings: given, a store's, the pipeline's, defaults
     return done
+
+
+def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *, decodes: bool = True) -> Request:
+    """``again``: a request resolved (``done``: without the model's family, checked) again with the model's family
+    (``Inputs.family``), checked for it: in full when the family's "model" layer chose a default of its own, else
+    what the family refuses (a probe, metric or unit it does not run), in one line before any weights load."""
+    if again != done:
+        check_request(again, sentences, decodes=decodes)
+    elif again.family is not None:
+        refuse_for_family(again.impact, again.model.name, again.family, sentences)
+    return again
+
+
+def model_family_of(spec: ModelSpec) -> Any:
+    """The family (``pmask.common.model_families.ModelFamily``) of the model ``spec`` names (the default model when
+    it names none), read from its config: no weights load (transformers' import, 1-3 s cold)."""
+    from pmask.perturb.models.config import model_family
+
+    return model_family(str(_named(spec).name))
 
 
 # ---------------------------------------------------------------------------- the one check
@@ -343,6 +367,8 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
     if reads:
         refuse_unit(impact, sentences)
         impact.check(request.model.head)
+        if request.family is not None:
+            refuse_for_family(impact, request.model.name, request.family, sentences)
     if not decodes:
         return
     if reads:
@@ -350,6 +376,8 @@ def check_request(request: Request, sentences: Sequence[Sentence] = (), *, decod
         refuse_layer_zero([layers] if isinstance(layers, int) else layers,
                           "layer" if isinstance(layers, int) else "layers", probe)
     check_decoding(decoding, sentences, probe)   # a baseline's pairing is not checked: it reads no impacts
+    if decoding.faithful and reads:
+        refuse_one_sided_recipe(request.family, request.model.name, str(decoding.decoder), authors_recipe(impact))
     own = metric_recipe(impact.metric) if decoding.faithful and reads else None
     if own and decoding.decoder not in own.decoders:
         raise SettingError(f"{{faithful}} with {{metric}} {impact.metric} is {own.authors}'s pipeline, which decodes "

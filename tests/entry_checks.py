@@ -224,20 +224,32 @@ def command_is_whole(entry: Any) -> None:
 
 
 def unit_is_whole(entry: Any) -> None:
-    from pmask.common.options import SUBWORD_POLICIES
-    from pmask.common.probe_entries import PROBE_ENTRIES
+    """A unit's nouns, what applies to it named by registered entries, its job with its count."""
+    from pmask.common import options
+    from pmask.common.probe_entries import METRIC_ENTRIES, PROBE_ENTRIES
     from pmask.common.tokenization import TOKENIZE_ENTRIES
     from pmask.perturb.engine.jobs import SentenceJob
 
     _one_line(entry.description)
     assert entry.record and entry.noun and entry.least >= 1 and entry.why_least
-    assert entry.split("a b") and callable(entry.split)
-    assert set(entry.probes or ()) <= set(PROBE_ENTRIES) and set(entry.subwords or ()) <= set(SUBWORD_POLICIES)
+    assert entry.split("a b") and entry.labels(["a"]) and entry.records(2).startswith("2 ")
+    assert set(entry.probes or ()) <= set(PROBE_ENTRIES) and set(entry.subwords or ()) <= set(options.SUBWORD_POLICIES)
     assert set(entry.tokenize or ()) <= set(TOKENIZE_ENTRIES)
-    assert entry.job is None or (issubclass(entry.job, SentenceJob) and entry.sequences is not None)
-    assert not entry.pooled or entry.pooling, "a pooled unit says how, for messages"
+    assert (entry.job is None) == (entry.sequences is None), "a unit with a job of its own counts its sequences"
+    assert entry.job is None or issubclass(entry.job, SentenceJob)
+    assert not entry.pooled or entry.pooling and any(m.pools for m in METRIC_ENTRIES.values()), "pooled: says how"
     for probe in entry.probes or PROBE_ENTRIES:   # every probe it takes has a metric it takes
         assert entry.metrics(probe), probe
+
+
+def unit_lives_beside_its_code(entry: Any) -> None:
+    """``word`` with the registry; any other beside its job, in a module ``pmask/__init__.py`` imports."""
+    from pmask.common.units import UNITS
+
+    if entry.job is not None:
+        assert importlib.import_module(entry.job.__module__).__dict__.get(entry.name.upper()) is entry
+    else:
+        assert next(iter(UNITS.values())) is entry, "a unit without a job of its own is the first, words"
 
 
 #: The checks of each kind of entry, by the registry's ``kind``.
@@ -251,7 +263,7 @@ CHECKS: dict[str, tuple[Callable[[Any], None], ...]] = {
     "task": (task_is_whole,),
     "score": (score_is_whole, score_lives_beside_its_code),
     "command": (command_is_whole,),
-    "unit": (unit_is_whole,),
+    "unit": (unit_is_whole, unit_lives_beside_its_code),
 }
 
 

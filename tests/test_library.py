@@ -42,7 +42,8 @@ def test_cli_choices_and_compare_baselines_come_from_the_registry():
         decoder = next(a for a in sub.choices[command]._actions if a.dest == "decoder")
         assert list(decoder.choices) == list(DECODERS)
     gold = read_corpus(MINI)[:2]
-    assert list(compare.baseline_scores("dependency", gold)) == list(decoder_names("dependency", baseline=True))
+    assert list(compare.baseline_scores("dependency", gold, root="gold")) == list(decoder_names("dependency",
+                                                                                                 baseline=True))
 
 
 @pytest.mark.parametrize("name", list(DECODERS))
@@ -271,3 +272,41 @@ def test_parse_takes_documents_as_edu_lists_or_one_edu_per_line(tmp_path, capsys
         pmask.parse([["a b", "c"], ["only one"]], unit="edu", model=model)
     with pytest.raises(PmaskError, match="unit must be word or edu"):
         pmask.parse(docs, unit="sentence", model=model)
+
+
+# ---------------------------------------------------------------------------- issue 45: a GGUF causal model
+
+def _uuas_by_hand(sentences, matrices):
+    """UUAS (root gold, every word scored) of the maximum spanning trees of F + F^T: per sentence the root's edge
+    {root, 0} and each tree edge in the gold tree's undirected edges (written here, not pmask's scorer)."""
+    from family_impacts import max_spanning_edges
+
+    correct = total = 0
+    for sent, F in zip(sentences, matrices):
+        gold = {frozenset((k, h)) for k, h in enumerate(sent.heads, start=1) if h}
+        correct += 1 + len(max_spanning_edges(F + F.T) & gold)
+        total += len(sent.words)
+    return 100 * correct / total
+
+
+def test_parse_impacts_and_sweep_with_a_gguf_model(tmp_path_factory, tmp_path, monkeypatch):
+    """Issue 45, item 6: ``pmask.parse(model="x.gguf")`` decodes by the causal family's defaults (mst on F + F^T),
+    ``pmask.sweep`` scores every layer the same way and its ``to_pandas`` holds those figures."""
+    from family_impacts import causal_model, max_spanning_edges
+
+    from pmask.perturb.testing.gguf_writer import write_gguf
+
+    monkeypatch.setenv("PMASK_CACHE", str(tmp_path / "cache"))
+    folder, corpus = causal_model(tmp_path_factory, "llama-bbpe")   # a byte-level BPE: what llama.cpp writes
+    gguf = write_gguf(folder, tmp_path / "tiny.gguf")
+    gold = read_corpus(corpus)
+    trees = pmask.parse(gold, model=str(gguf))
+    F = pmask.impacts(gold, model=str(gguf), layers=[1, 2])
+    for sent, tree, matrices in zip(gold, trees, F):
+        assert np.triu(matrices[-1], 1).max() == 0 and np.tril(matrices[-1], -1).max() > 0   # one-sided
+        assert {frozenset((k, h)) for k, h in enumerate(tree.heads, start=1) if h} == \
+            max_spanning_edges(matrices[-1] + matrices[-1].T), sent.id
+    table = pmask.sweep(corpus, model=str(gguf)).to_pandas()
+    assert list(table.index) == [1, 2]
+    for k, layer in enumerate((1, 2)):
+        assert table.loc[layer, "uuas"] == pytest.approx(_uuas_by_hand(gold, [m[k] for m in F]), abs=0.01)

@@ -116,7 +116,7 @@ TASKS: Registry[TaskEntry] = Registry("task", error=DecodeError)
 
 def _write_heads(sentences: Sequence[Sentence], heads: Sequence[Any], output: str | Path, deprel: str) -> None:
     """Heads in the format the output names (:func:`pmask.corpora.formats.output_format`: CoNLL-U, SciDTB)."""
-    written = output_format(output, "dependency", unit_of(sentences).discourse)
+    written = output_format(output, "dependency", unit_of(sentences).discourse)   # documents of EDUs: SciDTB too
     assert written.write is not None   # output_format picks among the formats that write
     written.write(sentences, heads, output, deprel)
 

@@ -29,15 +29,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Outcome:
+    from dataclasses import replace
+
     from pmask.perturb.fill.estimate import computation
     from pmask.perturb.source import build_store
-    from pmask.pipeline.request import Inputs, check_request, resolve
+    from pmask.pipeline.request import Inputs, check_request, model_family_of, resolve, with_family
 
     corpus = corpus_spec(args, args.input)
     sentences = corpus.read()   # once: the checks, the cost line and the store read these
     # impacts computed: no store's settings, no --faithful; the corpus decides (documents: their metric)
-    request = resolve(request_of(args), Inputs.of(sentences))
+    given, inputs = request_of(args), Inputs.of(sentences)
+    request = resolve(given, inputs)
     check_request(request, sentences, decodes=False)
+    family = model_family_of(request.model)   # its defaults and refusals, before any weights load
+    request = with_family(request, resolve(given, replace(inputs, family=family)), sentences, decodes=False)
     work = computation(request.model, sentences, store=args.output, resume=args.resume)
     if (dry := announce(args, [work])) is not None:
         return dry

@@ -49,9 +49,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> Outcome:
     from pmask.eval.studies.sweep import plan_sweep
 
+    # read, resolved, checked: one line if refused
     plan = plan_sweep(request_of(args), args.probe, store=args.store, corpus=args.corpus, progress=not args.quiet,
                       label=args.source, allow_incomplete=args.allow_incomplete, punct=args.punct,
-                      baselines=args.baselines, scores=args.scores or ())   # read, resolved and checked
+                      baselines=args.baselines, scores=args.scores or ())
     if (dry := announce(args, plan.computations())) is not None:
         return dry
     result = plan.run()

@@ -12,8 +12,9 @@ because they are over different sentences, which a bench of a sample next to a p
 whole treebank may mean to do.
 
 Example:
-    >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", impact=ImpactSettings("dist", None, None, None))
-    >>> b = Origin("the store s/", model="/m/roberta", impact=ImpactSettings("dist", None, None, None))
+    >>> given = ImpactSettings("dist", None, None, None, None)
+    >>> a = Origin("pred.conllu (its .meta.json)", model="/m/bert", impact=given)
+    >>> b = Origin("the store s/", model="/m/roberta", impact=given)
     >>> check_same_origin([a, b])   # doctest: +SKIP
     SettingError: inputs from different runs: model: pred.conllu (its .meta.json) has /m/bert, the store s/ ...
 """

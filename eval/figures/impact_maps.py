@@ -15,6 +15,8 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from pmask.common.errors import PmaskError, SettingError
 from pmask.common.labels import absolute_layer, probe_label
 from pmask.common.options import HEATMAP_FORMATS, SPAN_PROBES
@@ -75,6 +77,16 @@ def heatmap_target(output: str | Path, count: int) -> str | None:
     return fmt
 
 
+def _drawn(F: Any, one_sided: bool) -> Any:
+    """``F`` as drawn: a one-sided matrix (a causal model's word-pair impacts: word j moves only the words after it,
+    so the engine fills only j < i) has its cells above the diagonal blank (NaN, drawn grey), not zeros; a matrix
+    that fills them (distances, the echo layouts) is drawn whole."""
+    arr = np.asarray(F, dtype=float)
+    if not one_sided or np.triu(arr, 1).any():
+        return F
+    return np.where(np.triu(np.ones_like(arr, dtype=bool), 1), np.nan, arr)
+
+
 def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | Path, *, layer: int = -1,
                      gold: str | Path | None = None, fmt: str = "png", pred: str | Path | None = None) -> list[Path]:
     """Draw the impact matrix at ``layer`` of each chosen sentence, with gold and predicted arcs.
@@ -108,6 +120,8 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
     gold_by_id = _own_heads(source) if gold is None else _read_heads(Path(gold), "gold")
     pred_by_id = {} if pred is None else _read_pred(Path(pred), source, layer)
     impacts = source.impacts(layer, indices=chosen)
+    family = source.family(source.model_spec)   # after the impacts: the loaded model's, or the store's
+    one_sided = family is not None and not family.sees_right
     items = []
     for k, impact in zip(chosen, impacts):
         sent = source.sentences[k]
@@ -116,7 +130,7 @@ def draw_impact_maps(source: ImpactSource, specs: Sequence[str], output: str | P
             continue
         arcs = [_arcs(sent, by_id, path, what) for by_id, path, what in ((gold_by_id, gold, "gold"),
                                                                          (pred_by_id, pred, "predicted"))]
-        items.append((sent.id, impact.F, list(sent.words), *arcs))
+        items.append((sent.id, _drawn(impact.F, one_sided), list(sent.words), *arcs))
     if not items:
         raise PmaskError("no sentence to draw")
     output = Path(output)

@@ -33,7 +33,16 @@ from pmask.eval.comparison.tables import LayerSweep, plot_layer_sweep
 from pmask.eval.scores.columns import check_asked, headline_key, layer_keys
 from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.source import ImpactSource, is_store
-from pmask.pipeline.request import Decoding, Inputs, Request, check_request, prepare, probe_request
+from pmask.pipeline.request import (
+    Decoding,
+    Inputs,
+    Request,
+    check_request,
+    model_family_of,
+    prepare,
+    probe_request,
+    with_family,
+)
 from pmask.trees.registry import decoder_task
 from pmask.trees.tasks import task_entry
 
@@ -221,6 +230,10 @@ def plan_sweep(request: Request, probes: Sequence[str] | None = None, *, store: 
     requests = [probe_request(request, str(p), inputs) for p in chosen_probes]
     for one in requests:   # every setting checked before the model loads
         check_request(one, sentences)
+    family = replace(inputs, family=model_family_of(request.model))   # read from its config: no weights load
+    requests = [with_family(one, probe_request(request, str(p), family), sentences)
+                for one, p in zip(requests, chosen_probes)]
+    for one in requests:
         _check_gold(sentences, str(one.decoding.decoder))
     if request.model.head is not None and all(one.model.head is None for one in requests):
         raise SettingError("{head} applies to probe attention and to probe distance with {metric} jsd or hellinger, "

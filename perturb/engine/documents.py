@@ -25,12 +25,11 @@ The unit ``edu`` is registered here, beside its job (:data:`EDU`: the engine run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from pmask.common.units import UNITS, UnitEntry
-from pmask.corpora.scidtb import authors_documents
 from pmask.perturb.alignment import WordAlignment
 from pmask.perturb.engine.jobs import NO_WORD, SentenceJob
 from pmask.perturb.engine.perturbation import Masking, ReadOut, Reads
@@ -164,6 +163,14 @@ class DocumentJob(SentenceJob):
         return self.values.astype(np.float32)
 
 
+def _authors_documents(documents: Sequence[Any]) -> list[Any]:
+    """The documents as Wu et al.'s reader leaves them (:func:`pmask.corpora.scidtb.authors_documents`), imported
+    when asked: ``import pmask`` registers this unit and loads no corpus reader."""
+    from pmask.corpora.scidtb import authors_documents
+
+    return authors_documents(documents)
+
+
 def _edus(text: str) -> list[str]:
     """The EDUs of a document given as one string: one a line, blank lines left out (as a ``.edus`` block)."""
     return [line.strip() for line in text.splitlines() if line.strip()]
@@ -175,6 +182,6 @@ EDU: UnitEntry = UNITS.register(UnitEntry(
     "edu", "a document of elementary discourse units (SciDTB, .edus): Wu et al.'s discourse probe",
     record="document", noun="EDU", split=_edus, least=2, why_least="a discourse tree needs at least two", long=True,
     marked=True, job=DocumentJob,
-    sequences=document_sequences, authors_texts=authors_documents, probes=("pair",), subwords=("avg",),
+    sequences=document_sequences, authors_texts=_authors_documents, probes=("pair",), subwords=("avg",),
     tokenize=("words",), takes_context=False, pooled=True, pooling="on the mean of each EDU's piece states",
     discourse=True, skips_long=False))

@@ -36,8 +36,8 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Size
 import numpy as np
 import torch
 
-from pmask.common.errors import ModelError, SettingError
-from pmask.common.options import SUBWORD_POLICIES, check_choice, metric_entry, resolve_layers
+from pmask.common.errors import ModelError
+from pmask.common.options import metric_entry, resolve_layers
 from pmask.common.progress import progress_bar, watched
 from pmask.perturb.alignment import WordAlignment, align_sentence, get_aligner, sentence_words
 from pmask.perturb.alignment.surface import grouped_alignment_notes
@@ -114,18 +114,15 @@ def impact_matrices(model: LoadedModel, sentences: Iterable[Sequence[str] | Any]
 
     Example:
         >>> lm = load_model("bert-base-uncased")                        # doctest: +SKIP
-        >>> F = next(impact_matrices(lm, [["The", "cat", "sat"]], layers=[-1]))  # doctest: +SKIP
+        >>> F = next(impact_matrices(lm, [["The", "cat", "sat"]], layers=[-1], metric="dist", subword="avg",
+        ...                          tokenize="words"))  # doctest: +SKIP
         >>> F.shape                                                     # doctest: +SKIP
         (1, 3, 3)
     """
-    # OptionError, a ValueError like every bad argument here; the engine runs the masking probes (pair, single)
+    # OptionError, a ValueError like every bad argument here: a metric is asked of its entry (any probe's,
+    # registered beside its computation), and one the masking jobs cannot compute is refused below
     entry = metric_entry(metric)
-    check_choice("subword policy", subword, SUBWORD_POLICIES)
-    if entry.subword and subword != entry.subword:
-        raise SettingError(f"metric {metric} takes subword {entry.subword} only, not {subword} "
-                           f"({entry.subword_reason})")
-    get_aligner(tokenize)
-    impact = ImpactSettings(metric, subword, tokenize, None, 0)   # the engine's: no probe of its own
+    impact = ImpactSettings(entry.name, subword, tokenize, None, 0).check()   # the engine's: no probe of its own
     settings = RunSettings(resolve_layers(layers, model.num_layers), impact, include_cls)
     if batch_tokens is None:
         batch_tokens = DEFAULT_BATCH_TOKENS.get(model.device.type, 4096)

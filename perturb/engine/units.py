@@ -78,7 +78,7 @@ def unit_run(model: Any, records: Iterable[Any], impact: ImpactSettings,
     records, unit = peek_unit(records)
     if unit.job is None:
         return records, job_type
-    refusal = model.family.refusal(unit=unit.name)   # a model family that reads words only
+    refusal = model.family.refusal(None, None, unit.name)   # a model family that reads words only
     if refusal:
         raise ModelError(f"model {model.name!r}: {refusal}")
     why = unit.refusal(None, str(impact.metric), str(impact.subword), str(impact.tokenize), 0)

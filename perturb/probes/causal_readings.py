@@ -23,6 +23,7 @@ import numpy as np
 from pmask.perturb.encoders.causal import COSTS, READINGS
 from pmask.perturb.engine.jobs import NO_WORD, PlanBuilder, ReadPlan, SentenceJob
 from pmask.perturb.engine.perturbation import Hiding, Masking
+from pmask.perturb.probes import pair, single
 from pmask.perturb.probes.cpmi_causal import causal_sequences
 from pmask.perturb.probes.single import SingleMaskJob
 
@@ -89,5 +90,5 @@ def pair_sequences(pieces: list[int]) -> int:
 # the causal family's readings of probes single and pair, and what they cost
 READINGS[SingleMaskJob] = CausalSingleJob
 READINGS[SentenceJob] = CausalPairJob
-COSTS["single"] = causal_sequences
-COSTS["pair"] = pair_sequences
+COSTS[single.PROBE.name] = causal_sequences
+COSTS[pair.PROBE.name] = pair_sequences

@@ -247,7 +247,8 @@ def estimate(sentences: Iterable[Any], probe: str, metric: str, tokenizer: Any, 
 
 def counting_parts(name: str) -> tuple[Any, Any]:
     """The tokenizer and config of model ``name`` (a hub name, a directory, a bundled model's name, a GGUF file,
-    ``random:NAME``), read without its weights, the tokenizer set up for the model's family as a run sets it up."""
+    ``random:NAME``), read without its weights, as :func:`pmask.perturb.models.load.load_model` reads them (its
+    refusals, one line), the tokenizer set up for the model's family as a run sets it up."""
     from pmask.common.options import split_random
     from pmask.perturb.models.config import load_config, locate, quiet_transformers
     from pmask.perturb.models.gguf import is_gguf, model_folder

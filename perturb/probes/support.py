@@ -105,7 +105,7 @@ def check_support(lm: Any, probe: str, metric: str, layers: Sequence[int] | int 
         LayerError, SettingError, OptionError: settings the probe does not take.
     """
     check_probe(probe, metric, subword, head)
-    refusal = lm.family.refusal(probe, metric)   # what its model family cannot run
+    refusal = lm.family.refusal(probe, metric, None)   # what its model family cannot run
     if refusal:
         raise ModelError(f"model {lm.name!r}: {refusal}")
     absolute = resolve_layers(layers, lm.num_layers)

@@ -48,10 +48,10 @@ def test_the_zoos_masked_architectures_are_the_masked_family_and_a_made_up_type_
 
 def test_a_refusal_names_what_the_family_takes():
     narrow = _family("narrow", lambda config: False, probes=("pair",), metrics=("dist", "cos"), units=("word",))
-    assert narrow.refusal("pair", "dist", "word") is None and narrow.supports("pair")
-    assert narrow.refusal("single") == f"narrow models take probe pair, not single ({narrow.description})"
-    assert narrow.refusal("pair", "prob").startswith("narrow models take metric dist or cos, not prob")
-    assert narrow.refusal(unit="edu").startswith("narrow models take unit word, not edu")
+    assert narrow.refusal("pair", "dist", "word") is None and narrow.supports("pair", None, None)
+    assert narrow.refusal("single", None, None) == f"narrow models take probe pair, not single ({narrow.description})"
+    assert narrow.refusal("pair", "prob", None).startswith("narrow models take metric dist or cos, not prob")
+    assert narrow.refusal(None, None, "edu").startswith("narrow models take unit word, not edu")
     assert narrow.default_decoder("dependency") is None
     own = _family("own", lambda config: False, decoders={"dependency": "mst"}, metric_jobs={"cpmi": int})
     assert own.default_decoder("dependency") == "mst" and own.job("cpmi", str) is int and own.job("dist", str) is str

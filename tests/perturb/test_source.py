@@ -14,6 +14,7 @@ from pmask.perturb.engine.impact_settings import ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import build_store
 from pmask.perturb.source import ImpactSource
+from pmask.pipeline.request import Request, prepare
 
 MINI = CorpusSpec(Path(__file__).resolve().parents[1] / "data" / "mini.conllu", limit=2)
 
@@ -42,7 +43,9 @@ def test_explicit_settings_must_match_the_cache_store(cos_text_store, impact, na
 
 
 def test_a_corpus_and_a_model_use_the_defaults(tiny_bert_dir):
+    """The source chooses nothing (issue 46 item 1): it computes with what the resolver chose for it."""
     source = ImpactSource.open(MINI, model=ModelSpec(str(tiny_bert_dir), device="cpu"), progress=False)
+    prepare(Request(source.model_spec), source, decodes=False)
     assert source.impact_settings() == {"metric": "dist", "subword": "avg", "tokenize": "words", "probe": "pair",
                                         "context": 0}
 
@@ -93,16 +96,3 @@ def test_a_store_made_by_the_default_model_is_extended_by_it(tmp_path, capsys):
     assert [len(s) for s in trees] == [len(s) for s in _blocks(MINI.path)[:3]]
     assert all(cols[6].isdigit() for s in trees for cols in s)   # no HEAD "_"
     assert len(json.loads((store / "manifest.json").read_text(encoding="utf-8"))["sentences"]) == 3
-
-
-def test_a_sentence_the_store_lacks_is_an_error_not_too_long(cos_text_store):
-    """Only what the store skipped as too long reads as None; a position it does not hold is a StoreError."""
-    from pmask.common.errors import StoreError
-    from pmask.corpora import read_conllu
-    from pmask.perturb.source import impacts_from_store
-    from pmask.perturb.store import ImpactStore
-
-    store, sentences = ImpactStore.open(cos_text_store), read_conllu(MINI.path)[:3]
-    assert all(F is not None for F in impacts_from_store(store, sentences[:2]))
-    with pytest.raises(StoreError, match="holds no sentence 2"):
-        list(impacts_from_store(store, sentences))

@@ -7,7 +7,7 @@ def test_repr_of_a_parsed_sentence_is_short():
     import numpy as np
 
     from pmask.corpora import Sentence
-    from pmask.perturb.source import Impact
+    from pmask.perturb.fill.layer_impacts import Impact
     from pmask.pipeline.induce import Parsed
 
     n = 60
@@ -24,7 +24,7 @@ def test_f_is_made_symmetric_before_the_decoder_reads_it():
     import numpy as np
 
     from pmask.corpora import Sentence
-    from pmask.perturb.source import Impact
+    from pmask.perturb.fill.layer_impacts import Impact
     from pmask.pipeline.decoding import Decoding
     from pmask.pipeline.induce import parse_sentences
     from pmask.trees.registry import DecodeInput, decode
@@ -49,7 +49,7 @@ def test_every_model_decoder_reads_f_made_symmetric():
     import numpy as np
 
     from pmask.corpora import Sentence
-    from pmask.perturb.source import Impact
+    from pmask.perturb.fill.layer_impacts import Impact
     from pmask.pipeline.decoding import Decoding
     from pmask.pipeline.induce import parse_sentences
     from pmask.trees.registry import DecodeInput, decode

@@ -8,7 +8,10 @@ call where defaults are chosen; ``tests/test_library.py`` compares the trees of 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,8 +21,10 @@ import pmask
 from pmask.cli import main
 from pmask.cli.commands import parse as parse_command
 from pmask.common.errors import PmaskError, SettingError
+from pmask.common.model_families import MODEL_FAMILIES, ModelFamily
 from pmask.common.probe_entries import PROBE_ENTRIES
 from pmask.corpora import Sentence, read_corpus
+from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.perturb.engine.impact_settings import UNSET, ImpactSettings
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.pipeline import request as request_module
@@ -232,21 +237,17 @@ def test_every_decoding_flag_arrives_in_the_resolved_request(monkeypatch, tmp_pa
 
 # ---------------------------------------------------------------------------- the model family's layer
 
-class Family:
-    """A stand-in for an entry of the model-family registry (``pmask.common.model_families``): what the resolver
-    reads of it, before the model loads."""
-
-    def __init__(self, decoders: dict, symmetrize: str | None):
-        self.decoders, self.symmetrize = decoders, symmetrize
-
-    def default_decoder(self, task: str) -> str | None:
-        return self.decoders.get(task)
+def family_like(decoders: dict, symmetrize: str | None, **fields: object) -> ModelFamily:
+    """A family of its own (``pmask.common.model_families``): the masked family's code, other defaults and
+    refusals; what the resolver reads of it before the model loads."""
+    return dataclasses.replace(MODEL_FAMILIES["masked"], name="one-sided", precedence=0, decoders=decoders,
+                               symmetrize=symmetrize, **fields)
 
 
 def test_the_model_familys_defaults_are_the_model_layer():
     """A causal family (one-sided impacts) decodes with an undirected decoder, symmetrised, unless told otherwise:
     after what was given and the authors' pipeline, before the entries' defaults; no family name is compared."""
-    causal = Family({"dependency": "mst"}, "sum")
+    causal = family_like({"dependency": "mst"}, "sum")
     heads = [Sentence(id="1", words=["a", "b"], heads=[2, 0])]
     done = resolve(Request.build(), Inputs.of(heads, family=causal))
     assert (done.decoding.decoder, done.decoding.symmetrize) == ("mst", "sum")
@@ -257,6 +258,55 @@ def test_the_model_familys_defaults_are_the_model_layer():
     assert faithful.decoding.decoder == "eisner" and faithful.origins["decoder"] == "faithful"
     ptb = resolve(Request.build(), Inputs(task="constituency", family=causal))
     assert ptb.decoding.decoder == "mart" and ptb.origins["decoder"] == "default"   # none for that task
+
+
+@pytest.fixture
+def marked_model(tiny_bert_dir, tmp_path, monkeypatch):
+    """A model folder its own family recognises (``pmask_marked`` in its config): that family decodes dependencies
+    with mst, symmetrised by sum, takes probe pair with metric cos alone; loading its weights fails the test."""
+    from pmask.perturb.models import load
+
+    folder = tmp_path / "marked"
+    shutil.copytree(tiny_bert_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "pmask_marked": True}))
+    family = family_like({"dependency": "mst"}, "sum", probes=("pair",), metrics=("cos",),
+                         recognises=lambda config: getattr(config, "pmask_marked", False))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(load, "load_model", refuse)
+    with MODEL_FAMILIES.registered(family):
+        yield folder
+
+
+def test_the_family_is_read_before_the_model_loads_and_resolves_its_layer(marked_model):
+    """The front ends find the model's family from its config (no weights) and resolve with it: its decoder and
+    symmetrisation, the first metric it takes; what it does not run is refused in one line naming the model."""
+    from pmask.perturb.source import ImpactSource
+    from pmask.pipeline.request import prepare
+
+    source = ImpactSource.open(CorpusSpec(DATA / "mini.conllu"), model=ModelSpec(str(marked_model)), progress=False)
+    done = prepare(Request(source.model_spec), source)
+    assert (done.decoding.decoder, done.decoding.symmetrize, done.impact.metric) == ("mst", "sum", "cos")
+    assert (done.origin("decoder"), done.origin("symmetrize"), done.origin("metric")) == ("model", "model", "default")
+    with pytest.raises(PmaskError, match=r"^model '.*marked': one-sided models take probe pair, not single"):
+        prepare(Request.build(model=str(marked_model), probe="single"), source)
+    assert pmask.estimate(["the cat sat"], model=str(marked_model)).sequences   # the API's: cos, no weights
+    with pytest.raises(PmaskError, match="one-sided models take metric cos, not dist"):
+        pmask.estimate(["the cat sat"], model=str(marked_model), metric="dist")
+
+
+@pytest.mark.parametrize("command", ["parse", "impact", "sweep"])
+def test_a_command_refuses_what_the_models_family_does_not_run_before_any_cost_line(marked_model, command, tmp_path,
+                                                                                    capsys):
+    out = ["-o", str(tmp_path / "out")] if command != "sweep" else []
+    corpus = str(DATA / "mini.conllu")
+    assert main([command, corpus, "--model", str(marked_model), "--metric", "dist", "--dry-run", *out]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "one-sided models take metric cos, not dist" in captured.err
 
 
 # ---------------------------------------------------------------------------- one resolver, one gate

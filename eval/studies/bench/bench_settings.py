@@ -66,6 +66,7 @@ class BenchSettings:
     _inputs: Inputs = field(default=Inputs(), init=False, repr=False)
     _given: Any = field(default=None, init=False, repr=False)   # the impact settings as given (--faithful fills them)
     _symmetrize: str | None = field(default=None, init=False, repr=False)   # symmetrize as given
+    _family: Any = field(default=None, init=False, repr=False)   # the model's family, once the settings are checked
 
     def __post_init__(self) -> None:
         spec = ModelSpec(self.model) if isinstance(self.model, str) else self.model   # a name: its spec
@@ -83,6 +84,19 @@ class BenchSettings:
         given = self.probes if self.probes is not None else spec.impact.probe
         self.probes = tuple(split_probes(given) if given is not None else [str(shared.impact.probe)])
         self.model = replace(shared.model, impact=replace(shared.impact, probe=None, metric=impact.metric))
+
+    @property
+    def family(self) -> Any:
+        """The model's family (:meth:`use_family`; None before): its decoders and symmetrisation are the "model"
+        layer of the bench's resolved decodings."""
+        return self._family
+
+    def use_family(self, family: Any, treebanks: Sequence[Treebank], root: str | None) -> None:
+        """Resolve the decoding again with the model's ``family`` (read from its config once the settings are
+        checked: :func:`pmask.pipeline.request.model_family_of`), from the root given (``root``) and the
+        symmetrisation given."""
+        self._family, self.root, self.symmetrize = family, root, self._symmetrize
+        self.resolve_decoding(treebanks)
 
     def request_for(self, probe: str, metric: str | None = None) -> Request:
         """The resolved request ``probe`` runs (:func:`pmask.pipeline.request.probe_request`): ``metric`` (of
@@ -139,11 +153,13 @@ class BenchSettings:
         rooted = [s for tb in treebanks if "root" in task_entry(tb.task).settings for s in tb.sentences]
         gold = all(s.root is not None for s in rooted)
         done = resolve(Request(self.model, Decoding(root=self.root, symmetrize=self.symmetrize)),
-                       Inputs(gold_heads=gold))
+                       Inputs(gold_heads=gold, family=self.family))
         self.root, self.symmetrize = done.decoding.root, done.decoding.symmetrize
         firsts = [tb.sentences[0] for tb in treebanks if tb.sentences]
         if firsts and len({unit_of([s]).name for s in firsts}) == 1:   # one unit: the probes' defaults are its
-            self._inputs = Inputs.of(firsts[:1])
+            self._inputs = Inputs.of(firsts[:1], family=self.family)
+        else:
+            self._inputs = Inputs(family=self.family)
 
     def metric_for(self, probe: str) -> str:
         """The metric ``probe`` runs with (with several :attr:`metrics`: the first)."""

@@ -55,8 +55,10 @@ def decoders_for(treebank: Treebank, settings: Any, probe: str | None = None, me
         return probe is None or decoder_reads_spans(decoder) == (probe in SPAN_PROBES)
 
     if settings.decoders is None:   # the defaults of every run (pmask.pipeline.request), each one benched
+        family = getattr(settings, "family", None)
+        own = family.default_decoder(treebank.task) if family is not None and pipeline is None else None
         candidates = (pipeline.decoders if pipeline is not None else default_decoders(treebank.task, probe)
-                      if probe in SPAN_PROBES else default_decoders(treebank.task, None))
+                      if probe in SPAN_PROBES else (own,) if own else default_decoders(treebank.task, None))
         return [d for d in candidates if task_of(d) == treebank.task and fits(d)]
     chosen = [d for d in settings.decoders if task_of(d) == treebank.task]
     if not chosen:

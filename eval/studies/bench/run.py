@@ -41,6 +41,8 @@ from pmask.perturb.fill.estimate import Computation, computation
 from pmask.perturb.fill.model_spec import ModelSpec
 from pmask.perturb.fill.stores import fill_stores
 from pmask.perturb.source import ImpactSource
+from pmask.pipeline.checks import refuse_for_family
+from pmask.pipeline.request import model_family_of
 from pmask.trees.registry import get_decoder
 from pmask.trees.tasks import task_entry
 
@@ -310,6 +312,16 @@ class BenchPlan:
         return result
 
 
+def _use_family(treebanks: Sequence[Treebank], settings: BenchSettings, root: str | None) -> None:
+    """The model's family, read from its config once the settings are checked (no weights load): the decoding
+    resolved again with its defaults, and what it does not run refused in one line (causal: prob, distortion, EDUs)."""
+    settings.use_family(model_family_of(settings.model), treebanks, root)
+    for tb in treebanks:
+        for probe, metric in settings.runs:
+            impact = settings.spec_for(probe, settings.store_metric(metric)).impact
+            refuse_for_family(impact, settings.model.name, settings.family, tb.sentences)
+
+
 def plan_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, settings: BenchSettings, *,
                rescore: bool = False) -> BenchPlan:
     """Read every treebank once and check the study before any model work (every refusal in one line): the
@@ -330,6 +342,8 @@ def plan_bench(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, 
             raise PmaskError(f"root mode gold needs gold heads, but {missing.where()} has none")
         if missing is not None:
             raise PmaskError(f"{missing.where()} has no gold heads to score against; bench needs gold treebanks")
+    _use_family(treebanks, settings, given_root)
+    not_run, skipped = decoders_not_run(treebanks, settings), probes_not_run(treebanks, settings)
     check_faithful(treebanks, settings)
     check_rerun(out, settings, treebanks, lambda tb, probe=None, metric=None: decoders_for(tb, settings, probe, metric),
                 rescore)

@@ -119,3 +119,27 @@ def test_layers_as_the_store_records_them_are_read_back(layers):
     args = build_parser().parse_args(shlex.split(spell_command("impact", {"input": "c", "layers": layers,
                                                                             "output": "s"}))[1:])
     assert args.layers == layers
+
+
+MINI_CORPUS = Path(__file__).resolve().parents[2] / "data" / "mini.conllu"
+
+
+@pytest.mark.parametrize("command, args", [
+    ("impact", ["-o", "{tmp}/store"]), ("parse", ["-o", "{tmp}/p.conllu"]), ("sweep", []),
+    ("heatmap", ["--sentence", "1", "-o", "{tmp}/h.png"]), ("bench", ["-o", "{tmp}/bench"])])
+def test_each_command_reads_its_corpus_once(command, args, tiny_bert_dir, tmp_path, monkeypatch):
+    """Issue 46 item 5: a command reads its corpus once and passes the sentences on (impact read it three times,
+    parse, sweep and bench twice: the root of the standard-input bug of e9b7c40)."""
+    from pmask.corpora import _util
+
+    reads: list[Path] = []
+    real = _util._read_bytes
+
+    def counted(path):
+        reads.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(_util, "_read_bytes", counted)
+    given = [a.format(tmp=tmp_path) for a in args]
+    assert main([command, str(MINI_CORPUS), "--model", str(tiny_bert_dir), "--limit", "2", "-q", *given]) == 0
+    assert reads.count(MINI_CORPUS) == 1, reads

@@ -613,3 +613,79 @@ def test_raw_text_is_parsed_with_a_free_root_by_default(tmp_path, capsys):
     code, _, err = run(["parse", TEXT, "--decoder", "right-chain", "--root", "gold", "-o", tmp_path / "g.conllu"],
                        capsys)
     assert code == 1 and "has none; use --root free" in err   # asked for: refused as before
+
+
+# ---------------------------------------------------------------------------- issue 45: a causal model's trees
+
+@pytest.fixture(scope="module")
+def causal(tmp_path_factory):
+    from family_impacts import causal_model
+
+    folder, corpus = causal_model(tmp_path_factory)
+    store = tmp_path_factory.mktemp("causal-store") / "store"
+    assert main(["impact", str(corpus), "--model", str(folder), "--layers", "1,2", "-q", "-o", str(store)]) == 0
+    return folder, corpus, store
+
+
+def test_a_causal_model_decodes_by_its_familys_defaults(causal, tmp_path, capsys):
+    """Issue 45, items 3 and 6: without --decoder a causal model's one-sided matrix (only j < i filled) is
+    decoded by the family's undirected decoder, symmetrised by sum (the "model" layer of the resolver), from the
+    corpus and from its store alike: the trees' undirected edges are the maximum spanning tree of F + F^T
+    (Kruskal, written in the test) over the stored matrix."""
+    from family_impacts import max_spanning_edges
+
+    from pmask.perturb.store import ImpactStore
+
+    folder, corpus, store = causal
+    stored = {s.id: s.layer(-1) for s in ImpactStore.open(store)}
+    for F in stored.values():
+        assert np.triu(F, 1).max() == 0 and np.tril(F, -1).max() > 0      # one-sided: only j < i
+    for source, extra in ((corpus, ["--model", str(folder)]), (store, [])):
+        out = tmp_path / f"{Path(source).name}.conllu"
+        assert main(["parse", str(source), *extra, "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+        meta = json.loads(Path(str(out) + ".meta.json").read_text())
+        assert (meta["settings"]["decoder"], meta["settings"]["symmetrize"]) == ("mst", "sum")
+        assert meta["impact"]["probe"] == "pair" and meta["impact"]["metric"] == "dist"
+        for sent in read_corpus(out):
+            F = stored[sent.id]
+            edges = {frozenset((k, h)) for k, h in enumerate(sent.heads, start=1) if h}
+            assert edges == max_spanning_edges(F + F.T), sent.id
+    report = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "gold.conllu.conllu"), "--gold", str(corpus), "-q", "-o",
+                 str(report)]) == 0, capsys.readouterr().err
+    assert "<html" in report.read_text(encoding="utf-8").lower()
+
+
+def test_what_a_causal_model_cannot_run_is_refused_before_it_loads(causal, tmp_path, capsys, monkeypatch):
+    """Issue 45, item 7: --metric prob (no mask token), --probe distortion, documents of EDUs and Wu et al.'s
+    --faithful pipeline decoded by eisner (a directed decoder: both sides of the matrix) on a causal model are
+    refused by the one gate (pipeline.request.check_request, the family's refusal) before the model loads:
+    one line, exit 1, the outputs already there untouched."""
+    from pmask.perturb.models import load
+
+    folder, corpus, _ = causal
+    monkeypatch.setattr(load, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    edus = Path(__file__).resolve().parents[2] / "data" / "scidtb"
+    old = tmp_path / "old.conllu"
+    old.write_text("kept\n")
+    folder_out = tmp_path / "old-store"
+    folder_out.mkdir()
+    (folder_out / "keep").write_text("kept\n")
+    runs = [(["parse", str(corpus), "--metric", "prob", "-o", str(old)], "causal models take metric"),
+            (["parse", str(corpus), "--probe", "distortion", "-o", str(old)], "causal models take probe"),
+            (["parse", str(corpus), "--faithful", "-o", str(old)], "give --decoder mst-projective or mst"),
+            (["parse", str(edus), "-o", str(tmp_path / "trees")], "causal models take unit word, not edu"),
+            (["impact", str(corpus), "--metric", "prob", "-o", str(folder_out), "--overwrite"],
+             "causal models take metric"),
+            (["impact", str(corpus), "--metric", "prob", "--dry-run", "-o", str(tmp_path / "s")],
+             "causal models take metric"),
+            (["sweep", str(corpus), "--metric", "prob"], "causal models take metric"),
+            (["sweep", str(corpus), "--probe", "pair,distortion"], "causal models take probe"),
+            (["bench", str(corpus), "--metrics", "dist,prob", "-o", str(folder_out), "--rescore"],
+             "causal models take metric")]
+    for args, why in runs:
+        code = main([*args, "--model", str(folder), "-q"])
+        err = capsys.readouterr().err
+        assert code == 1 and why in err and str(folder) in err and len(err.strip().splitlines()) == 1, (args, err)
+        assert old.read_text() == "kept\n" and sorted(p.name for p in folder_out.iterdir()) == ["keep"]
+        assert not (tmp_path / "trees").exists()

@@ -228,3 +228,38 @@ def test_a_span_decoder_is_benched_without_symmetrize(tmp_path, tiny_bert_dir):
     plain, tril = rows(None), rows("tril")
     assert [r[:2] for r in plain] == [("pair", "mart"), ("distortion", "cky")]
     assert plain[1] == tril[1]   # the chart is read as it is (tril would mirror its empty lower triangle over it)
+
+
+def test_a_causal_model_benched_beside_a_masked_one(tmp_path_factory, tmp_path, tiny_bert_dir):
+    """Issue 45, item 6: one bench study per model over the same treebank: a causal model's rows are decoded by its
+    family's mst on F + F^T (its UUAS by hand here), a masked model's by eisner and cle, and both stand next to the
+    same baselines; ``to_pandas`` holds the rows."""
+    import numpy as np
+    from family_impacts import causal_model, max_spanning_edges
+
+    import pmask
+    from pmask.corpora import read_corpus
+
+    folder, corpus = causal_model(tmp_path_factory, "gpt2")
+    data, results = {}, {}
+    for name, model in (("causal", folder), ("masked", tiny_bert_dir)):
+        results[name] = run_bench([corpus], tmp_path / name, BenchSettings(model=ModelSpec(str(model))),
+                                  progress=False)
+        data[name] = json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))
+    assert {r["decoder"] for r in data["causal"]["rows"]} == {"mst"}
+    assert data["causal"]["settings"]["symmetrize"] == "sum"
+    assert {r["decoder"] for r in data["masked"]["rows"]} == {"eisner", "cle"}
+    masked = [(b["baseline"], b["uas"], b["uuas"]) for b in data["masked"]["baselines"]]
+    causal = [(b["baseline"], b["uas"], b["uuas"]) for b in data["causal"]["baselines"]]
+    assert causal[:len(masked)] == masked and [b[0] for b in causal[len(masked):]] == ["connect-adjacent"]
+    gold = read_corpus(corpus)
+    layers = sorted(r["layer"] for r in data["causal"]["rows"])
+    assert layers == [1, 2]
+    F = pmask.impacts(gold, model=str(folder), layers=layers)
+    for row in data["causal"]["rows"]:
+        correct = sum(1 + len(max_spanning_edges(f[row["layer"] - 1] + f[row["layer"] - 1].T)
+                              & {frozenset((k, h)) for k, h in enumerate(s.heads, start=1) if h})
+                      for s, f in zip(gold, F))
+        assert row["uuas"] == pytest.approx(100 * correct / sum(len(s.words) for s in gold), abs=0.01)
+        assert np.isfinite(row["uas"])
+    assert len(results["causal"].to_pandas()) == 2

@@ -14,13 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from family_impacts import impacts
 
 from pmask.common.errors import ModelError
 from pmask.common.model_families import MODEL_FAMILIES
-from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
-from pmask.perturb.probes import probe_matrices
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
 from pmask.perturb.testing.zoo import training_texts
 
@@ -132,13 +131,13 @@ def test_architecture_loads_as_causal_and_matches_naive_references(llm_zoo, name
     assert max(len(p) for p in pieces) > 1, "a word of several pieces (the chain rule)"
     start = lm.tokenizer.bos_token_id if lm.tokenizer.bos_token_id is not None else lm.tokenizer.eos_token_id
     assert int(ids[0]) == start                                       # every input starts with a start token
-    F = next(impact_matrices(lm, [words], layers=[-1], metric="cpmi", batch_tokens=37))
+    F = next(impacts(lm, [words], layers=[-1], metric="cpmi", batch_tokens=37))
     want = naive_cpmi(lm, words)
     scale = np.abs(want).max()
     assert scale > 1e-3 and np.allclose(np.triu(want), 0)               # a causal model: the lower triangle only
     np.testing.assert_allclose(F[0], want, rtol=RTOL, atol=RTOL * scale, err_msg=f"{name} cpmi")
     for probe, naive in (("single", naive_single), ("pair", naive_pair)):
-        F = next(probe_matrices(lm, [words], probe, layers=[1], metric="dist", batch_tokens=41))
+        F = next(impacts(lm, [words], probe, layers=[1], metric="dist", batch_tokens=41))
         want = naive(lm, words, 1)
         scale = np.abs(want).max()
         assert scale > 1e-3
@@ -147,7 +146,7 @@ def test_architecture_loads_as_causal_and_matches_naive_references(llm_zoo, name
 
 def test_distance_reads_the_one_sided_states(llm_zoo):
     lm = llm_zoo("gpt2")
-    F = next(probe_matrices(lm, SENTS[:1], "distance", layers=[1], metric="l2"))[0]
+    F = next(impacts(lm, SENTS[:1], "distance", layers=[1], metric="l2"))[0]
     ids, pieces = layout(lm, SENTS[0])
     states = forward(lm, ids)[1][1]
     words = torch.stack([states[p].mean(0) for p in pieces])
@@ -157,7 +156,7 @@ def test_distance_reads_the_one_sided_states(llm_zoo):
 def test_batch_size_changes_nothing(llm_zoo):
     lm = llm_zoo("llama")
     for metric, probe in (("cpmi", "pair"), ("dist", "single"), ("dist", "pair")):
-        runs = [list(probe_matrices(lm, SENTS, probe, layers=[-1], metric=metric, batch_tokens=budget))
+        runs = [list(impacts(lm, SENTS, probe, layers=[-1], metric=metric, batch_tokens=budget))
                 for budget in (1, 23, 4096)]
         for other in runs[1:]:
             for a, b in zip(runs[0], other):
@@ -169,10 +168,10 @@ def test_one_input_per_source_word(llm_zoo):
     GPT-2 code runs n·P (one per source word and piece of the word predicted)."""
     lm = llm_zoo("gpt2")
     stats = ImpactStats()
-    list(impact_matrices(lm, SENTS, layers=[-1], metric="cpmi", stats=stats))
+    list(impacts(lm, SENTS, layers=[-1], metric="cpmi", stats=stats))
     assert stats.forward_sequences == sum(len(words) for words in SENTS)
     stats = ImpactStats()
-    list(probe_matrices(lm, SENTS, "single", layers=[-1], stats=stats))
+    list(impacts(lm, SENTS, "single", layers=[-1], stats=stats))
     assert stats.forward_sequences == sum(len(words) for words in SENTS)
 
 
@@ -180,21 +179,20 @@ def test_one_input_per_source_word(llm_zoo):
     ("pair", "prob", "causal models take metric"),           # prob needs a mask token
     ("single", "prob", "causal models take metric"),
     ("distortion", "all", "causal models take probe"),
-    ("attention", "weight", "causal models take probe"),
 ])
 def test_what_a_causal_model_cannot_do_is_refused_in_one_line(llm_zoo, probe, metric, why):
     from pmask.perturb.probes.support import check_support
 
     lm = llm_zoo("gpt2")
     with pytest.raises(ModelError, match=why) as err:
-        check_support(lm, probe, metric)
+        check_support(lm, probe, metric, subword="avg")
     assert "\n" not in str(err.value) and "gpt2" in str(err.value)
 
 
 def test_log_probabilities_at_the_last_layer_only(llm_zoo):
     lm = llm_zoo("gpt2")
     with pytest.raises(ModelError, match="last layer"):
-        next(impact_matrices(lm, SENTS, layers=[1], metric="cpmi"))
+        next(impacts(lm, SENTS, layers=[1], metric="cpmi"))
 
 
 def test_a_tokenizer_without_a_start_token_is_refused(llm_zoo, tmp_path):
@@ -214,9 +212,9 @@ def test_the_store_layout_has_a_row_of_zeros_for_the_start_token(llm_zoo):
     """Stores keep the [CLS] layout: a causal model's start token sees no word, so its row and column are 0."""
     lm = llm_zoo("gpt2")
     for probe, metric in (("pair", "cpmi"), ("single", "dist"), ("pair", "dist")):
-        plain = next(probe_matrices(lm, SENTS[:1], probe, layers=[-1], metric=metric))
+        plain = next(impacts(lm, SENTS[:1], probe, layers=[-1], metric=metric))
         stats = ImpactStats()
-        stored = next(probe_matrices(lm, SENTS[:1], probe, layers=[-1], metric=metric, include_cls=True, stats=stats))
+        stored = next(impacts(lm, SENTS[:1], probe, layers=[-1], metric=metric, include_cls=True, stats=stats))
         assert stored.shape[-1] == len(SENTS[0]) + 1 and not stored[:, 0].any() and not stored[:, :, 0].any()
         np.testing.assert_allclose(stored[:, 1:, 1:], plain, rtol=1e-9, atol=1e-12)
 
@@ -229,8 +227,8 @@ def test_sharing_the_clean_prefix_changes_no_number_and_computes_fewer_tokens(ll
     sentences = [["She", "walked", "home", "after", "the", "long", "meeting", "in", "town", "."]]
     for probe, metric, layers in (("pair", "cpmi", [-1]), ("single", "dist", [0, 1, 2])):
         fast, whole = ImpactStats(), ImpactStats()
-        a = next(probe_matrices(lm, sentences, probe, layers=layers, metric=metric, stats=fast))
-        b = next(probe_matrices(lm, sentences, probe, layers=layers, metric=metric, stats=whole, fast_path=False))
+        a = next(impacts(lm, sentences, probe, layers=layers, metric=metric, stats=fast))
+        b = next(impacts(lm, sentences, probe, layers=layers, metric=metric, stats=whole, fast_path=False))
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10 * np.abs(b).max())
         assert fast.fast_path and not whole.fast_path
         assert fast.tokens == whole.tokens == whole.padded_tokens     # the same inputs ...
@@ -284,7 +282,7 @@ def test_echo_attention_reads_word_i_of_the_second_copy_attending_to_word_j_of_t
     for layer in range(want.shape[0]):
         for head in range(want.shape[1]):
             np.fill_diagonal(want[layer, head], 0)
-    F = next(probe_matrices(lm, [words], "attention", layers=[1, 2], tokenize="echo"))
+    F = next(impacts(lm, [words], "attention", layers=[1, 2], tokenize="echo"))
     np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-12)
     assert np.triu(F[-1].mean(0), 1).max() > 1e-3           # a word attends to the words after it: both sides
 
@@ -299,10 +297,10 @@ def test_echo_distance_and_refusals(llm_zoo):
     echo = torch.tensor([int(ids[0])] + body + [lm.tokenizer.convert_tokens_to_ids("\u010a")] + body)
     states = forward(lm, echo)[1][2]
     second = torch.stack([states[[p + len(body) + 1 for p in s]].mean(0) for s in pieces])
-    F = next(probe_matrices(lm, [words], "distance", layers=[2], metric="l2", tokenize="echo"))[0]
+    F = next(impacts(lm, [words], "distance", layers=[2], metric="l2", tokenize="echo"))[0]
     np.testing.assert_allclose(F, torch.cdist(second, second).numpy(), rtol=1e-7, atol=1e-10)
     from pmask.perturb.engine.impact_settings import ImpactSettings
 
     for probe in ("pair", "single"):
         with pytest.raises(SettingError, match="lays the sentence out for probe attention or distance, not " + probe):
-            ImpactSettings("dist", "avg", "echo-prompt", probe).check()
+            ImpactSettings("dist", "avg", "echo-prompt", probe, 0).check()

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from family_impacts import impacts
 
 from pmask.common.errors import ModelError
 from pmask.common.model_families import MODEL_FAMILIES
-from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.engine.stats import ImpactStats
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
@@ -62,7 +62,7 @@ def test_xlnet_is_permutation_and_its_cpmi_is_the_naive_one(xlnet):
     assert xlnet.tokenizer(["a"], is_split_into_words=True)["input_ids"][-2:] == [xlnet.tokenizer.sep_token_id,
                                                                                  xlnet.tokenizer.cls_token_id]
     stats = ImpactStats()
-    got = list(impact_matrices(xlnet, SENTS, layers=[-1], metric="cpmi", batch_tokens=53, stats=stats))
+    got = list(impacts(xlnet, SENTS, layers=[-1], metric="cpmi", batch_tokens=53, stats=stats))
     for words, F in zip(SENTS, got):
         want = naive_cpmi(xlnet, words)
         scale = np.abs(want).max()
@@ -76,7 +76,7 @@ def test_xlnet_is_permutation_and_its_cpmi_is_the_naive_one(xlnet):
 
 
 def test_batch_size_changes_nothing(xlnet):
-    a, b = (list(impact_matrices(xlnet, SENTS, layers=[-1], metric="cpmi", batch_tokens=t)) for t in (1, 4096))
+    a, b = (list(impacts(xlnet, SENTS, layers=[-1], metric="cpmi", batch_tokens=t)) for t in (1, 4096))
     for x, y in zip(a, b):
         np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
 
@@ -85,8 +85,8 @@ def test_float64_and_other_metrics(folder, xlnet):
     from pmask.perturb.probes.support import check_support
 
     double = load_model(str(folder), device="cpu", dtype="float64")
-    F = next(impact_matrices(double, SENTS[1:], metric="cpmi"))[0]
+    F = next(impacts(double, SENTS[1:], metric="cpmi"))[0]
     want = naive_cpmi(double, SENTS[1])
     np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-9)
     with pytest.raises(ModelError, match="permutation models take metric cpmi, not dist"):
-        check_support(xlnet, "pair", "dist")
+        check_support(xlnet, "pair", "dist", subword="avg")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from family_impacts import impacts
 
 from pmask.common.errors import ModelError
 from pmask.common.model_families import MODEL_FAMILIES
-from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
 
@@ -60,7 +60,7 @@ def test_bart_is_seq2seq_and_its_cpmi_is_the_naive_one(bart):
                 logits, _ = run(bart, masked(bart, ids, hidden))
                 log_p[i, j] += float(torch.log_softmax(logits[p], -1)[ids[p]])
     want = np.diag(log_p)[:, None] - log_p
-    F = next(impact_matrices(bart, [WORDS], layers=[-1], metric="cpmi", batch_tokens=29))[0]
+    F = next(impacts(bart, [WORDS], layers=[-1], metric="cpmi", batch_tokens=29))[0]
     np.testing.assert_allclose(F, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
     assert np.abs(np.triu(want, 1)).max() > 1e-3            # both sides: an encoder-decoder reads the whole input
 
@@ -80,12 +80,12 @@ def test_prob_and_dist_are_the_naive_ones(bart):
             prob_ij = torch.softmax(logits_ij[p], -1)[torch.arange(len(p)), ids[p]]
             want_prob[i, j] = float((prob_i - prob_ij).mean())
             want_dist[i, j] = float(torch.linalg.vector_norm(states_i[1][p] - states_ij[1][p], dim=-1).mean())
-    prob = next(impact_matrices(bart, [WORDS], layers=[-1], metric="prob"))[0]
+    prob = next(impacts(bart, [WORDS], layers=[-1], metric="prob"))[0]
     np.testing.assert_allclose(prob, want_prob, rtol=1e-6, atol=1e-6 * np.abs(want_prob).max())
-    dist = next(impact_matrices(bart, [WORDS], layers=[1], metric="dist"))[0]
+    dist = next(impacts(bart, [WORDS], layers=[1], metric="dist"))[0]
     np.testing.assert_allclose(dist, want_dist, rtol=1e-6, atol=1e-6 * np.abs(want_dist).max())
 
 
 def test_log_probabilities_at_the_last_layer_only(bart):
     with pytest.raises(ModelError, match="last layer"):
-        next(impact_matrices(bart, [WORDS], layers=[1], metric="prob"))
+        next(impacts(bart, [WORDS], layers=[1], metric="prob"))

@@ -110,7 +110,7 @@ def test_a_new_metric_reaches_documents_by_its_entry_alone(doc_lm):
     pair = PROBE_ENTRIES["pair"]
     with METRIC_ENTRIES.registered(half), PROBE_ENTRIES.registered(
             dataclasses.replace(pair, metrics=(*pair.metrics, "halfdist"))):
-        got = list(impact_matrices(doc_lm, _docs(), layers="all", metric="halfdist", subword="avg",
-                                 tokenize="words", batch_tokens=64))
+        got = list(impact_matrices(doc_lm, _docs(), layers="all", metric="halfdist", subword="avg", tokenize="words",
+                                   batch_tokens=64))
     for F, edus in zip(got, EDUS):
         np.testing.assert_allclose(F, naive(doc_lm, edus, False) / 2, rtol=1e-5, atol=1e-6)

@@ -39,11 +39,11 @@ def corpus():
     return [Sentence(id=f"r{k}", words=list(w), path="r.conllu", line=10 * k + 1) for k, w in enumerate(WORDS)]
 
 
-def fill(lm, corpus, out, probe, resume=False, shard_seconds=0):
+def fill(lm, corpus, out, probe, resume=False, shard_seconds=0, layers=(1, -1)):
     from pmask.perturb.fill.compute import FillRequest, compute_store
 
     name, metric, subword, budget = probe
-    request = FillRequest(corpus, out, layers=(1, -1), impact=ImpactSettings(metric, subword, "words", name, 0),
+    request = FillRequest(corpus, out, layers=layers, impact=ImpactSettings(metric, subword, "words", name, 0),
                           batch_tokens=budget, resume=resume, shard_seconds=shard_seconds, progress=False)
     return compute_store(lm, request)
 
@@ -111,3 +111,41 @@ def test_a_resume_runs_at_most_one_batch_again(lm, corpus, tmp_path, monkeypatch
     assert resumed.batches <= whole.batches
     assert whole.forward_sequences - stored <= resumed.forward_sequences
     assert resumed.forward_sequences - (whole.forward_sequences - stored) <= 64 // 5   # one batch's rows at most
+
+
+# ---------------------------------------------------------------------------- issue 45: a causal model's stores
+
+CAUSAL_PROBES = [("pair", "cpmi", "sum", 40), ("single", "dist", "avg", 24), ("pair", "dist", "avg", 64)]
+CAUSAL_LAYERS = {"cpmi": (-1,), "dist": (1, -1)}   # log-probabilities at the last layer only
+
+
+@pytest.fixture(scope="module")
+def causal_lm(tmp_path_factory):
+    from family_impacts import causal_model
+
+    from pmask.perturb.models.load import load_model
+
+    return load_model(str(causal_model(tmp_path_factory, "llama")[0]), device="cpu")
+
+
+@pytest.mark.parametrize("probe", CAUSAL_PROBES, ids=[f"{p}-{m}" for p, m, _, _ in CAUSAL_PROBES])
+def test_a_causal_store_interrupted_anywhere_resumes_bit_identical(causal_lm, corpus, probe, tmp_path, monkeypatch):
+    """Issue 45, item 6: the causal readings (one input per source word, the clean prefix's keys and values shared)
+    keep the store's promise: killed after a sentence or a batch, resumed, the same bits as the uninterrupted run."""
+    layers, corpus = CAUSAL_LAYERS[probe[1]], [s for s in corpus if len(s.words) < 20]   # quick: short ones
+    fill(causal_lm, corpus, tmp_path / "whole", probe, layers=layers)
+    whole = ImpactStore.open(tmp_path / "whole")
+    assert len(whole) == 5 and all(np.tril(s.matrix[-1], -1).any() for s in whole if len(s.words) > 1)
+    for where, after, error in [("sentences", 2, Killed), ("batches", 1, KeyboardInterrupt)]:
+        out = tmp_path / f"{where}-{after}"
+        with monkeypatch.context() as patch:
+            interrupted(patch, where, after, error)
+            with pytest.raises(error):
+                fill(causal_lm, corpus, out, probe, layers=layers)
+        held = len(ImpactStore.open(out))
+        summary = fill(causal_lm, corpus, out, probe, resume=True, layers=layers)
+        resumed = ImpactStore.open(out)
+        assert summary.reused == held and resumed.complete and resumed.indices == whole.indices
+        for a, b in zip(resumed, whole):
+            assert a.input_ids.tolist() == b.input_ids.tolist()
+            assert np.array_equal(a.cls_matrix, b.cls_matrix), f"{where} {after}: sentence {a.index}"

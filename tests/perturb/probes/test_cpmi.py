@@ -132,7 +132,7 @@ def test_faithful_is_their_reading_of_their_class(tmp_path_factory, arch, family
     lm = load_model(str(folder), device="cpu", dtype="float64")
     left, right = (["It", "was", "late", "."], ["Nobody", "came", "."]) if context else ((), ())
     sentence = SimpleNamespace(words=FAMILY_WORDS, meta={"context": (list(left), list(right))})
-    F = next(impact_matrices(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
+    F = next(impact_matrices(lm, [sentence], layers=[-1], metric="cpmi", subword="sum", tokenize="words-ptb"))[0]
     tokenizer, reference = reference_model(family, folder)
     want = authors_cpmi(family, reference, tokenizer, FAMILY_WORDS, left, right)
     scale = np.abs(want).max()

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 from cpmi_reference import AuthorsLayout, authors_cpmi, authors_log_p, cpmi_from_log_p, reference_model
+from family_impacts import impacts
 
-from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
 
@@ -46,7 +46,7 @@ def test_faithful_is_their_gpt2_reading(model, context):
     folder, lm = model
     left, right = (LEFT, RIGHT) if context else ((), ())
     sentence = SimpleNamespace(words=WORDS, meta={"context": (list(left), list(right))})
-    F = next(impact_matrices(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
+    F = next(impacts(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
     tokenizer, reference = reference_model("gpt2", folder)
     want = authors_cpmi("gpt2", reference, tokenizer, WORDS, left, right)
     scale = np.abs(want).max()
@@ -56,11 +56,11 @@ def test_faithful_is_their_gpt2_reading(model, context):
 
 def test_clean_is_their_reading_of_the_tokenizers_own_layout(model):
     folder, lm = model
-    F = next(impact_matrices(lm, [WORDS], layers=[-1], metric="cpmi"))[0]
+    F = next(impacts(lm, [WORDS], layers=[-1], metric="cpmi"))[0]
     enc = lm.tokenizer(WORDS, is_split_into_words=True)   # pmask's word set-up: a space before every word, a start
     spans = [tuple(t for t, w in enumerate(enc.word_ids()) if w == k) for k in range(len(WORDS))]
     _, reference = reference_model("gpt2", folder)
     want = cpmi_from_log_p(authors_log_p("gpt2", reference, AuthorsLayout(list(enc["input_ids"]), spans)))
     np.testing.assert_allclose(F, want, rtol=1e-7, atol=1e-7 * np.abs(want).max())
-    faithful = next(impact_matrices(lm, [WORDS], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
+    faithful = next(impacts(lm, [WORDS], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
     assert not np.allclose(F, faithful)   # their tokenisation is not the clean one (the brackets, n't, commas)

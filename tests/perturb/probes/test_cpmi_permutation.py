@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 from cpmi_reference import authors_cpmi, reference_model
+from family_impacts import impacts
 
-from pmask.perturb.engine.runner import impact_matrices
 from pmask.perturb.models.load import load_model
 from pmask.perturb.testing.llm_zoo import make_tiny_llm
 
@@ -34,7 +34,7 @@ def test_faithful_is_their_xlnet_reading(xlnet, context):
     folder, lm = xlnet
     left, right = (LEFT, RIGHT) if context else ((), ())
     sentence = SimpleNamespace(words=WORDS, meta={"context": (list(left), list(right))})
-    F = next(impact_matrices(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
+    F = next(impacts(lm, [sentence], layers=[-1], metric="cpmi", tokenize="words-ptb"))[0]
     tokenizer, reference = reference_model("xlnet", folder)
     want = authors_cpmi("xlnet", reference, tokenizer, WORDS, left, right)
     scale = np.abs(want).max()

@@ -114,7 +114,7 @@ def test_all_is_the_term_weighted_mean_and_the_cls_layout_is_shifted(lm64):
 
 def test_span_plan_counts():
     for n in range(1, 8):
-        plan = span_plan(n)
+        plan = span_plan(n, "all")
         assert 1 + len(plan.rewrites) == sequences_per_sentence("distortion", n) == 1 + 4 * (n * (n + 1) // 2 - 1)
         inside = sum(1 for a, b in spans(n) if a > 0 and b < n)
         assert len(plan.term_span) == 2 * len(spans(n)) + 6 * inside + 4 * (len(spans(n)) - inside)
