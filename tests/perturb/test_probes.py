@@ -210,7 +210,7 @@ def test_settings_a_probe_does_not_take_are_refused_in_one_line(bert, probe, met
 
 def test_a_head_the_model_lacks_is_refused(bert):
     with pytest.raises(SettingError, match="head 2 does not exist: the model has 2 heads"):
-        check_support(bert, "attention", head=2)
+        check_support(bert, "attention", "weight", subword="avg", head=2)
 
 
 def test_a_model_without_attention_weights_is_refused_at_load(tiny_bert_dir, monkeypatch):
@@ -224,9 +224,9 @@ def test_a_model_without_attention_weights_is_refused_at_load(tiny_bert_dir, mon
 
     monkeypatch.setattr(lm.model.bert, "forward", no_attentions)
     with pytest.raises(ModelError, match="returns no attention weights") as err:
-        check_support(lm, "distance", "jsd", layers=[1])
+        check_support(lm, "distance", "jsd", layers=[1], subword="avg")
     assert "\n" not in str(err.value)
-    check_support(lm, "distance", "l2", layers=[1])   # hidden states need no attention weights
+    check_support(lm, "distance", "l2", layers=[1], subword="avg")   # hidden states need no attention weights
 
 
 def test_prob_without_an_mlm_head_is_refused_at_load(bert):
@@ -236,8 +236,8 @@ def test_prob_without_an_mlm_head_is_refused_at_load(bert):
     bert.encoder_paths = replace(paths, head=None, fast_family=None)
     try:
         with pytest.raises(ModelError, match="metric 'prob'"):
-            check_support(bert, "single", "prob", layers=[1])
-        check_support(bert, "single", "prob", layers=[-1])   # the model's own logits serve the last layer
+            check_support(bert, "single", "prob", layers=[1], subword="avg")
+        check_support(bert, "single", "prob", layers=[-1], subword="avg")   # the model's logits serve the last layer
     finally:
         bert.encoder_paths = paths
 
