@@ -39,7 +39,6 @@ from pmask.corpora.scidtb import authors_documents
 from pmask.eval.scores.dependency_score import DependencyScore
 from pmask.perturb.engine.runner import ImpactStats, impact_matrices
 from pmask.perturb.models.load import load_model
-from pmask.trees.faithful_discourse import faithful_discourse
 from pmask.trees.registry import DecodeInput, decode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +100,7 @@ def run(args: argparse.Namespace) -> dict:
         score, ours, differ = DependencyScore(), [], []
         for d, F in zip(docs, F_all):
             heads = decode(name, DecodeInput(words=d.words, F=F[1:, 1:], F_cls=F, root=d.root, faithful=True,
-                                             unit="edu", where=d.where()))
+                                             discourse=True, where=d.where()))
             score.add(heads, d.heads, sent_id=d.id)
             ours.append(their_tree(heads, name))
             if [tuple(a) for a in trees_theirs[d.meta["file_name"]]][1:] != ours[-1][1:]:
@@ -124,7 +123,9 @@ def zero_figures(docs: list) -> dict:
     for name in ("eisner", "cle"):
         score = DependencyScore()
         for d in docs:
-            score.add(faithful_discourse(name, np.zeros((len(d) + 1,) * 2), d.root), d.heads)
+            zeros = np.zeros((len(d) + 1,) * 2)
+            score.add(decode(name, DecodeInput(words=d.words, F=zeros[1:, 1:], F_cls=zeros, root=d.root, faithful=True,
+                                               discourse=True, where=d.where())), d.heads)
         figures[name] = {"uas": round(score.uas, 2), "uuas": round(score.uuas, 2)}
     return figures
 

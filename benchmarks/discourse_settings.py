@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pmask.common.units import unit_entry
 from pmask.corpora import read_corpus
 from pmask.corpora.sentence import Sentence
 from pmask.perturb.store.reader import ImpactStore
@@ -51,7 +52,8 @@ def uas(docs: list[tuple[Sentence, np.ndarray | None]], decoder: str) -> float:
     """UAS (percent, every unit with a gold head counted; -1 gold heads counted wrong) with the gold root."""
     correct = total = 0
     for doc, F in docs:
-        x = DecodeInput(words=list(doc.words), F=F, root=doc.root, where=doc.where(), unit=doc.unit)
+        x = DecodeInput(words=list(doc.words), F=F, root=doc.root, where=doc.where(),
+                        discourse=unit_entry(doc.unit).discourse)
         heads = np.asarray(decode(decoder, x))
         gold = np.asarray(doc.heads)
         correct += int(((heads == gold) & (gold >= 0)).sum())

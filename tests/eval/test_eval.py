@@ -43,6 +43,9 @@ class Source:
     def use(self, spec):   # the resolved settings (pmask.pipeline.prepare.prepare)
         self.model_spec = spec
 
+    def family(self, spec):   # a store of the masked family records none
+        return None
+
     def impacts_by_layers(self, layers, include_cls=False):
         rng = np.random.default_rng(0)
         return {1: [SimpleNamespace(F=rng.random((len(s), len(s))) + 0.1, F_cls=None) for s in GOLD]}
