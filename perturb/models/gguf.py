@@ -135,6 +135,16 @@ def _header_gguf(path: Path) -> tuple[dict[str, Any], list[tuple[int, int, int]]
     return metadata, tensors, int(reader.data_offset)
 
 
+def _gguf_package_reads(path: Path) -> bool:
+    """Whether the ``gguf`` package reads the file's header and finds every tensor's bytes in the file."""
+    try:
+        _, tensors, data_start = _header_gguf(path)
+    except Exception:  # noqa: BLE001 - unreadable to it too: damaged
+        return False
+    size = path.stat().st_size
+    return all(data_start + offset + nbytes <= size for _, offset, nbytes in tensors)
+
+
 def _type_name(ggml_type: int) -> str:
     try:
         from gguf import GGMLQuantizationType
@@ -203,6 +213,11 @@ def _read(file: Path, path: str, size: int) -> GgufFile:
     try:
         metadata, tensors, data_start = _header(file)
     except Exception as err:  # noqa: BLE001 - any header that cannot be read is a damaged or truncated file
+        if _gguf_package_reads(file):   # a sound file an older transformers cannot read (a quantisation it lacks)
+            import transformers
+            raise ModelError(f"{path}: transformers {transformers.__version__} cannot read this GGUF file "
+                             f"({one_line(err)}); the file itself is sound: a newer transformers may read it "
+                             "(pip install -U transformers)") from None
         raise ModelError(f"{path}: a truncated or damaged GGUF file (its header cannot be read: {one_line(err)})") \
             from None
     needed = max((data_start + offset + nbytes for _, offset, nbytes in tensors), default=data_start)

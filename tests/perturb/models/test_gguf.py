@@ -175,6 +175,29 @@ def test_refusals(files, tmp_path, monkeypatch):
     assert "pip install 'pmask[gguf]'" in refused(files["Q8_0"])
 
 
+def test_a_sound_file_an_older_transformers_cannot_read_is_not_called_damaged(files, monkeypatch):
+    """transformers 5.17 reads no Q4_1 tensor ("holds tensors of ggml type 3, which is not supported yet"): pmask
+    called SmolLM2's sound GGUF "a truncated or damaged GGUF file". Where the gguf package reads the file whole,
+    the line names transformers' version and the upgrade instead."""
+    from transformers.integrations.gguf import reader
+
+    def old_reader(path):
+        raise NotImplementedError(f"{path} holds tensors of ggml type 3, which is not supported yet")
+
+    monkeypatch.setattr(reader, "read_gguf_metadata", old_reader)
+    monkeypatch.setattr(gguf_module, "_READ", {})
+    with pytest.raises(ModelError) as err:
+        read_gguf(files["Q8_0"])
+    message = str(err.value)
+    assert "damaged" not in message and "truncated" not in message and "\n" not in message
+    assert "cannot read this GGUF file" in message and "pip install -U transformers" in message
+    data = files["Q8_0"].read_bytes()
+    cut = files["Q8_0"].with_name("cut-by-old-reader.gguf")
+    cut.write_bytes(data[:len(data) // 2])                                # unreadable to both: damaged, as before
+    with pytest.raises(ModelError, match="truncated or damaged"):
+        read_gguf(cut)
+
+
 def test_architecture_transformers_cannot_read(tmp_path):
     import gguf
     import numpy as np
