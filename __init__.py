@@ -26,6 +26,7 @@ from pmask.perturb import alignment as _alignment  # noqa: F401  registers every
 from pmask.perturb import encoders as _encoders  # noqa: F401  registers every model family (torch-free)
 from pmask.perturb import probes as _probes  # noqa: F401  registers every probe and metric (torch-free)
 from pmask.perturb.engine import documents as _documents  # noqa: F401  registers the unit edu (torch-free)
+from pmask.perturb.engine import impact_settings as _impact_settings
 
 
 def _show(fmt: str) -> Any:
@@ -39,6 +40,16 @@ def _show(fmt: str) -> Any:
 
 for _fmt in _display.FORMATS:   # Parsed, stored impacts, comparisons, sweeps ... draw themselves in notebooks
     _display.connect(_fmt, _show(_fmt))
+
+
+def _impact_choice(model: str, unit: str, given: Any) -> Any:
+    """What ``pmask impact`` chooses for the settings left out (``pmask.pipeline.request``, imported on first use)."""
+    from pmask.pipeline.request import impact_choice
+
+    return impact_choice(model, unit, given)
+
+
+_impact_settings.connect_resolver(_impact_choice)   # an unfinished store's --resume command spells only the others
 
 __all__ = ["__version__", "estimate", "evaluate", "impacts", "parse", "sweep"]
 

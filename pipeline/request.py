@@ -70,7 +70,7 @@ from pmask.trees.registry import DECODERS, get_decoder
 from pmask.trees.tasks import corpus_task, task_entry
 
 __all__ = ["ORIGINS", "Decoding", "Inputs", "Request", "authors_recipe", "check_request", "default_decoders",
-           "model_family_of", "probe_request", "resolve"]
+           "impact_choice", "model_family_of", "probe_request", "resolve"]
 
 #: Where a resolved value came from, in the order :func:`resolve` tries them.
 ORIGINS = ("given", "store", "faithful", "model", "default")
@@ -190,6 +190,20 @@ def resolve(request: Request, inputs: Inputs = Inputs()) -> Request:
     decoding = _decoding(request.decoding, impact, inputs, origins)
     return replace(request, model=replace(spec, impact=impact), decoding=decoding, family=inputs.family,
                    origins=MappingProxyType({k: origins[k] for k in RESOLVED if k in origins}))
+
+
+def impact_choice(model: str, unit: str, given: ImpactSettings) -> ImpactSettings:
+    """The impact settings ``pmask impact`` resolves from ``given`` (None: left out) for model ``model``
+    (``random:NAME`` too) over a corpus of ``unit`` records, before the model's config is read: what a command
+    that leaves a setting out gets (:func:`pmask.perturb.engine.impact_settings.connect_resolver` lets an unfinished
+    store's ``--resume`` command ask it).
+
+    Example:
+        >>> [impact_choice(m, "word", UNSET).metric for m in ("pmask-tiny-en", "bert-base-uncased")]
+        ['prob', 'dist']
+    """
+    records = (Sentence(id="", words=[], unit=unit),)   # all the resolver reads of the corpus here is its unit
+    return resolve(Request(ModelSpec(model, impact=given)), Inputs(sentences=records)).impact
 
 
 def _layer(impact: ImpactSettings, layer: ImpactSettings, origin: str, origins: dict[str, str]) -> ImpactSettings:

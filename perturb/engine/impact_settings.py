@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Callable
 
 from pmask.common.errors import SettingError
 from pmask.common.options import check_context, check_metric, check_probe
@@ -87,3 +88,21 @@ class ImpactSettings:
 
 #: Nothing chosen: the defaults, or a store's own settings when a store is read.
 UNSET = ImpactSettings(None, None, None, None, None)
+
+
+#: The resolver of a run that computes impacts, connected from above (:func:`connect_resolver`).
+_resolvers: list[Callable[[str, str, ImpactSettings], ImpactSettings]] = []
+
+
+def connect_resolver(resolver: Callable[[str, str, ImpactSettings], ImpactSettings]) -> None:
+    """Let the lower wings ask what ``pmask impact`` would choose for the settings a command leaves out (an
+    unfinished store's ``--resume`` command spells only the others): ``resolver(model, unit, given)`` is the
+    resolved settings of a run of model ``model`` over a corpus of ``unit`` records given ``given`` (None: left
+    out). The resolver lives above this wing (:func:`pmask.pipeline.request.impact_choice`); ``pmask/__init__.py``
+    connects it, as it connects the notebook renderers (:mod:`pmask.common.display`)."""
+    _resolvers[:] = [resolver]
+
+
+def resolved_impact(model: str, unit: str, given: ImpactSettings) -> ImpactSettings | None:
+    """What the connected resolver chooses for ``given`` (see :func:`connect_resolver`); None when none is connected."""
+    return _resolvers[0](model, unit, given) if _resolvers else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from pmask.common.labels import plural
 from pmask.common.options import RANDOM_PREFIX
 from pmask.corpora.corpus_spec import CorpusSpec
 from pmask.corpora.provenance import recorded_impact
+from pmask.perturb.engine.impact_settings import UNSET, resolved_impact
 from pmask.perturb.store.layout import read_manifest
 from pmask.perturb.store.lock import WriterCheck, current_writer
 from pmask.perturb.store.parts import part_files
@@ -102,14 +103,13 @@ def resume_settings(path: str | os.PathLike, manifest: dict[str, Any]) -> dict[s
     spells them).
 
     Built from the manifest: the corpus (``input``) and its selection, the model (``random:NAME``
-    for random weights), every impact setting (each spelled: one left out would be chosen again by the
-    resolver, which may choose otherwise, e.g. the bundled model's metric), the dtype when it is not float32,
-    the requested layers unless [-1], the store (``output``) and ``resume``.
+    for random weights), every impact setting that differs from what the resolver would choose for that model
+    and corpus when it is left out (the bundled model's metric, say: see :func:`_differing`), the dtype when it
+    is not float32, the requested layers unless [-1], the store (``output``) and ``resume``.
 
     Example:
         >>> resume_settings("st", manifest)   # doctest: +SKIP
-        {'input': 'c.txt', 'limit': 5, 'model': 'bert-base-uncased', 'probe': 'pair', 'metric': 'dist',
-         'subword': 'avg', 'tokenize': 'words', 'context': 0, 'layers': [1, -1], 'output': 'st', 'resume': True}
+        {'input': 'c.txt', 'limit': 5, 'model': 'bert-base-uncased', 'layers': [1, -1], 'output': 'st', 'resume': True}
     """
     corpus, model = manifest["corpus"], manifest["model"]
     selection = corpus.get("selection") or {"limit": corpus.get("n_sentences")}   # older stores: their size
@@ -122,16 +122,26 @@ def resume_settings(path: str | os.PathLike, manifest: dict[str, Any]) -> dict[s
         if selection.get(key):
             settings[key] = selection[key]
     settings["model"] = (RANDOM_PREFIX if model.get("random_init") else "") + str(model.get("name"))
-    recorded = recorded_impact(manifest)   # every impact setting, spelled: a left-out one could resolve otherwise
-    for key in ("probe", "metric", "subword", "tokenize", "context"):
-        if recorded[key] is not None:
-            settings[key] = recorded[key]
+    settings.update(_differing(settings["model"], str(corpus.get("unit") or "word"), recorded_impact(manifest)))
     if model.get("dtype") not in (None, "float32"):
         settings["dtype"] = model["dtype"]
     requested = manifest["layers"].get("requested")
     if requested not in (None, [-1]):
         settings["layers"] = requested
     return {**settings, "output": str(path), "resume": True}
+
+
+def _differing(model: str, unit: str, recorded: dict[str, Any]) -> dict[str, Any]:
+    """The recorded impact settings that ``pmask impact`` with ``model`` over ``unit`` records would not choose when
+    left out, in command-line order: each asked of the resolver
+    (:func:`~pmask.perturb.engine.impact_settings.resolved_impact`) with the ones spelled before it (a probe decides
+    its metric, a metric its subword policy); every one when no resolver is connected."""
+    spelled, order = UNSET, ("probe", "metric", "subword", "tokenize", "context")
+    for key in order:
+        chosen = resolved_impact(model, unit, spelled)
+        if recorded[key] is not None and (chosen is None or getattr(chosen, key) != recorded[key]):
+            spelled = replace(spelled, **{key: recorded[key]})
+    return {key: getattr(spelled, key) for key in order if getattr(spelled, key) is not None}
 
 
 def _unmerged(path: Path, done: set[int]) -> int:

@@ -159,3 +159,16 @@ def test_an_unfinished_store_whose_sentences_are_not_the_first_ones_is_read_by_p
     assert [s.words[0] for s in source.sentences] == ["w0", "w2", "w4"] and source.positions == [0, 2, 4]
     assert all(impact is not None for impact in source.impacts(-1))
     assert source.coverage == {"store": str(tmp_path / "st"), "complete": False, "sentences": 3, "of": 5}
+
+
+@pytest.mark.parametrize("metric, spelled", [("dist", " --metric dist"), ("prob", "")])
+def test_the_resume_command_leaves_out_what_the_resolver_chooses_for_its_model(tmp_path, metric, spelled):
+    """The bundled model records prob as its metric: a store of it made with dist must say so (left out, the
+    resumed run would choose prob and be refused), one made with prob need not."""
+    settings = replace(SETTINGS, model="pmask-tiny-en", impact=ImpactSettings(metric, "avg", "words", "pair", 0))
+    sents = _sentences()
+    with StoreWriter.open(tmp_path / "st", settings, CorpusInfo.of(sents)):
+        pass
+    command = spell_command("impact", resume_settings(tmp_path / "st", read_manifest(tmp_path / "st")))
+    assert command == (f"pmask impact CORPUS --limit 5 --model pmask-tiny-en{spelled} --layers 1,-1 "
+                       f"-o {tmp_path / 'st'} --resume")
