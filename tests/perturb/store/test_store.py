@@ -265,6 +265,7 @@ CHILD = textwrap.dedent("""
     import sys, time
     from types import SimpleNamespace
     import numpy as np
+    from pmask.perturb.engine.impact_settings import ImpactSettings
     from pmask.perturb.store import CorpusInfo, StoreSettings, StoreWriter
     sents = [SimpleNamespace(id=str(k), words=["w"] * (k % 5 + 1)) for k in range(40)]
     settings = StoreSettings(model="m", impact=ImpactSettings("dist", "avg", "words", "pair", 0), layers=(-1,),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from resolved import impact_of
 
 from pmask.perturb.store import (
     DEFAULT_SHARD_SECONDS,
@@ -151,10 +152,12 @@ def test_compute_store_records_its_shard_bounds_and_equals_a_count_bounded_store
 
     corpus = [Sentence(id=str(k), words=["the", "cat", "sat", "on", "a", "mat"][: 2 + k % 5]) for k in range(9)]
     model = load_model(tiny_bert_dir, device="cpu")
-    compute_store(model, FillRequest(corpus, tmp_path / "count", shard_size=4, shard_seconds=None, progress=False))
+    impact = impact_of()   # compute_store takes resolved settings, as a command hands them down
+    compute_store(model, FillRequest(corpus, tmp_path / "count", impact=impact, shard_size=4, shard_seconds=None,
+                                     progress=False))
     clock = FakeClock()
     monkeypatch.setattr(writer_module, "monotonic", lambda: (clock.work(), clock.now)[1])   # 1 s per look
-    compute_store(model, FillRequest(corpus, tmp_path / "time", shard_seconds=2.5, progress=False))
+    compute_store(model, FillRequest(corpus, tmp_path / "time", impact=impact, shard_seconds=2.5, progress=False))
     run = read_manifest(tmp_path / "time")["runs"][-1]
     assert run["shard_seconds"] == 2.5 and run["shard_size"] == 64
     assert _sizes(tmp_path / "time") != _sizes(tmp_path / "count") and sum(_sizes(tmp_path / "time")) == 9
