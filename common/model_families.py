@@ -28,7 +28,7 @@ Example:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,9 @@ class ModelFamily:
         costs: metric or probe name -> the forward sequences its reading runs for a sentence, from the number of
             pieces of each word (a metric's wins over its probe's; empty: the metric's or probe's own formula,
             :mod:`pmask.perturb.probes.cost`), so that ``--dry-run`` counts exactly what the family runs.
+        head_layer: why a metric read from the model's head (``MetricEntry.mlm_head``: cpmi, prob) is read at its
+            last layer only, ``{last}`` standing for that layer's number (a causal model's own next-token
+            prediction); empty: at any layer (a masked LM's head). :meth:`layer_refusal` words the refusal.
     """
 
     name: str
@@ -106,6 +109,7 @@ class ModelFamily:
     subword_lists: str = "BERT"
     recorded: bool = True
     costs: Mapping[str, Callable[[list[int]], int]] = field(default_factory=dict)
+    head_layer: str = ""
 
     def supports(self, probe: str | None, metric: str | None, unit: str | None) -> bool:
         """Whether it takes ``probe``, ``metric`` and ``unit`` (None: not asked)."""
@@ -126,6 +130,19 @@ class ModelFamily:
                 return (f"{self.name} models take {what} {' or '.join(allowed)}, not {value} "
                         f"({self.description})")
         return None
+
+    def layer_refusal(self, head: bool, layers: Sequence[int], num_layers: int) -> str | None:
+        """Why a metric read from the model's head (``head``) cannot be read at ``layers`` (absolute, 0 = the
+        embeddings … ``num_layers`` = the last), in one line without the model's name, or None when it can.
+
+        Example:
+            >>> import pmask
+            >>> MODEL_FAMILIES["causal"].layer_refusal(True, (1, 2), 2)[-15:]
+            'use --layers -1'
+        """
+        if not head or not self.head_layer or all(k == num_layers for k in layers):
+            return None
+        return f"{self.head_layer.format(last=num_layers)}; use --layers -1"
 
     def default_decoder(self, task: str) -> str | None:
         """The decoder this family decodes ``task`` with when none is given (None: the task's default)."""

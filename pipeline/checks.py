@@ -20,7 +20,15 @@ from typing import Any, Iterable, Sequence
 
 from pmask.common.errors import ModelError, SettingError
 from pmask.common.labels import either
-from pmask.common.options import ROOT_MODES, SPAN_PROBES, SYMMETRIZE_MODES, check_choice, metric_recipe
+from pmask.common.options import (
+    ROOT_MODES,
+    SPAN_PROBES,
+    SYMMETRIZE_MODES,
+    check_choice,
+    metric_entry,
+    metric_recipe,
+    resolve_layers,
+)
 from pmask.common.probe_entries import PROBE_ENTRIES, AuthorsRecipe
 from pmask.common.units import unit_of
 from pmask.corpora import Sentence
@@ -67,6 +75,27 @@ def refuse_for_family(impact: ImpactSettings, model: str | None, family: Any, se
         >>> refuse_for_family(ImpactSettings("dist", "avg", "words", "pair", 0), "m", MODEL_FAMILIES["masked"], [])
     """
     refusal = family.refusal(impact.probe, impact.metric, unit_of(sentences).name)
+    if refusal:
+        raise ModelError(f"model {model!r}: {refusal}")
+
+
+def refuse_head_layers(metric: str | None, layers: int | Sequence[int] | str, model: str | None, family: Any) -> None:
+    """Refuse, in one line naming ``model``, a metric read from the model's head (cpmi, prob) at ``layers``
+    (0 = embeddings, negative from the end, or "all") other than the last where its ``family`` reads the head at
+    the last layer only (``ModelFamily.head_layer``: a causal LM's next-token prediction); the model's number of
+    layers is read from its config, no weights load, and only where the family has such a rule.
+
+    Raises:
+        ModelError: the encoders' own wording (they keep their check for a model loaded here).
+    """
+    if family is None or not family.head_layer or metric is None or not metric_entry(metric).mlm_head:
+        return
+    if layers in (-1, [-1], (-1,)):   # the last layer: nothing to read
+        return
+    from pmask.perturb.models.config import model_layers
+
+    num_layers = model_layers(str(model))
+    refusal = family.layer_refusal(True, resolve_layers(layers, num_layers), num_layers)
     if refusal:
         raise ModelError(f"model {model!r}: {refusal}")
 

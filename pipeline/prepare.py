@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from pmask.corpora.sentence import Sentence
-from pmask.pipeline.checks import authors_recipe, refuse_for_family, refuse_one_sided_recipe
+from pmask.pipeline.checks import authors_recipe, refuse_for_family, refuse_head_layers, refuse_one_sided_recipe
 from pmask.pipeline.request import Inputs, Request, check_request, resolve
 from pmask.trees.registry import get_decoder
 
@@ -44,7 +44,8 @@ def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *,
     """``again``: a request resolved (``done``: without the model's family, checked) again with the model's family
     (``Inputs.family``), checked for it: in full when the family's "model" layer chose a default of its own, else
     what the family refuses (a probe, metric or unit it does not run; an authors' pipeline decoded by a directed
-    decoder on a one-sided family), in one line before any weights load."""
+    decoder on a one-sided family; a head metric at a layer its family does not read it at), in one line before
+    any weights load."""
     if again != done:
         check_request(again, sentences, decodes=decodes)
     elif again.family is not None:
@@ -52,4 +53,7 @@ def with_family(done: Request, again: Request, sentences: Sequence[Sentence], *,
         if decodes and again.decoding.faithful:
             refuse_one_sided_recipe(again.family, again.model.name, str(again.decoding.decoder),
                                     authors_recipe(again.impact))
+    reads = not decodes or get_decoder(str(again.decoding.decoder)).needs_model
+    if reads:   # a head read at the last layer only (a causal LM's cpmi): the layers asked, from the config
+        refuse_head_layers(again.impact.metric, again.decoding.layers, again.model.name, again.family)
     return again

@@ -102,4 +102,6 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
     probes=("pair", "single", "distance", "attention"),
     metrics=("cpmi", "dist", "cos", "l2", "l1", "cossim", "weight"), units=("word",),
     decoders={"dependency": "mst"}, symmetrize="sum", metric_jobs=METRIC_JOBS, readings=READINGS, costs=COSTS,
-    prepare_tokenizer=prepare_tokenizer, subword_lists="GPT2"))
+    prepare_tokenizer=prepare_tokenizer, subword_lists="GPT2",
+    head_layer="a causal model's log-probabilities are read at its last layer ({last}) only, its own next-token "
+               "prediction"))

@@ -53,4 +53,5 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
     accepts="a permutation language model (XLNet)",
     hides="the mask token in place of each of its pieces, which no position may attend to (the permutation mask)",
     inspect=inspect, encoder=encoder, probes=("pair",), metrics=("cpmi",), units=("word",),
-    metric_jobs=METRIC_JOBS, subword_lists="XLNet"))
+    metric_jobs=METRIC_JOBS, subword_lists="XLNet",
+    head_layer="XLNet's log-probabilities are read at its last layer ({last}) only"))

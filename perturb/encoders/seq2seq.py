@@ -45,4 +45,6 @@ FAMILY = MODEL_FAMILIES.register(ModelFamily(
     recognises=recognises, precedence=20, loader="AutoModelForMaskedLM", noun="encoder-decoder language model",
     accepts="a denoising encoder-decoder with a mask token (BART)",
     hides="the mask token in place of each of its pieces in the encoder's input", inspect=inspect, encoder=encoder,
-    probes=("pair", "single"), metrics=("cpmi", "prob", "dist", "cos"), units=("word",), subword_lists="Bart"))
+    probes=("pair", "single"), metrics=("cpmi", "prob", "dist", "cos"), units=("word",), subword_lists="Bart",
+    head_layer="an encoder-decoder's log-probabilities are its decoder's predictions, read at the last layer "
+               "({last}) only"))

@@ -102,6 +102,29 @@ def model_family(name_or_dir: str | Path, revision: str | None = None) -> ModelF
         return load_config(where, revision, local_only)[1]
 
 
+def model_layers(name_or_dir: str | Path, revision: str | None = None) -> int:
+    """The number of layers L of model ``name_or_dir`` (``random:NAME`` is NAME's), from its config alone: no
+    weights load (a refusal of the layers asked before any model work).
+
+    Example:
+        >>> model_layers("pmask-tiny-en") > 0
+        True
+    """
+    name, _ = split_random(str(name_or_dir))
+    _, where, local_only = locate(name)
+    with quiet_transformers():
+        return layer_count(load_config(where, revision, local_only)[0])
+
+
+def layer_count(config: Any) -> int:
+    """The number of layers L a transformers ``config`` gives (engine layers 0 = embeddings … L)."""
+    for attr in ("num_hidden_layers", "n_layers", "num_layers"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int):
+            return value
+    raise ModelError(f"cannot tell the number of layers of model type {getattr(config, 'model_type', '?')!r}")
+
+
 @contextlib.contextmanager
 def quiet_transformers() -> Iterator[CapturedOutput]:
     """transformers' and the hub's chatter captured (see :mod:`pmask.common.library_output`), its bars off."""

@@ -27,7 +27,7 @@ from pmask.common.model_families import ModelFamily
 from pmask.common.options import DTYPES as DTYPE_NAMES
 from pmask.common.options import metric_entry, split_random
 from pmask.perturb.models.checkpoint import CheckpointParts, inspect_loading, randomly_initialised
-from pmask.perturb.models.config import load_config, locate, quiet_transformers
+from pmask.perturb.models.config import layer_count, load_config, locate, quiet_transformers
 from pmask.perturb.models.gguf import is_gguf, model_folder
 from pmask.perturb.models.tokenizer import load_tokenizer, one_line, prepare_tokenizer
 
@@ -177,14 +177,6 @@ def _max_length(model, tokenizer) -> int:
     return min(limits) if limits else 512
 
 
-def _num_layers(config) -> int:
-    for attr in ("num_hidden_layers", "n_layers", "num_layers"):
-        value = getattr(config, attr, None)
-        if isinstance(value, int):
-            return value
-    raise ModelError(f"cannot tell the number of layers of model type {getattr(config, 'model_type', '?')!r}")
-
-
 def attention_heads(model: Any) -> int | None:
     """Attention heads per layer of a loaded model (from its config), None when it does not say."""
     config = getattr(getattr(model, "model", None), "config", None)
@@ -293,7 +285,7 @@ def load_model(name_or_dir: str | Path, device: str | torch.device | None = "aut
     lm = LoadedModel(
         model=model, tokenizer=tokenizer, name=name, revision=revision,
         commit=getattr(config, "_commit_hash", None) or (bundled.commit if bundled else None), device=dev, dtype=dt,
-        num_layers=_num_layers(config), max_length=_max_length(model, tokenizer), family=family,
+        num_layers=layer_count(config), max_length=_max_length(model, tokenizer), family=family,
         random_init=random_init, seed=RANDOM_SEED if random_init else None,
         model_type=str(getattr(config, "model_type", "")), checkpoint=checkpoint, threads=threads,
         extra={"gguf": gguf.describe()} if gguf is not None else {},
