@@ -585,6 +585,35 @@ def test_causal_readings_flags_reach_the_sentences_model_and_settings(tiny_llama
         readings.main(common + ["--start", "0", "--limit", "1", "--no-compute"])
 
 
+def test_causal_readings_chunk_batches_the_sources_and_changes_no_value(tiny_llama_dir, tmp_path, monkeypatch):
+    """--chunk: how many source words share a batch reaches the engine, and the figures saved (log-probabilities,
+    moved states, distances) are those of the default chunk to float rounding; the cost row is the same."""
+    readings = bench("causal_readings", monkeypatch)
+    engine = bench("_causal_engine", monkeypatch)
+    run = engine.perturbed_runs
+    chunks: list[int] = []
+
+    def spy(*args, **kwargs):
+        chunks.append(kwargs["chunk"])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "perturbed_runs", spy)
+    mini = ROOT / "tests" / "data" / "mini.conllu"
+    saved = {}
+    for chunk in ("1", None):
+        work = tmp_path / f"w{chunk}"
+        readings.main(["--model", str(tiny_llama_dir), "--conllu", str(mini), "--work", str(work), "--start", "1",
+                       "--limit", "1", "--replace-token", "<pad>", "--readings", "cpmi,moved-avg",
+                       *(["--chunk", chunk] if chunk else [])])
+        with np.load(work / tiny_llama_dir.name / "ptb-bos-plain-hide" / "1.npz") as d:
+            saved[chunk] = {k: d[k] for k in d.files}
+    assert chunks == [1, 8]
+    assert saved["1"].keys() == saved[None].keys() and "moved_avg" in saved[None]
+    for key, value in saved[None].items():
+        assert np.allclose(saved["1"][key], value, atol=1e-4), key
+    assert saved["1"]["moved_avg"].any()
+
+
 # ---------------------------------------------------------------------------- benchmarks/smollm2_figures.py
 
 def _sweep_json(layers: dict[int, tuple[float, float]], chain: tuple[float, float]) -> dict:
