@@ -196,11 +196,9 @@ class CausalEncoder(Encoder):
     def check_prob(self, layers: Sequence[int]) -> None:
         if self.paths.no_prob:
             raise ModelError(self.paths.no_prob)
-        from pmask.perturb.encoders.causal import FAMILY  # the gate's own wording (pipeline/checks.py)
-
-        refusal = FAMILY.layer_refusal(True, layers, self.num_layers)
-        if refusal:
-            raise ModelError(f"model {self.name!r}: {refusal}")
+        if any(k != self.num_layers for k in layers):
+            raise ModelError(f"model {self.name!r}: a causal model's log-probabilities are read at its last layer "
+                             f"({self.num_layers}) only, its own next-token prediction; use --layers -1")
 
     def probs(self, batch: PackedBatch, layers: Sequence[int], token_ids: Any, dtype: Any, log: bool = False) -> Any:
         """P(token | the state at the read) at the last layer: token_ids [N] → [N, 1] (natural logs with ``log``);

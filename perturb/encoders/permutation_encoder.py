@@ -31,11 +31,9 @@ class PermutationEncoder(Encoder):
                          "predictions only: metric cpmi")
 
     def check_prob(self, layers: Sequence[int]) -> None:
-        from pmask.perturb.encoders.permutation import FAMILY  # the gate's own wording (pipeline/checks.py)
-
-        refusal = FAMILY.layer_refusal(True, layers, self.num_layers)
-        if refusal:
-            raise ModelError(f"model {self.name!r}: {refusal}")
+        if any(k != self.num_layers for k in layers):
+            raise ModelError(f"model {self.name!r}: XLNet's log-probabilities are read at its last layer "
+                             f"({self.num_layers}) only; use --layers -1")
 
     def probs(self, batch: PackedBatch, layers: Sequence[int], token_ids: torch.Tensor, dtype: torch.dtype,
               log: bool = False) -> torch.Tensor:

@@ -31,8 +31,6 @@ class Seq2SeqEncoder(GenericEncoder):
         return hidden
 
     def check_prob(self, layers: Sequence[int]) -> None:
-        from pmask.perturb.encoders.seq2seq import FAMILY  # the gate's own wording (pipeline/checks.py)
-
-        refusal = FAMILY.layer_refusal(True, layers, self.num_layers)
-        if refusal:
-            raise ModelError(f"model {self.name!r}: {refusal}")
+        if any(k != self.num_layers for k in layers):
+            raise ModelError(f"model {self.name!r}: an encoder-decoder's log-probabilities are its decoder's "
+                             f"predictions, read at the last layer ({self.num_layers}) only; use --layers -1")
